@@ -1,0 +1,89 @@
+import type { components } from "../../generated/api.d.ts";
+
+/** Every error code the service can answer with; the contract's Problem.code enum is the source. */
+export type ProblemCode = components["schemas"]["Problem"]["code"];
+
+export interface FieldError {
+  pointer: string;
+  message: string;
+}
+
+/** An expected failure: becomes an application/problem+json response with this status and code. */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ProblemCode,
+    readonly title: string,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(detail);
+    this.name = "AppError";
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(
+    code: Extract<ProblemCode, "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items">,
+    detail: string,
+    errors?: FieldError[],
+  ) {
+    const titles = {
+      invalid_request: "Invalid request",
+      malformed_json: "Malformed JSON",
+      invalid_cursor: "Invalid cursor",
+      too_many_items: "Too many items",
+    } as const;
+    super(400, code, titles[code], detail, errors);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(detail = "Send a valid API key as: Authorization: Bearer <key>") {
+    super(401, "unauthorized", "Unauthorized", detail);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(detail = "This API key cannot act on this workspace.") {
+    super(403, "forbidden", "Forbidden", detail);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(
+    code: Extract<ProblemCode, "audience_not_found" | "workspace_not_found" | "api_key_not_found" | "route_not_found">,
+    detail: string,
+  ) {
+    const titles = {
+      audience_not_found: "Audience not found",
+      workspace_not_found: "Workspace not found",
+      api_key_not_found: "API key not found",
+      route_not_found: "Route not found",
+    } as const;
+    super(404, code, titles[code], detail);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(
+    code: Extract<ProblemCode, "audience_name_taken" | "audience_archived" | "member_identity_conflict">,
+    detail: string,
+  ) {
+    const titles = {
+      audience_name_taken: "Audience name taken",
+      audience_archived: "Audience archived",
+      member_identity_conflict: "Member identity conflict",
+    } as const;
+    super(409, code, titles[code], detail);
+  }
+}
+
+export const audienceNotFound = (id: string) =>
+  new NotFoundError("audience_not_found", `No audience ${id} in this workspace.`);
+
+export const audienceArchived = (id: string) =>
+  new ConflictError("audience_archived", `Audience ${id} is archived and cannot be changed; restore it first.`);
+
+export const audienceNameTaken = (name: string) =>
+  new ConflictError("audience_name_taken", `An audience named "${name}" already exists in this workspace.`);

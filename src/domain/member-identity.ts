@@ -1,0 +1,108 @@
+import { BadRequestError, ConflictError } from "./errors.ts";
+import {
+  emailKeysOf,
+  emptyMemberData,
+  type MemberData,
+  type MemberDataInput,
+  mergeMemberData,
+} from "./member-merge.ts";
+
+export interface MemberInput extends MemberDataInput {
+  id?: string;
+}
+
+/** What applying a batch of member inputs must write. */
+export interface UpsertPlan {
+  /** The member each input resolved to, in input order, without repeats. */
+  memberIds: string[];
+  create: { id: string; data: MemberData }[];
+  update: { id: string; data: MemberData }[];
+  /** Addresses that become owned by a member (not owned by anyone before). */
+  claims: { emailKey: string; memberId: string }[];
+}
+
+export const MAX_FIELDS = 50;
+export const MAX_ALTERNATIVE_EMAILS = 100;
+
+/**
+ * Resolves each input to a member and merges its data, in order, as if the inputs were applied
+ * one after another: an input is matched by id, else by any of its e-mails (primary or
+ * alternative, against every address of every member); no match creates a member. An input whose
+ * id and e-mails point at different members, or whose e-mails point at two members, is a
+ * member_identity_conflict and nothing of the batch is applied.
+ */
+export function planMemberUpserts(
+  inputs: MemberInput[],
+  stored: ReadonlyMap<string, MemberData>,
+  emailOwners: ReadonlyMap<string, string>,
+  newMemberId: () => string,
+): UpsertPlan {
+  const current = new Map<string, MemberData>(stored);
+  const owners = new Map(emailOwners);
+  const created = new Set<string>();
+  const memberIds = new Set<string>();
+  const claims = new Map<string, string>();
+
+  inputs.forEach((input, index) => {
+    const keyOwners = new Set<string>();
+    for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
+      const owner = owners.get(key);
+      if (owner !== undefined) keyOwners.add(owner);
+    }
+    const target = input.id ?? [...keyOwners][0] ?? newMemberId();
+    const other = [...keyOwners].find((owner) => owner !== target);
+    if (other !== undefined) throw identityConflict(index, target, other, input.id !== undefined);
+
+    const before = current.get(target);
+    if (before === undefined) created.add(target);
+    const after = mergeMemberData(before ?? emptyMemberData(), input);
+    checkLimits(after, index);
+    current.set(target, after);
+    memberIds.add(target);
+    for (const key of emailKeysOf(after)) {
+      if (!owners.has(key)) claims.set(key, target);
+      owners.set(key, target);
+    }
+  });
+
+  const create: UpsertPlan["create"] = [];
+  const update: UpsertPlan["update"] = [];
+  for (const id of memberIds) {
+    const data = current.get(id) as MemberData;
+    if (created.has(id)) create.push({ id, data });
+    else if (data !== stored.get(id)) update.push({ id, data });
+  }
+  return {
+    memberIds: [...memberIds],
+    create,
+    update,
+    claims: [...claims].map(([emailKey, memberId]) => ({ emailKey, memberId })),
+  };
+}
+
+function identityConflict(index: number, target: string, other: string, byId: boolean): ConflictError {
+  const detail = byId
+    ? `members[${index}] names member ${target}, but its e-mails belong to member ${other}.`
+    : `members[${index}] has e-mails of two different members: ${target} and ${other}.`;
+  return new ConflictError("member_identity_conflict", detail);
+}
+
+function checkLimits(data: MemberData, index: number): void {
+  if (Object.keys(data.fields).length > MAX_FIELDS) {
+    throw new BadRequestError("invalid_request", `A member may have at most ${MAX_FIELDS} fields.`, [
+      { pointer: `/body/members/${index}/fields`, message: `would give the member more than ${MAX_FIELDS} fields` },
+    ]);
+  }
+  if (data.alternativeEmails.length > MAX_ALTERNATIVE_EMAILS) {
+    throw new BadRequestError(
+      "invalid_request",
+      `A member may have at most ${MAX_ALTERNATIVE_EMAILS} alternative e-mails.`,
+      [
+        {
+          pointer: `/body/members/${index}/alternativeEmails`,
+          message: `would give the member more than ${MAX_ALTERNATIVE_EMAILS} alternative e-mails`,
+        },
+      ],
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { operations } from "../../generated/api.d.ts";
+
+/**
+ * Handler signatures derived from the contract (generated/api.d.ts): the request's params, query
+ * and body, and the success body, of each operationId. The handler object is declared with
+ * `satisfies Handlers`, so a missing, misspelt or mistyped operation fails the type check.
+ */
+type PathOf<Op> = Op extends { parameters: { path: infer P } } ? P : Record<string, never>;
+type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>;
+type BodyOf<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } } ? B : undefined;
+type JsonOf<R> = R extends { content: { "application/json": infer C } } ? C : never;
+type SuccessOf<Op> = Op extends { responses: infer R }
+  ? 200 extends keyof R
+    ? JsonOf<R[200]>
+    : 201 extends keyof R
+      ? JsonOf<R[201]>
+      : undefined
+  : never;
+
+export type RequestOf<Op> = FastifyRequest<{
+  Params: PathOf<Op>;
+  Querystring: QueryOf<Op>;
+  Body: BodyOf<Op>;
+}>;
+
+export type Handler<Op> = (request: RequestOf<Op>, reply: FastifyReply) => Promise<SuccessOf<Op>>;
+
+export type Handlers = { [OperationId in keyof operations]: Handler<operations[OperationId]> };

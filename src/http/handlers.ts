@@ -1,0 +1,52 @@
+import type { AdminService } from "../services/admin-service.ts";
+import type { AudienceMemberService } from "../services/audience-member-service.ts";
+import type { AudienceService } from "../services/audience-service.ts";
+import type { Handlers } from "./handler-types.ts";
+
+export interface Services {
+  admin: AdminService;
+  audiences: AudienceService;
+  audienceMembers: AudienceMemberService;
+}
+
+/** One thin handler per operationId: read the typed request, call one service, return its result. */
+export function createHandlers({ admin, audiences, audienceMembers }: Services) {
+  return {
+    async createWorkspace(request, reply) {
+      reply.code(201);
+      return admin.createWorkspace(request.body.name);
+    },
+    listWorkspaces: () => admin.listWorkspaces(),
+    async createApiKey(request, reply) {
+      reply.code(201);
+      return admin.createApiKey(request.params.workspaceId, request.body?.name);
+    },
+    async revokeApiKey(request, reply) {
+      await admin.revokeApiKey(request.params.workspaceId, request.params.keyId);
+      reply.code(204);
+    },
+
+    async createAudience(request, reply) {
+      reply.code(201);
+      return audiences.create(request.params.workspaceId, request.body.name);
+    },
+    getAudience: (request) => audiences.get(request.params.workspaceId, request.params.audienceId),
+    listAudiences: (request) => audiences.list(request.params.workspaceId, request.query),
+    async archiveAudience(request, reply) {
+      await audiences.archive(request.params.workspaceId, request.params.audienceId);
+      reply.code(204);
+    },
+    restoreAudience: (request) => audiences.restore(request.params.workspaceId, request.params.audienceId),
+    async mergeAudiences(request, reply) {
+      reply.code(201);
+      return audiences.merge(request.params.workspaceId, request.body);
+    },
+
+    addAudienceMembers: (request) =>
+      audienceMembers.add(request.params.workspaceId, request.params.audienceId, request.body),
+    removeAudienceMembers: (request) =>
+      audienceMembers.remove(request.params.workspaceId, request.params.audienceId, request.body),
+    listAudienceMembers: (request) =>
+      audienceMembers.list(request.params.workspaceId, request.params.audienceId, request.query),
+  } satisfies Handlers;
+}

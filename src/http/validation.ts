@@ -1,0 +1,21 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import type { FastifySchemaCompiler } from "fastify";
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+
+/**
+ * Request validation with the contract's dialect (JSON Schema 2020-12, OpenAPI 3.1). Bodies are
+ * validated as sent: no type coercion ("5" is not 5) and unknown properties are errors, not
+ * silently dropped. Path and query values are strings on the wire, so those are coerced.
+ * allErrors stays off: the first error is enough, and it bounds the work a hostile body causes.
+ */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const common = { useDefaults: true, removeAdditional: false, allErrors: false, strict: false } as const;
+  const bodyAjv = new Ajv2020({ ...common, coerceTypes: false });
+  const paramAjv = new Ajv2020({ ...common, coerceTypes: true });
+  addFormats(bodyAjv);
+  addFormats(paramAjv);
+  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : paramAjv).compile(schema as object);
+}

@@ -1,0 +1,54 @@
+import { buildApp } from "./app.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { createAdminService } from "./services/admin-service.ts";
+import { createAuthService } from "./services/auth-service.ts";
+import { openStore } from "./store/database.ts";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const first = await createAdminService({ store, auth: createAuthService({ store }) }).bootstrap();
+  const app = await buildApp({
+    store,
+    adminToken: config.ADMIN_TOKEN,
+    bodyLimit: config.BODY_LIMIT,
+    logger: { level: config.LOG_LEVEL },
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, "shutting down: finishing in-flight requests");
+    await app.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+
+  const address = await app.listen({ port: config.PORT, host: config.HOST });
+  const where = store.kind === "embedded" ? `embedded store in ${config.DATA_DIR}` : "PostgreSQL";
+  process.stdout.write(`\naudience-service listening on ${address} (${where})\n`);
+  if (first) {
+    process.stdout.write(
+      [
+        "",
+        "First start: created a workspace and an API key. The key is shown only now; keep it.",
+        `  WORKSPACE_ID=${first.workspaceId}`,
+        `  API_KEY=${first.apiKey}`,
+        "",
+        "Try:",
+        `  curl -s -H "Authorization: Bearer ${first.apiKey}" ${address}/v0/workspaces/${first.workspaceId}/audiences`,
+        "",
+        "",
+      ].join("\n"),
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? error.message : `Failed to start: ${(error as Error)?.stack ?? error}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});

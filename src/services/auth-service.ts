@@ -1,0 +1,66 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { UnauthorizedError } from "../domain/errors.ts";
+import { randomBase62 } from "../domain/ids.ts";
+import type { Store } from "../store/database.ts";
+import { apiKeyRepo } from "../store/workspace-repo.ts";
+
+/**
+ * API keys read `ak_<workspace>_<key>_<secret>`: the workspace and key ids let a request find its
+ * key by primary key (every table is keyed by workspace), and only SHA-256 of the 190-bit random
+ * secret is stored. A fast hash is right here: the secret is random, not a password.
+ */
+const KEY_PATTERN = /^ak_([0-9A-Za-z]{20})_([0-9A-Za-z]{20})_([0-9A-Za-z]{32})$/;
+
+export interface Principal {
+  workspaceId: string;
+  keyId: string;
+}
+
+export function newApiKey(workspaceId: string, keyId: string): { key: string; secretHash: Buffer } {
+  const secret = randomBase62(32);
+  return {
+    key: `ak_${workspaceId.replace(/^ws_/, "")}_${keyId.replace(/^key_/, "")}_${secret}`,
+    secretHash: sha256(secret),
+  };
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/** How long a verified key is trusted without asking the database again. */
+export const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_SIZE = 10_000;
+
+export function createAuthService({ store, now = Date.now }: { store: Store; now?: () => number }) {
+  // token hash → principal and expiry; Map keeps insertion order, so the first entry is the oldest.
+  const cache = new Map<string, { principal: Principal; expires: number }>();
+
+  return {
+    async authenticate(token: string | undefined): Promise<Principal> {
+      const match = token === undefined ? null : KEY_PATTERN.exec(token);
+      if (!token || !match) throw new UnauthorizedError();
+      const cacheKey = sha256(token).toString("base64");
+      const hit = cache.get(cacheKey);
+      if (hit && hit.expires > now()) return hit.principal;
+
+      const [, workspacePart, keyPart, secret] = match as unknown as [string, string, string, string];
+      const principal = { workspaceId: `ws_${workspacePart}`, keyId: `key_${keyPart}` };
+      const row = await apiKeyRepo.find(store.db, principal.workspaceId, principal.keyId);
+      if (!row || row.revokedAt !== null || !timingSafeEqual(Buffer.from(row.secretHash), sha256(secret))) {
+        cache.delete(cacheKey);
+        throw new UnauthorizedError("The API key is unknown or revoked.");
+      }
+      if (cache.size >= KEY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(cacheKey, { principal, expires: now() + KEY_CACHE_MS });
+      return principal;
+    },
+
+    /** Forgets cached verifications of a key, so its revocation holds at once in this process. */
+    forget(workspaceId: string, keyId: string): void {
+      for (const [cacheKey, entry] of cache) {
+        if (entry.principal.workspaceId === workspaceId && entry.principal.keyId === keyId) cache.delete(cacheKey);
+      }
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

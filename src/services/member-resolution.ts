@@ -1,0 +1,36 @@
+import type { MemberInput } from "../domain/member-identity.ts";
+import { planMemberUpserts } from "../domain/member-identity.ts";
+import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
+import { newId } from "../domain/ids.ts";
+import type { Tx } from "../store/database.ts";
+import { memberRepo } from "../store/member-repo.ts";
+
+export interface ResolvedMembers {
+  memberIds: string[];
+  created: number;
+  merged: number;
+}
+
+/** Reads what the inputs could match, plans the upserts and writes them, inside the caller's transaction. */
+export async function resolveMemberInputs(tx: Tx, workspaceId: string, inputs: MemberInput[]): Promise<ResolvedMembers> {
+  if (inputs.length === 0) return { memberIds: [], created: 0, merged: 0 };
+  const keys = new Set<string>();
+  for (const input of inputs) {
+    for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
+      keys.add(key);
+    }
+  }
+  const owners = await memberRepo.findEmailOwners(tx, workspaceId, [...keys]);
+  const candidateIds = new Set([...owners.values()]);
+  for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
+  const rows = await memberRepo.findForUpdate(tx, workspaceId, [...candidateIds]);
+  const stored = new Map<string, MemberData>(
+    rows.map((row) => [row.id, { email: row.email, fields: row.fields, alternativeEmails: row.alternativeEmails ?? [] }]),
+  );
+
+  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));
+  await memberRepo.insertWithData(tx, workspaceId, plan.create);
+  await memberRepo.updateData(tx, workspaceId, plan.update);
+  await memberRepo.claimEmails(tx, workspaceId, plan.claims);
+  return { memberIds: plan.memberIds, created: plan.create.length, merged: plan.update.length };
+}

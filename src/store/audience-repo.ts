@@ -1,0 +1,109 @@
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { audienceNameTaken } from "../domain/errors.ts";
+import { nameKey } from "../domain/names.ts";
+import type { Tx } from "./database.ts";
+import { isUniqueViolation } from "./pg-errors.ts";
+
+type Reader = PrismaClient | Tx;
+
+export interface AudienceRow {
+  id: string;
+  name: string;
+  filter: unknown;
+  isArchived: boolean;
+  memberCount: number;
+  createdAt: Date;
+}
+
+const NAME_INDEX = "audiences_workspace_id_name_key_key";
+
+/** Turns the unique index on name_key into the contract's 409 audience_name_taken. */
+async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, NAME_INDEX, ["workspace_id", "name_key"])) throw audienceNameTaken(name);
+    throw error;
+  }
+}
+
+const selectRow = { id: true, name: true, filter: true, isArchived: true, memberCount: true, createdAt: true } as const;
+
+export const audienceRepo = {
+  create(
+    tx: Reader,
+    audience: { workspaceId: string; id: string; name: string; filter?: unknown; memberCount?: number },
+  ): Promise<AudienceRow> {
+    const filter = audience.filter == null ? Prisma.DbNull : (audience.filter as Prisma.InputJsonValue);
+    return guardName(audience.name, () =>
+      tx.audience.create({
+        data: { ...audience, filter, nameKey: nameKey(audience.name) },
+        select: selectRow,
+      }),
+    );
+  },
+
+  find(db: Reader, workspaceId: string, id: string): Promise<AudienceRow | null> {
+    return db.audience.findUnique({ where: { workspaceId_id: { workspaceId, id } }, select: selectRow });
+  },
+
+  /**
+   * Reads the audiences and locks their rows for the rest of the transaction: FOR UPDATE for a
+   * writer of the audience's membership, FOR SHARE for a reader that needs it stable (merge).
+   * Rows are locked in id order so that two transactions never wait on each other in a cycle.
+   */
+  async lock(tx: Tx, workspaceId: string, ids: string[], mode: "update" | "share"): Promise<Map<string, AudienceRow>> {
+    const sorted = [...new Set(ids)].sort();
+    const lockClause = mode === "update" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR SHARE`;
+    const rows = await tx.$queryRaw<AudienceRow[]>`
+      SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
+      FROM audiences
+      WHERE workspace_id = ${workspaceId} AND id = ANY(${sorted}::text[])
+      ORDER BY id
+      ${lockClause}`;
+    return new Map(rows.map((row) => [row.id, row]));
+  },
+
+  list(
+    db: Reader,
+    workspaceId: string,
+    options: { includeArchived: boolean; search?: string | undefined; sortDirection: "ASC" | "DESC" },
+  ): Promise<AudienceRow[]> {
+    const direction = options.sortDirection === "ASC" ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+    const archived = options.includeArchived ? Prisma.empty : Prisma.sql`AND NOT is_archived`;
+    // strpos, not LIKE: a search term's % and _ are ordinary characters.
+    const search = options.search
+      ? Prisma.sql`AND strpos(lower(name), lower(${options.search})) > 0`
+      : Prisma.empty;
+    return db.$queryRaw<AudienceRow[]>`
+      SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
+      FROM audiences
+      WHERE workspace_id = ${workspaceId} ${archived} ${search}
+      ORDER BY created_at ${direction}, id ${direction}`;
+  },
+
+  /** Archives the audience and frees its name; false when there is no such audience. */
+  async archive(tx: Reader, workspaceId: string, id: string): Promise<boolean> {
+    const count = await tx.$executeRaw`
+      UPDATE audiences
+      SET is_archived = true, name_key = NULL, archived_at = COALESCE(archived_at, now()), updated_at = now()
+      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return count > 0;
+  },
+
+  restore(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<unknown> {
+    return guardName(audience.name, () =>
+      tx.audience.update({
+        where: { workspaceId_id: { workspaceId, id: audience.id } },
+        data: { isArchived: false, archivedAt: null, nameKey: nameKey(audience.name) },
+      }),
+    );
+  },
+
+  async addToMemberCount(tx: Tx, workspaceId: string, id: string, delta: number): Promise<void> {
+    if (delta === 0) return;
+    await tx.$executeRaw`
+      UPDATE audiences SET member_count = member_count + ${delta}::int, updated_at = now()
+      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+  },
+};
