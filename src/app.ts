@@ -1,7 +1,8 @@
-import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import openapiGlue from "fastify-openapi-glue";
+import { BadRequestError } from "./domain/errors.ts";
 import { randomBase62 } from "./domain/ids.ts";
+import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { problemErrorHandler, routeNotFound } from "./http/problem.ts";
 import { createSecurityHandlers } from "./http/security.ts";
@@ -12,8 +13,6 @@ import { createAudienceService } from "./services/audience-service.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import type { Store } from "./store/database.ts";
 
-export const CONTRACT_PATH = fileURLToPath(new URL("../openapi/openapi.yaml", import.meta.url));
-
 export interface AppOptions {
   store: Store;
   adminToken?: string | undefined;
@@ -21,8 +20,19 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
 }
 
+async function requireBody(request: { body?: unknown }): Promise<void> {
+  if (request.body === undefined) {
+    throw new BadRequestError("invalid_request", "/body is required", [{ pointer: "/body", message: "is required" }]);
+  }
+}
+
 /** The HTTP application, bound to the contract; it does not listen (see main.ts). */
-export async function buildApp({ store, adminToken, bodyLimit = 1_048_576, logger = false }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  store,
+  adminToken,
+  bodyLimit = 1_048_576,
+  logger = false,
+}: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit,
@@ -46,14 +56,20 @@ export async function buildApp({ store, adminToken, bodyLimit = 1_048_576, logge
   // fastify-openapi-glue runs security handlers as preHandler, after the body is parsed and
   // validated. Authenticate first instead: an unauthenticated caller gets 401 whatever it sends,
   // and its body is never parsed.
+  //
+  // Fastify skips body validation when there is no body at all; the contract's
+  // `requestBody.required` is enforced here, before the handler can see an undefined body.
+  const bodyRequired = operationsRequiringBody();
   app.addHook("onRoute", (route) => {
     if (route.preHandler) {
       route.onRequest = route.preHandler as typeof route.onRequest;
       route.preHandler = undefined;
     }
+    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
+    if (operationId && bodyRequired.has(operationId)) route.preValidation = requireBody;
   });
   await app.register(openapiGlue, {
-    specification: CONTRACT_PATH,
+    specification: readContract(),
     serviceHandlers: handlers,
     securityHandlers: createSecurityHandlers({ auth, adminToken }),
   });

@@ -19,7 +19,11 @@ const schema = {
     DATABASE_URL: { type: "string", pattern: "^postgres(ql)?://" },
     DATA_DIR: { type: "string", minLength: 1, default: "./data" },
     ADMIN_TOKEN: { type: "string", minLength: 16 },
-    LOG_LEVEL: { type: "string", enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info" },
+    LOG_LEVEL: {
+      type: "string",
+      enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+      default: "info",
+    },
     BODY_LIMIT: { type: "integer", minimum: 1024, maximum: 104857600, default: 1048576 },
   },
 } as const;
@@ -37,7 +41,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (error) {
     const message = (error as Error).message
       .replace(/env\/(\w+)/g, "$1")
-      .replace("must match pattern \"^postgres(ql)?://\"", "must be a postgresql:// connection string");
+      .replace('must match pattern "^postgres(ql)?://"', "must be a postgresql:// connection string");
     throw new ConfigError(`Invalid configuration: ${message}`);
   }
 }

@@ -39,6 +39,8 @@ export function planMemberUpserts(
 ): UpsertPlan {
   const current = new Map<string, MemberData>(stored);
   const owners = new Map(emailOwners);
+  // The addresses the matched members already own are theirs: merging must not claim them again.
+  for (const [id, data] of stored) for (const key of emailKeysOf(data)) owners.set(key, id);
   const created = new Set<string>();
   const memberIds = new Set<string>();
   const claims = new Map<string, string>();

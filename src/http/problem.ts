@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, BadRequestError, type FieldError, NotFoundError } from "../domain/errors.ts";
+import { AppError, BadRequestError, NotFoundError } from "../domain/errors.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
 
@@ -55,8 +55,16 @@ function toAppError(error: FastifyError): AppError {
       );
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new BadRequestError("malformed_json", "The body is empty but its content type is application/json.");
-    case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return new BadRequestError("malformed_json", "The body is not valid JSON.");
+  }
+  // secure-json-parse refuses bodies that could pollute prototypes; they are valid JSON.
+  if (/prototype property/.test(error.message ?? "")) {
+    return new BadRequestError(
+      "invalid_request",
+      "The body holds a forbidden property name (__proto__ or constructor).",
+    );
+  }
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
+    return new BadRequestError("malformed_json", "The body is not valid JSON.");
   }
   if (error instanceof SyntaxError || error.message?.includes("JSON")) {
     return new BadRequestError("malformed_json", "The body is not valid JSON.");
@@ -73,6 +81,7 @@ function toAppError(error: FastifyError): AppError {
 interface AjvError {
   keyword: string;
   instancePath: string;
+  schemaPath: string;
   message?: string;
   params: Record<string, unknown>;
 }
@@ -81,8 +90,7 @@ interface AjvError {
 function validationProblem(error: FastifyError): BadRequestError {
   const part = error.validationContext === "querystring" ? "query" : (error.validationContext ?? "body");
   const ajvErrors = (error.validation ?? []) as AjvError[];
-  const errors: FieldError[] = [];
-  for (const item of ajvErrors) {
+  const errors = explainAnyOf(ajvErrors).map((item) => {
     let pointer = `/${part}${item.instancePath}`;
     let message = item.message ?? "is invalid";
     if (item.keyword === "required") pointer += `/${String(item.params.missingProperty)}`;
@@ -90,19 +98,23 @@ function validationProblem(error: FastifyError): BadRequestError {
       pointer += `/${String(item.params.additionalProperty)}`;
       message = "is not a known property";
     }
-    if (item.keyword === "anyOf") {
-      // The branches' required-property errors say it better, together.
-      const alternatives = errors.filter((e) => e.pointer.startsWith(pointer) && e.message.includes("required"));
-      if (alternatives.length > 0) {
-        errors.splice(0, errors.length, {
-          pointer,
-          message: `must have one of the properties ${alternatives.map((e) => e.pointer.slice(pointer.length + 1)).join(", ")}`,
-        });
-        continue;
-      }
-    }
-    errors.push({ pointer, message });
-  }
+    return { pointer, message };
+  });
   const first = errors[0] ?? { pointer: `/${part}`, message: "is invalid" };
   return new BadRequestError("invalid_request", `${first.pointer} ${first.message}`, errors);
+}
+
+/**
+ * An anyOf failure arrives as every branch's errors plus "must match a schema in anyOf". Say what
+ * the client can act on: a branch's real error (a bad e-mail, say) if there is one, else which
+ * properties would satisfy a branch.
+ */
+function explainAnyOf(errors: AjvError[]): AjvError[] {
+  const anyOf = errors.find((e) => e.keyword === "anyOf");
+  if (!anyOf) return errors;
+  const branches = errors.filter((e) => e !== anyOf && e.schemaPath.startsWith(`${anyOf.schemaPath}/`));
+  const specific = branches.filter((e) => e.keyword !== "required");
+  if (specific.length > 0) return specific;
+  const names = branches.map((e) => String(e.params.missingProperty));
+  return [{ ...anyOf, message: `must have one of the properties ${names.join(", ")}` }];
 }

@@ -4,7 +4,7 @@ import { audienceArchived, audienceNotFound, BadRequestError } from "../domain/e
 import { withNamedFields } from "../domain/member-merge.ts";
 import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store, Tx } from "../store/database.ts";
-import { memberRepo, type MemberRow } from "../store/member-repo.ts";
+import { type MemberRow, memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
 import { resolveMemberInputs } from "./member-resolution.ts";
 
@@ -31,7 +31,11 @@ export function createAudienceMemberService({ store }: { store: Store }) {
   }
 
   return {
-    add(workspaceId: string, audienceId: string, request: Schemas["AddMembersRequest"]): Promise<Schemas["AddMembersResult"]> {
+    add(
+      workspaceId: string,
+      audienceId: string,
+      request: Schemas["AddMembersRequest"],
+    ): Promise<Schemas["AddMembersResult"]> {
       const bareIds = [...new Set(request.memberIds ?? [])];
       const inputs = request.members ?? [];
       const total = (request.memberIds?.length ?? 0) + inputs.length;
@@ -63,7 +67,11 @@ export function createAudienceMemberService({ store }: { store: Store }) {
       });
     },
 
-    remove(workspaceId: string, audienceId: string, request: Schemas["RemoveMembersRequest"]): Promise<Schemas["RemoveMembersResult"]> {
+    remove(
+      workspaceId: string,
+      audienceId: string,
+      request: Schemas["RemoveMembersRequest"],
+    ): Promise<Schemas["RemoveMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
       return store.transaction(async (tx) => {
         await lockWritable(tx, workspaceId, audienceId);

@@ -1,7 +1,7 @@
+import { newId } from "../domain/ids.ts";
 import type { MemberInput } from "../domain/member-identity.ts";
 import { planMemberUpserts } from "../domain/member-identity.ts";
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
-import { newId } from "../domain/ids.ts";
 import type { Tx } from "../store/database.ts";
 import { memberRepo } from "../store/member-repo.ts";
 
@@ -12,7 +12,11 @@ export interface ResolvedMembers {
 }
 
 /** Reads what the inputs could match, plans the upserts and writes them, inside the caller's transaction. */
-export async function resolveMemberInputs(tx: Tx, workspaceId: string, inputs: MemberInput[]): Promise<ResolvedMembers> {
+export async function resolveMemberInputs(
+  tx: Tx,
+  workspaceId: string,
+  inputs: MemberInput[],
+): Promise<ResolvedMembers> {
   if (inputs.length === 0) return { memberIds: [], created: 0, merged: 0 };
   const keys = new Set<string>();
   for (const input of inputs) {
@@ -25,7 +29,10 @@ export async function resolveMemberInputs(tx: Tx, workspaceId: string, inputs: M
   for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
   const rows = await memberRepo.findForUpdate(tx, workspaceId, [...candidateIds]);
   const stored = new Map<string, MemberData>(
-    rows.map((row) => [row.id, { email: row.email, fields: row.fields, alternativeEmails: row.alternativeEmails ?? [] }]),
+    rows.map((row) => [
+      row.id,
+      { email: row.email, fields: row.fields, alternativeEmails: row.alternativeEmails ?? [] },
+    ]),
   );
 
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));

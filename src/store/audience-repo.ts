@@ -72,9 +72,7 @@ export const audienceRepo = {
     const direction = options.sortDirection === "ASC" ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const archived = options.includeArchived ? Prisma.empty : Prisma.sql`AND NOT is_archived`;
     // strpos, not LIKE: a search term's % and _ are ordinary characters.
-    const search = options.search
-      ? Prisma.sql`AND strpos(lower(name), lower(${options.search})) > 0`
-      : Prisma.empty;
+    const search = options.search ? Prisma.sql`AND strpos(lower(name), lower(${options.search})) > 0` : Prisma.empty;
     return db.$queryRaw<AudienceRow[]>`
       SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
       FROM audiences

@@ -8,7 +8,9 @@ export interface MemberRow extends MemberData {
   createdAt: Date;
 }
 
-const MEMBER_COLUMNS = Prisma.raw(`id, created_at AS "createdAt", email, fields, alternative_emails AS "alternativeEmails"`);
+const MEMBER_COLUMNS = Prisma.raw(
+  `id, created_at AS "createdAt", email, fields, alternative_emails AS "alternativeEmails"`,
+);
 
 /** Bulk member writes: one statement per kind of write, arrays passed as parameters (unnest). */
 export const memberRepo = {

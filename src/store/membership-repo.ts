@@ -109,7 +109,12 @@ export const membershipRepo = {
     // at or before the cursor. Without a cursor the page starts at the very beginning.
     const first = rows[0];
     const behind = cursor
-      ? await exists(db, scope, query.search, first ? beyond(first, !scanAscending, false) : beyond(cursor, !scanAscending, true))
+      ? await exists(
+          db,
+          scope,
+          query.search,
+          first ? beyond(first, !scanAscending, false) : beyond(cursor, !scanAscending, true),
+        )
       : false;
     if (backward) rows.reverse();
     return backward
@@ -146,7 +151,12 @@ function beyond(position: Position, ascending: boolean, inclusive: boolean): Pri
   return Prisma.sql`(am.member_created_at, am.member_id) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
 }
 
-async function exists(db: Reader, scope: Prisma.Sql, search: string | undefined, condition: Prisma.Sql): Promise<boolean> {
+async function exists(
+  db: Reader,
+  scope: Prisma.Sql,
+  search: string | undefined,
+  condition: Prisma.Sql,
+): Promise<boolean> {
   // The members join is only needed to match a search term.
   const join = search
     ? Prisma.sql`JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id`

@@ -37,7 +37,10 @@ export interface ApiKeyRow {
 }
 
 export const apiKeyRepo = {
-  create(tx: Reader, key: { workspaceId: string; id: string; name: string; secretHash: Uint8Array }): Promise<ApiKeyRow> {
+  create(
+    tx: Reader,
+    key: { workspaceId: string; id: string; name: string; secretHash: Uint8Array },
+  ): Promise<ApiKeyRow> {
     return tx.apiKey.create({ data: { ...key, secretHash: Buffer.from(key.secretHash) } });
   },
 

@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const started: ChildProcess[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const child of started) child.kill("SIGKILL");
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `npm start`'s command as a user would, with this environment, and collects its output. */
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const output = async (pattern: RegExp) => {
+    for (let i = 0; i < 600 && !pattern.test(stdout); i++) await new Promise((r) => setTimeout(r, 100));
+    return stdout;
+  };
+  return { child, exited, output, stderr: () => stderr };
+}
+
+describe("starting the service", () => {
+  it("on an empty embedded store prints a workspace and a key that work at once, and only the first time", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "audience-first-start-"));
+    dirs.push(dataDir);
+    const first = start({ DATA_DIR: dataDir });
+    const stdout = await first.output(/Try:/);
+    const address = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+    const workspaceId = /WORKSPACE_ID=(\S+)/.exec(stdout)?.[1];
+    const apiKey = /API_KEY=(\S+)/.exec(stdout)?.[1];
+    expect(address).toBeDefined();
+    expect(workspaceId).toMatch(/^ws_/);
+    expect(apiKey).toMatch(/^ak_/);
+
+    const response = await fetch(`${address}/v0/workspaces/${workspaceId}/audiences`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "First audience" }),
+    });
+    expect(response.status).toBe(201);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    const second = start({ DATA_DIR: dataDir });
+    const again = await second.output(/listening on/);
+    expect(again).not.toContain("API_KEY=");
+    const address2 = /listening on (http:\/\/\S+)/.exec(again)?.[1];
+    const list = await fetch(`${address2}/v0/workspaces/${workspaceId}/audiences`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect((await list.json()).results.map((a: { name: string }) => a.name)).toEqual(["First audience"]);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
+
+  it.each([
+    ["PORT", "http"],
+    ["DATABASE_URL", "mysql://localhost/db"],
+    ["LOG_LEVEL", "loud"],
+    ["ADMIN_TOKEN", "short"],
+  ])("refuses an invalid %s with a clear message and a non-zero exit", async (name, value) => {
+    const run = start({ [name]: value, DATA_DIR: join(tmpdir(), "never-used") });
+    expect(await run.exited).not.toBe(0);
+    expect(run.stderr()).toContain(`Invalid configuration: ${name}`);
+  });
+});

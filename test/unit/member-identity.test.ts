@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { AppError } from "../../src/domain/errors.ts";
+import { planMemberUpserts } from "../../src/domain/member-identity.ts";
+import type { MemberData } from "../../src/domain/member-merge.ts";
+
+const ada: MemberData = {
+  email: "ada@example.com",
+  fields: { firstName: "Ada" },
+  alternativeEmails: ["ada@work.example"],
+};
+const grace: MemberData = { email: "grace@example.com", fields: {}, alternativeEmails: [] };
+const stored = new Map([
+  ["m_ada", ada],
+  ["m_grace", grace],
+]);
+const owners = new Map([
+  ["ada@example.com", "m_ada"],
+  ["ada@work.example", "m_ada"],
+  ["grace@example.com", "m_grace"],
+]);
+
+function ids() {
+  let n = 0;
+  return () => `new_${++n}`;
+}
+
+function conflict(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (error) {
+    return error as AppError;
+  }
+  throw new Error("expected a conflict");
+}
+
+describe("resolving member inputs", () => {
+  it("matches by id, then by any e-mail, and creates the rest", () => {
+    const plan = planMemberUpserts(
+      [
+        { id: "m_grace", fields: { role: "Admiral" } },
+        { email: "ADA@work.example", fields: { lastName: "L" } },
+        { email: "new@example.com" },
+      ],
+      stored,
+      owners,
+      ids(),
+    );
+    expect(plan.memberIds).toEqual(["m_grace", "m_ada", "new_1"]);
+    expect(plan.update.map((u) => u.id)).toEqual(["m_grace", "m_ada"]);
+    expect(plan.create).toEqual([
+      { id: "new_1", data: { email: "new@example.com", fields: {}, alternativeEmails: [] } },
+    ]);
+    expect(plan.claims).toEqual([{ emailKey: "new@example.com", memberId: "new_1" }]);
+  });
+
+  it("creates a member under a new client id", () => {
+    const plan = planMemberUpserts([{ id: "crm-7", email: "x@example.com" }], stored, owners, ids());
+    expect(plan.create).toEqual([{ id: "crm-7", data: { email: "x@example.com", fields: {}, alternativeEmails: [] } }]);
+  });
+
+  it("applies inputs for the same member one after another", () => {
+    const plan = planMemberUpserts(
+      [
+        { email: "z@example.com", fields: { firstName: "Zed" } },
+        { email: "Z@example.com", fields: { lastName: "Zee" } },
+      ],
+      stored,
+      owners,
+      ids(),
+    );
+    expect(plan.create).toEqual([
+      {
+        id: "new_1",
+        data: { email: "z@example.com", fields: { firstName: "Zed", lastName: "Zee" }, alternativeEmails: [] },
+      },
+    ]);
+  });
+
+  it("leaves unchanged members out of the updates", () => {
+    const plan = planMemberUpserts([{ id: "m_ada", fields: { firstName: "Ada" } }], stored, owners, ids());
+    expect(plan.update).toEqual([]);
+    expect(plan.memberIds).toEqual(["m_ada"]);
+  });
+
+  it("refuses an input whose id and e-mail name different members", () => {
+    const error = conflict(() =>
+      planMemberUpserts([{ id: "m_grace", email: "ada@example.com" }], stored, owners, ids()),
+    );
+    expect(error.code).toBe("member_identity_conflict");
+    expect(error.detail).toContain("m_grace");
+    expect(error.detail).toContain("m_ada");
+  });
+
+  it("refuses an input whose e-mails belong to two members", () => {
+    const error = conflict(() =>
+      planMemberUpserts(
+        [{ email: "grace@example.com", alternativeEmails: ["ada@example.com"] }],
+        stored,
+        owners,
+        ids(),
+      ),
+    );
+    expect(error.code).toBe("member_identity_conflict");
+    expect(error.detail).toMatch(/members\[0\].*m_grace.*m_ada/);
+  });
+
+  it("refuses a new id whose e-mail another member owns", () => {
+    expect(
+      conflict(() => planMemberUpserts([{ id: "fresh", email: "grace@example.com" }], stored, owners, ids())).code,
+    ).toBe("member_identity_conflict");
+  });
+
+  it("caps the number of fields a member accumulates", () => {
+    const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+    const error = conflict(() => planMemberUpserts([{ id: "m_ada", fields: many }], stored, owners, ids()));
+    expect(error.code).toBe("invalid_request");
+    expect(error.errors?.[0]?.pointer).toBe("/body/members/0/fields");
+  });
+});
