@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import openapiGlue from "fastify-openapi-glue";
-import { BadRequestError } from "./domain/errors.ts";
+import { BadRequestError, unsupportedMediaType } from "./domain/errors.ts";
 import { randomBase62 } from "./domain/ids.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { createHandlers } from "./http/handlers.ts";
@@ -40,6 +40,8 @@ export async function buildApp({
     // Never trust a client-chosen request id: it goes into every log line.
     requestIdHeader: false,
     return503OnClosing: true,
+    // The contract has no HEAD operations; answer them like any other unknown route.
+    exposeHeadRoutes: false,
   });
   const auth = createAuthService({ store });
   const handlers = createHandlers({
@@ -53,6 +55,11 @@ export async function buildApp({
   app.setNotFoundHandler(routeNotFound);
   // JSON only: a text/plain body gets 415, not a confusing validation error.
   app.removeContentTypeParser("text/plain");
+  // The contract names application/problem+json for responses only; fastify-openapi-glue checks
+  // every media type it names for a body parser. Problem documents are not accepted as requests.
+  app.addContentTypeParser("application/problem+json", (_request, _payload, done) =>
+    done(unsupportedMediaType(), undefined),
+  );
   // fastify-openapi-glue runs security handlers as preHandler, after the body is parsed and
   // validated. Authenticate first instead: an unauthenticated caller gets 401 whatever it sends,
   // and its body is never parsed.

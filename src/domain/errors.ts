@@ -87,3 +87,9 @@ export const audienceArchived = (id: string) =>
 
 export const audienceNameTaken = (name: string) =>
   new ConflictError("audience_name_taken", `An audience named "${name}" already exists in this workspace.`);
+
+export const unsupportedMediaType = () =>
+  new AppError(415, "unsupported_media_type", "Unsupported media type", "Send the body as application/json.");
+
+export const payloadTooLarge = () =>
+  new AppError(413, "payload_too_large", "Payload too large", "The request body is larger than the server accepts.");

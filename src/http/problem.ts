@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, BadRequestError, NotFoundError } from "../domain/errors.ts";
+import { AppError, BadRequestError, NotFoundError, payloadTooLarge, unsupportedMediaType } from "../domain/errors.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
 
@@ -45,35 +45,21 @@ function toAppError(error: FastifyError): AppError {
   if (error.validation) return validationProblem(error);
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return new AppError(413, "payload_too_large", "Payload too large", "The request body is too large.");
+      return payloadTooLarge();
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError(
-        415,
-        "unsupported_media_type",
-        "Unsupported media type",
-        "Send the body as application/json.",
-      );
+      return unsupportedMediaType();
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new BadRequestError("malformed_json", "The body is empty but its content type is application/json.");
-  }
-  // secure-json-parse refuses bodies that could pollute prototypes; they are valid JSON.
-  if (/prototype property/.test(error.message ?? "")) {
-    return new BadRequestError(
-      "invalid_request",
-      "The body holds a forbidden property name (__proto__ or constructor).",
-    );
-  }
-  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
-    return new BadRequestError("malformed_json", "The body is not valid JSON.");
-  }
-  if (error instanceof SyntaxError || error.message?.includes("JSON")) {
-    return new BadRequestError("malformed_json", "The body is not valid JSON.");
+    // Fastify's JSON parser also refuses keys that could pollute prototypes with this error.
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new BadRequestError(
+        "malformed_json",
+        "The body is not valid JSON, or holds a forbidden key (__proto__, constructor.prototype).",
+      );
   }
   const status = error.statusCode ?? 500;
-  if (status === 413) return new AppError(413, "payload_too_large", "Payload too large", "The request is too large.");
-  if (status === 415) {
-    return new AppError(415, "unsupported_media_type", "Unsupported media type", "Send the body as application/json.");
-  }
+  if (status === 413) return payloadTooLarge();
+  if (status === 415) return unsupportedMediaType();
   if (status >= 400 && status < 500) return new BadRequestError("invalid_request", error.message);
   return new AppError(500, "internal_error", "Internal error", "The server failed to handle the request.");
 }

@@ -27,6 +27,16 @@ describe("problem documents", () => {
     expect(response.body.requestId).toMatch(/^req_/);
   });
 
+  it("answer methods the contract does not have, HEAD included, with 404 route_not_found", async () => {
+    for (const method of ["HEAD", "PUT", "PATCH"]) {
+      const response = await fetch(`${server.baseUrl}/v0/workspaces/${ws.id}/audiences`, {
+        method,
+        headers: { authorization: `Bearer ${ws.key}` },
+      });
+      expect(response.status, method).toBe(404);
+    }
+  });
+
   it("carry every validation error's pointer and a readable detail", async () => {
     const response = await ws.call("POST", `/audiences/${audience}/members`, { body: { memberIds: "m1" } });
     expect(response.status).toBe(400);
