@@ -151,7 +151,11 @@ export interface paths {
         delete: operations["archiveAudience"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename an audience
+         * @description The new name follows the rules of `createAudience`. Archived audiences cannot be renamed.
+         */
+        patch: operations["updateAudience"];
         trace?: never;
     };
     "/v0/workspaces/{workspaceId}/audiences/{audienceId}/restore": {
@@ -224,6 +228,145 @@ export interface paths {
          *     members of the audience (or not members of the workspace) are counted in `notMembers`.
          */
         delete: operations["removeAudienceMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a filter
+         * @description Counts the members a filter matches and returns the most recent of them. Nothing is saved.
+         */
+        post: operations["previewAudience"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        /** Get an audience's filter */
+        get: operations["getAudienceFilter"];
+        /**
+         * Set an audience's filter
+         * @description Replaces the filter (`null` removes it) and recomputes the audience's members before
+         *     answering: the response's `memberCount` and the next listing already reflect it. Members
+         *     added or removed by hand keep that decision.
+         */
+        put: operations["setAudienceFilter"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description One page of the workspace's members (or, with `audienceId`, of that audience's), with the
+         *     paging, ordering and search of `listAudienceMembers`.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        /**
+         * Create or update members
+         * @description Creates or updates up to 10,000 members with the identity and merge rules of
+         *     `addAudienceMembers`, in one transaction, and updates every rule-based audience they now
+         *     match or no longer match. Each result says what happened to its input.
+         */
+        post: operations["upsertMembers"];
+        /**
+         * Delete members
+         * @description Deletes the members from the workspace and from every audience. Unknown ids are counted in `notFound`.
+         */
+        delete: operations["deleteMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a member */
+        get: operations["getMember"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a member
+         * @description Merges the data into the member with the rules of `addAudienceMembers` (non-empty values
+         *     win, a new primary e-mail moves the old one into `alternativeEmails`); a field set to
+         *     `null` is removed. Every rule-based audience follows the change in the same request.
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/members/{memberId}/audiences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The audiences a member is in, and why
+         * @description Every audience (archived ones included) the member belongs to, most recent first, with the
+         *     reason: `manual` (added by hand) or `rule` (its filter matches).
+         */
+        get: operations["listMemberAudiences"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -369,6 +512,108 @@ export interface components {
             pageInfo: components["schemas"]["PageInfo"];
             results: components["schemas"]["Member"][];
         };
+        UpdateAudienceRequest: {
+            name: components["schemas"]["AudienceName"];
+        };
+        /**
+         * @description A membership rule: a condition, or `all` / `any` of filters, or `not` a filter. At most 10
+         *     levels deep and 100 conditions in all. String comparison is case-insensitive.
+         *
+         *     A condition is `{field, op, value}`:
+         *
+         *     | field | ops | value |
+         *     |---|---|---|
+         *     | `id`, `email`, `anyEmail`, `fields.<key>` | `eq`, `ne`, `contains`, `startsWith`, `endsWith` | string |
+         *     | same | `in`, `notIn` | 1 to 100 strings |
+         *     | same | `exists`, `notExists` | none |
+         *     | `createdAt` | `before`, `after` | ISO 8601 timestamp |
+         *
+         *     `email` is the primary e-mail, `anyEmail` the primary or any alternative one (a condition on
+         *     it holds when one of the addresses satisfies it). A field counts as existing when it has a
+         *     non-empty value. `ne`, `notIn` and `notExists` are the exact negations of `eq`, `in` and
+         *     `exists`: a member without the field matches `ne`.
+         */
+        Filter: components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"] | components["schemas"]["FilterCondition"];
+        FilterAll: {
+            all: components["schemas"]["Filter"][];
+        };
+        FilterAny: {
+            any: components["schemas"]["Filter"][];
+        };
+        FilterNot: {
+            not: components["schemas"]["Filter"];
+        };
+        FilterCondition: {
+            /** @description `id`, `email`, `anyEmail`, `createdAt` or `fields.<key>`. */
+            field: string;
+            /** @enum {string} */
+            op: "eq" | "ne" | "in" | "notIn" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "before" | "after";
+            /** @description A string, a list of strings (`in`, `notIn`), a timestamp (`before`, `after`), or absent (`exists`, `notExists`). */
+            value?: string | string[];
+        };
+        AudienceFilter: {
+            /** @description The audience's filter; null when it has none (it then matches nobody). */
+            filter: components["schemas"]["Filter"] | null;
+            /** @description The audience's members, by rule and by hand. */
+            memberCount: number;
+        };
+        SetFilterRequest: {
+            /** @description The new filter, or null to remove it. */
+            filter: components["schemas"]["Filter"] | null;
+        };
+        PreviewRequest: {
+            filter: components["schemas"]["Filter"];
+            /**
+             * @description How many matching members to return, most recent first.
+             * @default 30
+             */
+            limit: number;
+        };
+        PreviewResult: {
+            /** @description Members the filter matches. */
+            totalCount: number;
+            results: components["schemas"]["Member"][];
+        };
+        UpsertMembersRequest: {
+            members: components["schemas"]["MemberInput"][];
+        };
+        UpsertMembersResult: {
+            results: {
+                /** @description The member the input resolved to. */
+                id: string;
+                /**
+                 * @description `created`: a new member; `merged`: its stored data changed; `unchanged`: nothing new.
+                 * @enum {string}
+                 */
+                status: "created" | "merged" | "unchanged";
+            }[];
+        };
+        MemberPatch: {
+            email?: components["schemas"]["Email"];
+            /** @description Values to merge in; `null` removes the field. */
+            fields?: {
+                [key: string]: string | null;
+            };
+            alternativeEmails?: components["schemas"]["Email"][];
+        };
+        DeleteMembersResult: {
+            /** @description Members deleted from the workspace. */
+            deleted: number;
+            /** @description Ids that were not members of the workspace. */
+            notFound: number;
+        };
+        MemberAudienceList: {
+            results: {
+                id: string;
+                name: string;
+                isArchived: boolean;
+                /**
+                 * @description `manual`: added by hand; `rule`: the audience's filter matches the member.
+                 * @enum {string}
+                 */
+                reason: "manual" | "rule";
+            }[];
+        };
         /** @description An RFC 9457 problem document. */
         Problem: {
             /** @description A URI naming the problem type: `urn:problem-type:audience-service:<code>`. */
@@ -377,7 +622,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -389,7 +634,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -416,7 +661,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The addressed resource does not exist (`audience_not_found`, `workspace_not_found`, `api_key_not_found`). */
+        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -454,6 +699,16 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Page size. */
+        Limit: number;
+        /** @description Return the members after this cursor (a previous page's `endCursor`). */
+        After: components["schemas"]["Cursor"];
+        /** @description Return the members before this cursor (a previous page's `startCursor`). */
+        Before: components["schemas"]["Cursor"];
+        /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
+        MemberSearch: string;
+        /** @description Identifier of the member (URL-encoded). */
+        MemberIdParam: components["schemas"]["MemberId"];
         /** @description Identifier of the workspace. */
         WorkspaceId: components["schemas"]["ResourceId"];
         /** @description Identifier of the audience. */
@@ -730,6 +985,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    updateAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAudienceRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed audience. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
     restoreAudience: {
         parameters: {
             query?: never;
@@ -764,15 +1055,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size. */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Return the members after this cursor (a previous page's `endCursor`). */
-                after?: components["schemas"]["Cursor"];
+                after?: components["parameters"]["After"];
                 /** @description Return the members before this cursor (a previous page's `startCursor`). */
-                before?: components["schemas"]["Cursor"];
+                before?: components["parameters"]["Before"];
                 /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
                 sortDirection?: components["parameters"]["SortDirection"];
                 /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
-                search?: string;
+                search?: components["parameters"]["MemberSearch"];
             };
             header?: never;
             path: {
@@ -870,6 +1161,302 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    previewAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description How many members match, and the first of them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    getAudienceFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The filter (null when the audience has none) and the audience's size. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceFilter"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    setAudienceFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetFilterRequest"];
+            };
+        };
+        responses: {
+            /** @description The new filter and the audience's size after recomputing it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceFilter"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: {
+                /** @description Only the members of this audience. */
+                audienceId?: components["schemas"]["ResourceId"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Return the members after this cursor (a previous page's `endCursor`). */
+                after?: components["parameters"]["After"];
+                /** @description Return the members before this cursor (a previous page's `startCursor`). */
+                before?: components["parameters"]["Before"];
+                /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
+                sortDirection?: components["parameters"]["SortDirection"];
+                /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
+                search?: components["parameters"]["MemberSearch"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    upsertMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpsertMembersRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per input, in input order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpsertMembersResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    deleteMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveMembersRequest"];
+            };
+        };
+        responses: {
+            /** @description What the request did. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteMembersResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    getMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberPatch"];
+            };
+        };
+        responses: {
+            /** @description The member after the update. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    listMemberAudiences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member's audiences. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAudienceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
 }

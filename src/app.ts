@@ -3,6 +3,7 @@ import openapiGlue from "fastify-openapi-glue";
 import { BadRequestError, unsupportedMediaType } from "./domain/errors.ts";
 import { randomBase62 } from "./domain/ids.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
+import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { problemErrorHandler, routeNotFound } from "./http/problem.ts";
 import { createSecurityHandlers } from "./http/security.ts";
@@ -11,6 +12,7 @@ import { createAdminService } from "./services/admin-service.ts";
 import { createAudienceMemberService } from "./services/audience-member-service.ts";
 import { createAudienceService } from "./services/audience-service.ts";
 import { createAuthService } from "./services/auth-service.ts";
+import { createMemberService } from "./services/member-service.ts";
 import type { Store } from "./store/database.ts";
 
 export interface AppOptions {
@@ -48,6 +50,7 @@ export async function buildApp({
     admin: createAdminService({ store, auth }),
     audiences: createAudienceService({ store }),
     audienceMembers: createAudienceMemberService({ store }),
+    members: createMemberService({ store }),
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -75,6 +78,7 @@ export async function buildApp({
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
     if (operationId && bodyRequired.has(operationId)) route.preValidation = requireBody;
   });
+  await app.register(docsRoutes);
   await app.register(openapiGlue, {
     specification: readContract(),
     serviceHandlers: handlers,

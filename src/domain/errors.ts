@@ -24,7 +24,10 @@ export class AppError extends Error {
 
 export class BadRequestError extends AppError {
   constructor(
-    code: Extract<ProblemCode, "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items">,
+    code: Extract<
+      ProblemCode,
+      "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "invalid_filter"
+    >,
     detail: string,
     errors?: FieldError[],
   ) {
@@ -33,6 +36,7 @@ export class BadRequestError extends AppError {
       malformed_json: "Malformed JSON",
       invalid_cursor: "Invalid cursor",
       too_many_items: "Too many items",
+      invalid_filter: "Invalid filter",
     } as const;
     super(400, code, titles[code], detail, errors);
   }
@@ -52,11 +56,15 @@ export class ForbiddenError extends AppError {
 
 export class NotFoundError extends AppError {
   constructor(
-    code: Extract<ProblemCode, "audience_not_found" | "workspace_not_found" | "api_key_not_found" | "route_not_found">,
+    code: Extract<
+      ProblemCode,
+      "audience_not_found" | "member_not_found" | "workspace_not_found" | "api_key_not_found" | "route_not_found"
+    >,
     detail: string,
   ) {
     const titles = {
       audience_not_found: "Audience not found",
+      member_not_found: "Member not found",
       workspace_not_found: "Workspace not found",
       api_key_not_found: "API key not found",
       route_not_found: "Route not found",
@@ -81,6 +89,9 @@ export class ConflictError extends AppError {
 
 export const audienceNotFound = (id: string) =>
   new NotFoundError("audience_not_found", `No audience ${id} in this workspace.`);
+
+export const memberNotFound = (id: string) =>
+  new NotFoundError("member_not_found", `No member ${JSON.stringify(id)} in this workspace.`);
 
 export const audienceArchived = (id: string) =>
   new ConflictError("audience_archived", `Audience ${id} is archived and cannot be changed; restore it first.`);

@@ -19,6 +19,8 @@ export interface UpsertPlan {
   update: { id: string; data: MemberData }[];
   /** Addresses that become owned by a member (not owned by anyone before). */
   claims: { emailKey: string; memberId: string }[];
+  /** What each input did to its member, in input order. */
+  outcomes: { id: string; status: "created" | "merged" | "unchanged" }[];
 }
 
 export const MAX_FIELDS = 50;
@@ -44,6 +46,7 @@ export function planMemberUpserts(
   const created = new Set<string>();
   const memberIds = new Set<string>();
   const claims = new Map<string, string>();
+  const outcomes: UpsertPlan["outcomes"] = [];
 
   inputs.forEach((input, index) => {
     const keyOwners = new Set<string>();
@@ -59,6 +62,7 @@ export function planMemberUpserts(
     if (before === undefined) created.add(target);
     const after = mergeMemberData(before ?? emptyMemberData(), input);
     checkLimits(after, index);
+    outcomes.push({ id: target, status: before === undefined ? "created" : after === before ? "unchanged" : "merged" });
     current.set(target, after);
     memberIds.add(target);
     for (const key of emailKeysOf(after)) {
@@ -79,6 +83,7 @@ export function planMemberUpserts(
     create,
     update,
     claims: [...claims].map(([emailKey, memberId]) => ({ emailKey, memberId })),
+    outcomes,
   };
 }
 

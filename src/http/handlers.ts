@@ -1,16 +1,18 @@
 import type { AdminService } from "../services/admin-service.ts";
 import type { AudienceMemberService } from "../services/audience-member-service.ts";
 import type { AudienceService } from "../services/audience-service.ts";
+import type { MemberService } from "../services/member-service.ts";
 import type { Handlers } from "./handler-types.ts";
 
 export interface Services {
   admin: AdminService;
   audiences: AudienceService;
   audienceMembers: AudienceMemberService;
+  members: MemberService;
 }
 
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
-export function createHandlers({ admin, audiences, audienceMembers }: Services) {
+export function createHandlers({ admin, audiences, audienceMembers, members }: Services) {
   return {
     async createWorkspace(request, reply) {
       reply.code(201);
@@ -37,6 +39,8 @@ export function createHandlers({ admin, audiences, audienceMembers }: Services) 
       reply.code(204);
     },
     restoreAudience: (request) => audiences.restore(request.params.workspaceId, request.params.audienceId),
+    updateAudience: (request) =>
+      audiences.rename(request.params.workspaceId, request.params.audienceId, request.body.name),
     async mergeAudiences(request, reply) {
       reply.code(201);
       return audiences.merge(request.params.workspaceId, request.body);
@@ -48,5 +52,17 @@ export function createHandlers({ admin, audiences, audienceMembers }: Services) 
       audienceMembers.remove(request.params.workspaceId, request.params.audienceId, request.body),
     listAudienceMembers: (request) =>
       audienceMembers.list(request.params.workspaceId, request.params.audienceId, request.query),
+
+    getAudienceFilter: (request) => audiences.getFilter(request.params.workspaceId, request.params.audienceId),
+    setAudienceFilter: (request) =>
+      audiences.setFilter(request.params.workspaceId, request.params.audienceId, request.body.filter),
+    previewAudience: (request) => audiences.preview(request.params.workspaceId, request.body),
+
+    upsertMembers: (request) => members.upsert(request.params.workspaceId, request.body),
+    listMembers: (request) => members.list(request.params.workspaceId, request.query),
+    getMember: (request) => members.get(request.params.workspaceId, request.params.memberId),
+    updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),
+    deleteMembers: (request) => members.remove(request.params.workspaceId, request.body),
+    listMemberAudiences: (request) => members.audiences(request.params.workspaceId, request.params.memberId),
   } satisfies Handlers;
 }

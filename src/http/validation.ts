@@ -17,5 +17,27 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const paramAjv = new Ajv2020({ ...common, coerceTypes: true });
   addFormats(bodyAjv);
   addFormats(paramAjv);
-  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : paramAjv).compile(schema as object);
+  return ({ schema, httpPart }) => {
+    // fastify-openapi-glue gives every schema with a recursive $ref (the filter language) the same
+    // placeholder $id; the refs are document-local, so the id is dropped rather than shared.
+    const { $id: _placeholder, ...rest } = schema as { $id?: string };
+    const validate = (httpPart === "body" ? bodyAjv : paramAjv).compile(rest);
+    // Fastify reads the errors from the function it was given, so they are copied onto it.
+    const guarded = (data: unknown) => {
+      try {
+        const valid = validate(data);
+        guarded.errors = validate.errors;
+        return valid;
+      } catch (error) {
+        // A body nested deeper than the validator's stack is invalid, not a server failure.
+        if (!(error instanceof RangeError)) throw error;
+        guarded.errors = [
+          { keyword: "maxDepth", instancePath: "", schemaPath: "#", params: {}, message: "is nested too deeply" },
+        ];
+        return false;
+      }
+    };
+    guarded.errors = null as typeof validate.errors;
+    return guarded;
+  };
 }

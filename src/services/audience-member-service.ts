@@ -1,12 +1,13 @@
 import type { components } from "../../generated/api.d.ts";
-import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
-import { audienceArchived, audienceNotFound, BadRequestError } from "../domain/errors.ts";
-import { withNamedFields } from "../domain/member-merge.ts";
+import { BadRequestError } from "../domain/errors.ts";
 import { audienceRepo } from "../store/audience-repo.ts";
-import type { Store, Tx } from "../store/database.ts";
-import { type MemberRow, memberRepo } from "../store/member-repo.ts";
+import type { Store } from "../store/database.ts";
+import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { lockWritable } from "./audience-service.ts";
 import { resolveMemberInputs } from "./member-resolution.ts";
+import { listMemberPage } from "./member-service.ts";
+import { syncRuleMemberships } from "./rule-sync.ts";
 
 type Schemas = components["schemas"];
 
@@ -22,14 +23,6 @@ export interface MemberPageQuery {
 }
 
 export function createAudienceMemberService({ store }: { store: Store }) {
-  /** Locks the audience for a membership write; it must exist and be unarchived. */
-  async function lockWritable(tx: Tx, workspaceId: string, audienceId: string) {
-    const audience = (await audienceRepo.lock(tx, workspaceId, [audienceId], "update")).get(audienceId);
-    if (!audience) throw audienceNotFound(audienceId);
-    if (audience.isArchived) throw audienceArchived(audienceId);
-    return audience;
-  }
-
   return {
     add(
       workspaceId: string,
@@ -58,10 +51,12 @@ export function createAudienceMemberService({ store }: { store: Store }) {
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
         const added = await membershipRepo.include(tx, workspaceId, audienceId, memberIds);
         await audienceRepo.addToMemberCount(tx, workspaceId, audienceId, added);
+        // After the include entries: a member added by hand is in this audience whatever its rule says.
+        await syncRuleMemberships(tx, workspaceId, [...resolved.changedIds, ...createdBare]);
         return {
           added,
           alreadyMembers: memberIds.length - added,
-          created: resolved.created + createdBare,
+          created: resolved.created + createdBare.length,
           merged: resolved.merged,
         };
       });
@@ -81,48 +76,8 @@ export function createAudienceMemberService({ store }: { store: Store }) {
       });
     },
 
-    async list(workspaceId: string, audienceId: string, query: MemberPageQuery): Promise<Schemas["MemberPage"]> {
-      if (query.after !== undefined && query.before !== undefined) {
-        throw new BadRequestError("invalid_request", "Send either after or before, not both.", [
-          { pointer: "/query/before", message: "cannot be combined with after" },
-        ]);
-      }
-      const audience = await audienceRepo.find(store.db, workspaceId, audienceId);
-      if (!audience) throw audienceNotFound(audienceId);
-      const search = query.search?.trim() || undefined;
-      const page = await membershipRepo.page(store.db, workspaceId, audienceId, {
-        sortDirection: query.sortDirection ?? "DESC",
-        limit: query.limit ?? 30,
-        after: query.after === undefined ? undefined : decodeCursor(audienceId, query.after, "after"),
-        before: query.before === undefined ? undefined : decodeCursor(audienceId, query.before, "before"),
-        search,
-      });
-      const totalCount = search
-        ? await membershipRepo.countMatching(store.db, workspaceId, audienceId, search)
-        : audience.memberCount;
-      const first = page.rows[0];
-      const last = page.rows.at(-1);
-      return {
-        totalCount,
-        pageInfo: {
-          hasNextPage: page.hasNextPage,
-          hasPreviousPage: page.hasPreviousPage,
-          startCursor: first ? encodeCursor(audienceId, first) : "",
-          endCursor: last ? encodeCursor(audienceId, last) : "",
-        },
-        results: page.rows.map(toMember),
-      };
-    },
-  };
-}
-
-export function toMember(row: MemberRow): Schemas["Member"] {
-  return {
-    id: row.id,
-    createdAt: row.createdAt.toISOString(),
-    email: row.email,
-    fields: withNamedFields(row.fields) as Schemas["Member"]["fields"],
-    alternativeEmails: row.alternativeEmails ?? [],
+    list: (workspaceId: string, audienceId: string, query: MemberPageQuery) =>
+      listMemberPage(store, workspaceId, { ...query, audienceId }),
   };
 }
 

@@ -1,10 +1,13 @@
 import type { components } from "../../generated/api.d.ts";
 import { audienceArchived, audienceNotFound, BadRequestError } from "../domain/errors.ts";
+import { parseFilter, unionFilter } from "../domain/filter.ts";
 import { newId } from "../domain/ids.ts";
 import { normalizeName } from "../domain/names.ts";
-import { audienceRepo } from "../store/audience-repo.ts";
-import type { Store } from "../store/database.ts";
+import { type AudienceRow, audienceRepo } from "../store/audience-repo.ts";
+import type { Store, Tx } from "../store/database.ts";
+import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { toMember } from "./member-view.ts";
 
 type Schemas = components["schemas"];
 
@@ -12,6 +15,14 @@ export interface ListAudiencesQuery {
   includeArchived?: boolean | undefined;
   search?: string | undefined;
   sortDirection?: "ASC" | "DESC" | undefined;
+}
+
+/** Locks the audience for a change; it must exist and be unarchived. */
+export async function lockWritable(tx: Tx, workspaceId: string, id: string): Promise<AudienceRow> {
+  const audience = (await audienceRepo.lock(tx, workspaceId, [id], "update")).get(id);
+  if (!audience) throw audienceNotFound(id);
+  if (audience.isArchived) throw audienceArchived(id);
+  return audience;
 }
 
 export function createAudienceService({ store }: { store: Store }) {
@@ -60,6 +71,43 @@ export function createAudienceService({ store }: { store: Store }) {
       });
     },
 
+    rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
+      const name = normalizeName(rawName);
+      return store.transaction(async (tx) => {
+        const audience = await lockWritable(tx, workspaceId, id);
+        if (audience.name !== name) await audienceRepo.rename(tx, workspaceId, { id, name });
+        return { id, name };
+      });
+    },
+
+    async getFilter(workspaceId: string, id: string): Promise<Schemas["AudienceFilter"]> {
+      const audience = await audienceRepo.find(store.db, workspaceId, id);
+      if (!audience) throw audienceNotFound(id);
+      return { filter: audience.filter, memberCount: audience.memberCount };
+    },
+
+    /** Replaces the rule and recomputes the membership before answering. */
+    setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
+      const filter = rawFilter === null ? null : parseFilter(rawFilter);
+      return store.transaction(async (tx) => {
+        const audience = await lockWritable(tx, workspaceId, id);
+        await audienceRepo.setFilter(tx, workspaceId, id, filter);
+        const { added, removed } = await membershipRepo.recompute(tx, workspaceId, id, filter);
+        await audienceRepo.addToMemberCount(tx, workspaceId, id, added - removed);
+        return { filter, memberCount: audience.memberCount + added - removed };
+      });
+    },
+
+    /** Counts and samples the members a filter matches, saving nothing. */
+    async preview(
+      workspaceId: string,
+      request: { filter: unknown; limit?: number },
+    ): Promise<Schemas["PreviewResult"]> {
+      const filter = parseFilter(request.filter);
+      const { totalCount, rows } = await memberRepo.matching(store.db, workspaceId, filter, request.limit ?? 30);
+      return { totalCount, results: rows.map(toMember) };
+    },
+
     /** A new audience equal to the union of two others at this moment; the sources are unchanged. */
     merge(workspaceId: string, request: Schemas["MergeAudiencesRequest"]): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(request.name);
@@ -77,9 +125,14 @@ export function createAudienceService({ store }: { store: Store }) {
           if (!source) throw audienceNotFound(sourceId);
           if (source.isArchived) throw audienceArchived(sourceId);
         }
-        const merged = await audienceRepo.create(tx, { workspaceId, id: newId("aud"), name });
+        // The merged audience follows either source's rule from now on; members the rule matches
+        // that are in neither source now are excluded, so it starts as exactly their union.
+        const [first, second] = sourceIds.map((id) => sources.get(id)?.filter ?? null);
+        const filter = unionFilter(first ?? null, second ?? null);
+        const merged = await audienceRepo.create(tx, { workspaceId, id: newId("aud"), name, filter });
         const count = await membershipRepo.copyUnion(tx, workspaceId, merged.id, sourceIds);
         await audienceRepo.addToMemberCount(tx, workspaceId, merged.id, count);
+        if (filter !== null) await membershipRepo.excludeMatchesOutside(tx, workspaceId, merged.id, filter);
         return { id: merged.id };
       });
     },

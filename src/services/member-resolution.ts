@@ -1,6 +1,5 @@
 import { newId } from "../domain/ids.ts";
-import type { MemberInput } from "../domain/member-identity.ts";
-import { planMemberUpserts } from "../domain/member-identity.ts";
+import { type MemberInput, planMemberUpserts, type UpsertPlan } from "../domain/member-identity.ts";
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
 import type { Tx } from "../store/database.ts";
 import { memberRepo } from "../store/member-repo.ts";
@@ -9,6 +8,9 @@ export interface ResolvedMembers {
   memberIds: string[];
   created: number;
   merged: number;
+  /** Members created or whose data changed: the ones rule-based audiences must look at again. */
+  changedIds: string[];
+  outcomes: UpsertPlan["outcomes"];
 }
 
 /** Reads what the inputs could match, plans the upserts and writes them, inside the caller's transaction. */
@@ -17,7 +19,7 @@ export async function resolveMemberInputs(
   workspaceId: string,
   inputs: MemberInput[],
 ): Promise<ResolvedMembers> {
-  if (inputs.length === 0) return { memberIds: [], created: 0, merged: 0 };
+  if (inputs.length === 0) return { memberIds: [], created: 0, merged: 0, changedIds: [], outcomes: [] };
   const keys = new Set<string>();
   for (const input of inputs) {
     for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
@@ -39,5 +41,11 @@ export async function resolveMemberInputs(
   await memberRepo.insertWithData(tx, workspaceId, plan.create);
   await memberRepo.updateData(tx, workspaceId, plan.update);
   await memberRepo.claimEmails(tx, workspaceId, plan.claims);
-  return { memberIds: plan.memberIds, created: plan.create.length, merged: plan.update.length };
+  return {
+    memberIds: plan.memberIds,
+    created: plan.create.length,
+    merged: plan.update.length,
+    changedIds: [...plan.create, ...plan.update].map((m) => m.id),
+    outcomes: plan.outcomes,
+  };
 }

@@ -1,5 +1,6 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
 import { audienceNameTaken } from "../domain/errors.ts";
+import type { Filter } from "../domain/filter.ts";
 import { nameKey } from "../domain/names.ts";
 import type { Tx } from "./database.ts";
 import { isUniqueViolation } from "./pg-errors.ts";
@@ -9,7 +10,7 @@ type Reader = PrismaClient | Tx;
 export interface AudienceRow {
   id: string;
   name: string;
-  filter: unknown;
+  filter: Filter | null;
   isArchived: boolean;
   memberCount: number;
   createdAt: Date;
@@ -27,24 +28,28 @@ async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
   }
 }
 
+// Stored filters were validated (parseFilter) before they were written.
+const asRow = (row: Omit<AudienceRow, "filter"> & { filter: unknown }): AudienceRow => row as AudienceRow;
+
 const selectRow = { id: true, name: true, filter: true, isArchived: true, memberCount: true, createdAt: true } as const;
 
 export const audienceRepo = {
   create(
     tx: Reader,
-    audience: { workspaceId: string; id: string; name: string; filter?: unknown; memberCount?: number },
+    audience: { workspaceId: string; id: string; name: string; filter?: Filter | null; memberCount?: number },
   ): Promise<AudienceRow> {
     const filter = audience.filter == null ? Prisma.DbNull : (audience.filter as Prisma.InputJsonValue);
     return guardName(audience.name, () =>
-      tx.audience.create({
-        data: { ...audience, filter, nameKey: nameKey(audience.name) },
-        select: selectRow,
-      }),
+      tx.audience
+        .create({ data: { ...audience, filter, nameKey: nameKey(audience.name) }, select: selectRow })
+        .then(asRow),
     );
   },
 
   find(db: Reader, workspaceId: string, id: string): Promise<AudienceRow | null> {
-    return db.audience.findUnique({ where: { workspaceId_id: { workspaceId, id } }, select: selectRow });
+    return db.audience
+      .findUnique({ where: { workspaceId_id: { workspaceId, id } }, select: selectRow })
+      .then((row) => (row === null ? null : asRow(row)));
   },
 
   /**
@@ -96,6 +101,44 @@ export const audienceRepo = {
         data: { isArchived: false, archivedAt: null, nameKey: nameKey(audience.name) },
       }),
     );
+  },
+
+  rename(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<unknown> {
+    return guardName(audience.name, () =>
+      tx.audience.update({
+        where: { workspaceId_id: { workspaceId, id: audience.id } },
+        data: { name: audience.name, nameKey: nameKey(audience.name) },
+      }),
+    );
+  },
+
+  async setFilter(tx: Tx, workspaceId: string, id: string, filter: Filter | null): Promise<void> {
+    await tx.audience.update({
+      where: { workspaceId_id: { workspaceId, id } },
+      data: { filter: filter === null ? Prisma.DbNull : (filter as Prisma.InputJsonValue) },
+    });
+  },
+
+  /**
+   * Locks every rule-based audience of the workspace (archived ones too: they keep following
+   * their rule, so they are current when restored), in id order, before member data changes:
+   * no filter can change underneath the evaluation, and member_count updates cannot deadlock.
+   */
+  lockRuleBased(tx: Tx, workspaceId: string): Promise<{ id: string; filter: Filter }[]> {
+    return tx.$queryRaw`
+      SELECT id, filter FROM audiences
+      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+      ORDER BY id FOR UPDATE`;
+  },
+
+  /** Applies several audiences' member count changes in one statement. */
+  async addToMemberCounts(tx: Tx, workspaceId: string, deltas: Map<string, number>): Promise<void> {
+    const changed = [...deltas].filter(([, delta]) => delta !== 0);
+    if (changed.length === 0) return;
+    await tx.$executeRaw`
+      UPDATE audiences AS a SET member_count = a.member_count + v.delta, updated_at = now()
+      FROM unnest(${changed.map(([id]) => id)}::text[], ${changed.map(([, delta]) => delta)}::int[]) AS v(id, delta)
+      WHERE a.workspace_id = ${workspaceId} AND a.id = v.id`;
   },
 
   async addToMemberCount(tx: Tx, workspaceId: string, id: string, delta: number): Promise<void> {

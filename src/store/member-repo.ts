@@ -1,7 +1,11 @@
-import { Prisma } from "../../generated/prisma/client.ts";
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { type Filter, type FoldedMember, fold, foldMember } from "../domain/filter.ts";
 import type { MemberData } from "../domain/member-merge.ts";
 import type { Tx } from "./database.ts";
+import { filterSql } from "./filter-sql.ts";
 import { RetryTransaction } from "./pg-errors.ts";
+
+type Reader = PrismaClient | Tx;
 
 export interface MemberRow extends MemberData {
   id: string;
@@ -23,6 +27,43 @@ export const memberRepo = {
       ORDER BY id FOR UPDATE`;
   },
 
+  find(db: Reader, workspaceId: string, id: string): Promise<MemberRow | undefined> {
+    return db.$queryRaw<MemberRow[]>`
+      SELECT ${MEMBER_COLUMNS} FROM members WHERE workspace_id = ${workspaceId} AND id = ${id}`.then((rows) => rows[0]);
+  },
+
+  /** What rule evaluation needs of these members: their folded data and creation time. */
+  folded(tx: Tx, workspaceId: string, ids: string[]): Promise<{ id: string; createdAt: Date; folded: FoldedMember }[]> {
+    return tx.$queryRaw`
+      SELECT id, created_at AS "createdAt", folded FROM members
+      WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
+  },
+
+  /** Deletes members (their e-mails, entries and memberships go with them); returns the ids deleted. */
+  async delete(tx: Tx, workspaceId: string, ids: string[]): Promise<string[]> {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      DELETE FROM members WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[]) RETURNING id`;
+    return rows.map((row) => row.id);
+  },
+
+  /** Removes addresses a member no longer has (only a PATCH can drop one). */
+  async releaseEmails(tx: Tx, workspaceId: string, memberId: string, keep: string[]): Promise<void> {
+    await tx.$executeRaw`
+      DELETE FROM member_emails
+      WHERE workspace_id = ${workspaceId} AND member_id = ${memberId} AND NOT (email_key = ANY(${keep}::text[]))`;
+  },
+
+  /** How many members a filter matches, and the most recent of them. */
+  async matching(db: Reader, workspaceId: string, filter: Filter, limit: number) {
+    const condition = filterSql(filter);
+    const [count] = await db.$queryRaw<{ total: number }[]>`
+      SELECT count(*)::int AS total FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}`;
+    const rows = await db.$queryRaw<MemberRow[]>`
+      SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}
+      ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
+    return { totalCount: count?.total ?? 0, rows };
+  },
+
   /** Which member owns each of these case-folded e-mail addresses. */
   async findEmailOwners(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, string>> {
     if (keys.length === 0) return new Map();
@@ -32,18 +73,16 @@ export const memberRepo = {
     return new Map(rows.map((row) => [row.emailKey, row.memberId]));
   },
 
-  /** Creates members with no data for the ids that do not exist yet; returns how many it created. */
-  async insertBare(tx: Tx, workspaceId: string, ids: string[]): Promise<number> {
-    if (ids.length === 0) return 0;
-    const [row] = await tx.$queryRaw<{ created: number }[]>`
-      WITH inserted AS (
-        INSERT INTO members (workspace_id, id)
-        SELECT ${workspaceId}, id FROM unnest(${ids}::text[]) AS input(id)
-        ON CONFLICT DO NOTHING
-        RETURNING 1
-      )
-      SELECT count(*)::int AS created FROM inserted`;
-    return row?.created ?? 0;
+  /** Creates members with no data for the ids that do not exist yet; returns the ids it created. */
+  async insertBare(tx: Tx, workspaceId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO members (workspace_id, id, folded)
+      SELECT ${workspaceId}, v.id, jsonb_build_object('id', v.folded_id, 'email', NULL, 'emails', '[]'::jsonb, 'fields', '{}'::jsonb)
+      FROM unnest(${ids}::text[], ${ids.map(fold)}::text[]) AS v(id, folded_id)
+      ON CONFLICT DO NOTHING
+      RETURNING id`;
+    return rows.map((row) => row.id);
   },
 
   /** Creates members with data; every id must be new (a concurrent creation retries the transaction). */
@@ -52,10 +91,12 @@ export const memberRepo = {
     const columns = dataColumns(members);
     const [row] = await tx.$queryRaw<{ created: number }[]>`
       WITH inserted AS (
-        INSERT INTO members (workspace_id, id, email, fields, alternative_emails)
-        SELECT ${workspaceId}, v.id, v.email, v.fields::jsonb, ARRAY(SELECT jsonb_array_elements_text(v.alternatives::jsonb))
-        FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[])
-          AS v(id, email, fields, alternatives)
+        INSERT INTO members (workspace_id, id, email, fields, alternative_emails, folded)
+        SELECT ${workspaceId}, v.id, v.email, v.fields::jsonb, ARRAY(SELECT jsonb_array_elements_text(v.alternatives::jsonb)),
+               v.folded::jsonb
+        FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[],
+                    ${columns.folded}::text[])
+          AS v(id, email, fields, alternatives, folded)
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
@@ -68,10 +109,11 @@ export const memberRepo = {
     const columns = dataColumns(members);
     await tx.$executeRaw`
       UPDATE members AS m
-      SET email = v.email, fields = v.fields::jsonb, updated_at = now(),
+      SET email = v.email, fields = v.fields::jsonb, folded = v.folded::jsonb, updated_at = now(),
           alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives::jsonb))
-      FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[])
-        AS v(id, email, fields, alternatives)
+      FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[],
+                  ${columns.folded}::text[])
+        AS v(id, email, fields, alternatives, folded)
       WHERE m.workspace_id = ${workspaceId} AND m.id = v.id`;
   },
 
@@ -100,5 +142,6 @@ function dataColumns(members: { id: string; data: MemberData }[]) {
     emails: members.map((m) => m.data.email),
     fields: members.map((m) => JSON.stringify(m.data.fields)),
     alternatives: members.map((m) => JSON.stringify(m.data.alternativeEmails)),
+    folded: members.map((m) => JSON.stringify(foldMember({ id: m.id, ...m.data }))),
   };
 }

@@ -1,23 +1,7 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
-import type { Position } from "../domain/cursor.ts";
+import type { PrismaClient } from "../../generated/prisma/client.ts";
+import type { Filter } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
-import type { MemberRow } from "./member-repo.ts";
-
-type Reader = PrismaClient | Tx;
-
-export interface PageQuery {
-  sortDirection: "ASC" | "DESC";
-  limit: number;
-  after?: Position | undefined;
-  before?: Position | undefined;
-  search?: string | undefined;
-}
-
-export interface PageRows {
-  rows: MemberRow[];
-  hasNextPage: boolean;
-  hasPreviousPage: boolean;
-}
+import { filterSql } from "./filter-sql.ts";
 
 /**
  * The audience_entries (manual include/exclude) and audience_members (materialized membership)
@@ -87,84 +71,101 @@ export const membershipRepo = {
     return row?.added ?? 0;
   },
 
-  /** One keyset page of the audience's members, with exact hasNextPage/hasPreviousPage. */
-  async page(db: Reader, workspaceId: string, audienceId: string, query: PageQuery): Promise<PageRows> {
-    const backward = query.before !== undefined;
-    const cursor = query.before ?? query.after;
-    // Walking backwards scans against the sort order and reverses the rows afterwards.
-    const scanAscending = (query.sortDirection === "ASC") !== backward;
-    const scope = scopeSql(workspaceId, audienceId, query.search);
-    const direction = scanAscending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-    const fetched = await db.$queryRaw<MemberRow[]>`
-      SELECT am.member_id AS id, am.member_created_at AS "createdAt", m.email, m.fields,
-             m.alternative_emails AS "alternativeEmails"
-      FROM audience_members AS am
-      JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id
-      WHERE ${scope} ${cursor ? Prisma.sql`AND ${beyond(cursor, scanAscending, false)}` : Prisma.empty}
-      ORDER BY am.member_created_at ${direction}, am.member_id ${direction}
-      LIMIT ${query.limit + 1}`;
-    const rows = fetched.slice(0, query.limit);
-    const more = fetched.length > query.limit;
-    // Is there anything on the other side of the page? Past its first row, or, on an empty page,
-    // at or before the cursor. Without a cursor the page starts at the very beginning.
-    const first = rows[0];
-    const behind = cursor
-      ? await exists(
-          db,
-          scope,
-          query.search,
-          first ? beyond(first, !scanAscending, false) : beyond(cursor, !scanAscending, true),
-        )
-      : false;
-    if (backward) rows.reverse();
-    return backward
-      ? { rows, hasPreviousPage: more, hasNextPage: behind }
-      : { rows, hasNextPage: more, hasPreviousPage: behind };
+  /**
+   * Makes the audience's members exactly include ∪ (filter ∧ ¬exclude) again, after its filter
+   * changed: one statement, evaluated in the database. Returns how many joined and left.
+   */
+  async recompute(
+    tx: Tx,
+    workspaceId: string,
+    audienceId: string,
+    filter: Filter | null,
+  ): Promise<{ added: number; removed: number }> {
+    const [row] = await tx.$queryRaw<{ added: number; removed: number }[]>`
+      WITH desired AS (
+        SELECT m.id, m.created_at FROM members AS m
+        LEFT JOIN audience_entries AS e
+          ON e.workspace_id = m.workspace_id AND e.audience_id = ${audienceId} AND e.member_id = m.id
+        WHERE m.workspace_id = ${workspaceId}
+          AND (e.kind = 'include' OR (e.kind IS NULL AND ${filterSql(filter)}))
+      ), removed AS (
+        DELETE FROM audience_members AS am
+        WHERE am.workspace_id = ${workspaceId} AND am.audience_id = ${audienceId}
+          AND NOT EXISTS (SELECT 1 FROM desired AS d WHERE d.id = am.member_id)
+        RETURNING 1
+      ), added AS (
+        INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
+        SELECT ${workspaceId}, ${audienceId}, d.id, d.created_at FROM desired AS d
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT (SELECT count(*)::int FROM added) AS added, (SELECT count(*)::int FROM removed) AS removed`;
+    return { added: row?.added ?? 0, removed: row?.removed ?? 0 };
   },
 
-  /** Members matching search (the caller reads the stored count when there is no search). */
-  async countMatching(db: Reader, workspaceId: string, audienceId: string, search: string): Promise<number> {
-    const [row] = await db.$queryRaw<{ count: number }[]>`
-      SELECT count(*)::int AS count FROM audience_members AS am
-      JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id
-      WHERE ${scopeSql(workspaceId, audienceId, search)}`;
-    return row?.count ?? 0;
+  /**
+   * Writes exclude entries for the members the filter matches that are not members of the
+   * audience now, so that "include ∨ (filter ∧ ¬exclude)" describes its current members.
+   */
+  async excludeMatchesOutside(tx: Tx, workspaceId: string, audienceId: string, filter: Filter): Promise<void> {
+    await tx.$executeRaw`
+      INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind)
+      SELECT m.workspace_id, ${audienceId}, m.id, 'exclude' FROM members AS m
+      WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter)}
+        AND NOT EXISTS (
+          SELECT 1 FROM audience_members AS am
+          WHERE am.workspace_id = m.workspace_id AND am.audience_id = ${audienceId} AND am.member_id = m.id)
+      ON CONFLICT DO NOTHING`;
+  },
+
+  /** The manual entries and current memberships of these members in these audiences. */
+  async stateOf(tx: Tx, workspaceId: string, audienceIds: string[], memberIds: string[]) {
+    const entries = await tx.$queryRaw<{ audienceId: string; memberId: string; kind: "include" | "exclude" }[]>`
+      SELECT audience_id AS "audienceId", member_id AS "memberId", kind::text AS kind FROM audience_entries
+      WHERE workspace_id = ${workspaceId} AND member_id = ANY(${memberIds}::text[]) AND audience_id = ANY(${audienceIds}::text[])`;
+    const current = await tx.$queryRaw<{ audienceId: string; memberId: string }[]>`
+      SELECT audience_id AS "audienceId", member_id AS "memberId" FROM audience_members
+      WHERE workspace_id = ${workspaceId} AND member_id = ANY(${memberIds}::text[]) AND audience_id = ANY(${audienceIds}::text[])`;
+    return { entries, current };
+  },
+
+  async insertPairs(tx: Tx, workspaceId: string, pairs: { audienceId: string; memberId: string; createdAt: Date }[]) {
+    if (pairs.length === 0) return;
+    await tx.$executeRaw`
+      INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
+      SELECT ${workspaceId}, v.audience_id, v.member_id, v.created_at
+      FROM unnest(${pairs.map((p) => p.audienceId)}::text[], ${pairs.map((p) => p.memberId)}::text[],
+                  ${pairs.map((p) => p.createdAt.toISOString())}::timestamptz[]) AS v(audience_id, member_id, created_at)
+      ON CONFLICT DO NOTHING`;
+  },
+
+  async deletePairs(tx: Tx, workspaceId: string, pairs: { audienceId: string; memberId: string }[]) {
+    if (pairs.length === 0) return;
+    await tx.$executeRaw`
+      DELETE FROM audience_members AS am
+      USING unnest(${pairs.map((p) => p.audienceId)}::text[], ${pairs.map((p) => p.memberId)}::text[]) AS v(audience_id, member_id)
+      WHERE am.workspace_id = ${workspaceId} AND am.audience_id = v.audience_id AND am.member_id = v.member_id`;
+  },
+
+  /** How many of these members each audience holds (before they are deleted). */
+  async countByAudience(tx: Tx, workspaceId: string, memberIds: string[]): Promise<Map<string, number>> {
+    const rows = await tx.$queryRaw<{ audienceId: string; count: number }[]>`
+      SELECT audience_id AS "audienceId", count(*)::int AS count FROM audience_members
+      WHERE workspace_id = ${workspaceId} AND member_id = ANY(${memberIds}::text[])
+      GROUP BY audience_id`;
+    return new Map(rows.map((row) => [row.audienceId, row.count]));
+  },
+
+  /** The audiences a member belongs to, and whether by hand or by rule. */
+  memberAudiences(tx: Tx | PrismaClient, workspaceId: string, memberId: string) {
+    return tx.$queryRaw<{ id: string; name: string; isArchived: boolean; reason: "manual" | "rule" }[]>`
+      SELECT a.id, a.name, a.is_archived AS "isArchived",
+             CASE WHEN e.kind = 'include' THEN 'manual' ELSE 'rule' END AS reason
+      FROM audience_members AS am
+      JOIN audiences AS a ON a.workspace_id = am.workspace_id AND a.id = am.audience_id
+      LEFT JOIN audience_entries AS e
+        ON e.workspace_id = am.workspace_id AND e.audience_id = am.audience_id AND e.member_id = am.member_id
+      WHERE am.workspace_id = ${workspaceId} AND am.member_id = ${memberId}
+      ORDER BY a.created_at DESC, a.id DESC`;
   },
 };
-
-function scopeSql(workspaceId: string, audienceId: string, search: string | undefined): Prisma.Sql {
-  const base = Prisma.sql`am.workspace_id = ${workspaceId} AND am.audience_id = ${audienceId}`;
-  if (!search) return base;
-  // strpos, not LIKE: a search term's % and _ are ordinary characters.
-  const term = search.toLowerCase();
-  return Prisma.sql`${base} AND (
-    strpos(lower(coalesce(m.email, '')), ${term}) > 0 OR
-    strpos(lower(coalesce(m.fields->>'firstName', '')), ${term}) > 0 OR
-    strpos(lower(coalesce(m.fields->>'lastName', '')), ${term}) > 0 OR
-    strpos(lower(coalesce(m.fields->>'role', '')), ${term}) > 0 OR
-    strpos(lower(coalesce(m.fields->>'company', '')), ${term}) > 0)`;
-}
-
-/** Rows strictly (or, inclusive, also at) past the position in the given scan direction. */
-function beyond(position: Position, ascending: boolean, inclusive: boolean): Prisma.Sql {
-  const operator = Prisma.raw(ascending ? (inclusive ? ">=" : ">") : inclusive ? "<=" : "<");
-  return Prisma.sql`(am.member_created_at, am.member_id) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
-}
-
-async function exists(
-  db: Reader,
-  scope: Prisma.Sql,
-  search: string | undefined,
-  condition: Prisma.Sql,
-): Promise<boolean> {
-  // The members join is only needed to match a search term.
-  const join = search
-    ? Prisma.sql`JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id`
-    : Prisma.empty;
-  const [row] = await db.$queryRaw<{ found: boolean }[]>`
-    SELECT EXISTS (
-      SELECT 1 FROM audience_members AS am ${join}
-      WHERE ${scope} AND ${condition}
-    ) AS found`;
-  return row?.found ?? false;
-}

@@ -59,11 +59,7 @@ describe("checkResponse", () => {
       { url: "/v0/nope", body: '{"id":"aud_1","name":"A"}' },
       "expected status 404",
     ],
-    [
-      "an unknown method on a known path",
-      { method: "PATCH", body: '{"id":"aud_1","name":"A"}' },
-      "expected status 404",
-    ],
+    ["an unknown method on a known path", { method: "PUT", body: '{"id":"aud_1","name":"A"}' }, "expected status 404"],
     [
       "an unknown route answered with another code",
       { url: "/v0/nope", status: 404, headers: problemJson, body: problem(404, "audience_not_found") },

@@ -1023,6 +1023,7 @@ export const MemberScalarFieldEnum = {
   email: 'email',
   fields: 'fields',
   alternativeEmails: 'alternativeEmails',
+  folded: 'folded',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

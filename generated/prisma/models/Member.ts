@@ -46,6 +46,7 @@ export type MemberCountAggregateOutputType = {
   email: number
   fields: number
   alternativeEmails: number
+  folded: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -74,6 +75,7 @@ export type MemberCountAggregateInputType = {
   email?: true
   fields?: true
   alternativeEmails?: true
+  folded?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -157,6 +159,7 @@ export type MemberGroupByOutputType = {
   email: string | null
   fields: runtime.JsonValue
   alternativeEmails: string[]
+  folded: runtime.JsonValue
   createdAt: Date
   updatedAt: Date
   _count: MemberCountAggregateOutputType | null
@@ -188,6 +191,7 @@ export type MemberWhereInput = {
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
+  folded?: Prisma.JsonFilter<"Member">
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -202,6 +206,7 @@ export type MemberOrderByWithRelationInput = {
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
+  folded?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
@@ -220,6 +225,7 @@ export type MemberWhereUniqueInput = Prisma.AtLeast<{
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
+  folded?: Prisma.JsonFilter<"Member">
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -234,6 +240,7 @@ export type MemberOrderByWithAggregationInput = {
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
+  folded?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MemberCountOrderByAggregateInput
@@ -250,6 +257,7 @@ export type MemberScalarWhereWithAggregatesInput = {
   email?: Prisma.StringNullableWithAggregatesFilter<"Member"> | string | null
   fields?: Prisma.JsonWithAggregatesFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
+  folded?: Prisma.JsonWithAggregatesFilter<"Member">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Member"> | Date | string
 }
@@ -259,6 +267,7 @@ export type MemberCreateInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
@@ -273,6 +282,7 @@ export type MemberUncheckedCreateInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
@@ -285,6 +295,7 @@ export type MemberUpdateInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
@@ -299,6 +310,7 @@ export type MemberUncheckedUpdateInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
@@ -312,6 +324,7 @@ export type MemberCreateManyInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -321,6 +334,7 @@ export type MemberUpdateManyMutationInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -331,6 +345,7 @@ export type MemberUncheckedUpdateManyInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -364,6 +379,7 @@ export type MemberCountOrderByAggregateInput = {
   email?: Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
+  folded?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -487,6 +503,7 @@ export type MemberCreateWithoutWorkspaceInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
@@ -499,6 +516,7 @@ export type MemberUncheckedCreateWithoutWorkspaceInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
@@ -541,6 +559,7 @@ export type MemberScalarWhereInput = {
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
+  folded?: Prisma.JsonFilter<"Member">
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
 }
@@ -550,6 +569,7 @@ export type MemberCreateWithoutEmailsInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
@@ -563,6 +583,7 @@ export type MemberUncheckedCreateWithoutEmailsInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutMemberInput
@@ -590,6 +611,7 @@ export type MemberUpdateWithoutEmailsInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
@@ -603,6 +625,7 @@ export type MemberUncheckedUpdateWithoutEmailsInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutMemberNestedInput
@@ -614,6 +637,7 @@ export type MemberCreateWithoutEntriesInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
@@ -627,6 +651,7 @@ export type MemberUncheckedCreateWithoutEntriesInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
@@ -654,6 +679,7 @@ export type MemberUpdateWithoutEntriesInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
@@ -667,6 +693,7 @@ export type MemberUncheckedUpdateWithoutEntriesInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
@@ -678,6 +705,7 @@ export type MemberCreateWithoutAudiencesInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
@@ -691,6 +719,7 @@ export type MemberUncheckedCreateWithoutAudiencesInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
@@ -718,6 +747,7 @@ export type MemberUpdateWithoutAudiencesInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
@@ -731,6 +761,7 @@ export type MemberUncheckedUpdateWithoutAudiencesInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
@@ -742,6 +773,7 @@ export type MemberCreateManyWorkspaceInput = {
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -751,6 +783,7 @@ export type MemberUpdateWithoutWorkspaceInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
@@ -763,6 +796,7 @@ export type MemberUncheckedUpdateWithoutWorkspaceInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
@@ -775,6 +809,7 @@ export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
+  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -834,6 +869,7 @@ export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
+  folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -849,6 +885,7 @@ export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
+  folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -860,6 +897,7 @@ export type MemberSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
+  folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -871,11 +909,12 @@ export type MemberSelectScalar = {
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
+  folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "email" | "fields" | "alternativeEmails" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
+export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "email" | "fields" | "alternativeEmails" | "folded" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
 export type MemberInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   emails?: boolean | Prisma.Member$emailsArgs<ExtArgs>
@@ -907,6 +946,11 @@ export type $MemberPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      */
     fields: runtime.JsonValue
     alternativeEmails: string[]
+    /**
+     * The member's id, e-mails and field values case-folded by the service: what filters and search
+     * compare against, so that the embedded store and PostgreSQL fold case identically.
+     */
+    folded: runtime.JsonValue
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["member"]>
@@ -1341,6 +1385,7 @@ export interface MemberFieldRefs {
   readonly email: Prisma.FieldRef<"Member", 'String'>
   readonly fields: Prisma.FieldRef<"Member", 'Json'>
   readonly alternativeEmails: Prisma.FieldRef<"Member", 'String[]'>
+  readonly folded: Prisma.FieldRef<"Member", 'Json'>
   readonly createdAt: Prisma.FieldRef<"Member", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Member", 'DateTime'>
 }
