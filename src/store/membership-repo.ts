@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
@@ -73,7 +73,8 @@ export const membershipRepo = {
 
   /**
    * Makes the audience's members exactly include ∪ (filter ∧ ¬exclude) again, after its filter
-   * changed: one statement, evaluated in the database. Returns how many joined and left.
+   * changed: two set-based statements evaluated in the database (members that no longer belong
+   * leave, members that now belong join). Returns how many joined and left.
    */
   async recompute(
     tx: Tx,
@@ -81,26 +82,30 @@ export const membershipRepo = {
     audienceId: string,
     filter: Filter | null,
   ): Promise<{ added: number; removed: number }> {
-    const [row] = await tx.$queryRaw<{ added: number; removed: number }[]>`
-      WITH desired AS (
-        SELECT m.id, m.created_at FROM members AS m
-        LEFT JOIN audience_entries AS e
-          ON e.workspace_id = m.workspace_id AND e.audience_id = ${audienceId} AND e.member_id = m.id
-        WHERE m.workspace_id = ${workspaceId}
-          AND (e.kind = 'include' OR (e.kind IS NULL AND ${filterSql(filter)}))
-      ), removed AS (
+    // Never NULL (a member without an entry has e.kind NULL), so NOT is its exact negation.
+    const belongs = Prisma.sql`(coalesce(e.kind = 'include', false) OR (e.kind IS NULL AND ${filterSql(filter)}))`;
+    const entryJoin = Prisma.sql`LEFT JOIN audience_entries AS e
+      ON e.workspace_id = m.workspace_id AND e.audience_id = ${audienceId} AND e.member_id = m.id`;
+    const [left] = await tx.$queryRaw<{ count: number }[]>`
+      WITH removed AS (
         DELETE FROM audience_members AS am
+        USING members AS m ${entryJoin}
         WHERE am.workspace_id = ${workspaceId} AND am.audience_id = ${audienceId}
-          AND NOT EXISTS (SELECT 1 FROM desired AS d WHERE d.id = am.member_id)
+          AND m.workspace_id = am.workspace_id AND m.id = am.member_id
+          AND NOT ${belongs}
         RETURNING 1
-      ), added AS (
+      )
+      SELECT count(*)::int AS count FROM removed`;
+    const [joined] = await tx.$queryRaw<{ count: number }[]>`
+      WITH added AS (
         INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-        SELECT ${workspaceId}, ${audienceId}, d.id, d.created_at FROM desired AS d
+        SELECT m.workspace_id, ${audienceId}, m.id, m.created_at FROM members AS m ${entryJoin}
+        WHERE m.workspace_id = ${workspaceId} AND ${belongs}
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
-      SELECT (SELECT count(*)::int FROM added) AS added, (SELECT count(*)::int FROM removed) AS removed`;
-    return { added: row?.added ?? 0, removed: row?.removed ?? 0 };
+      SELECT count(*)::int AS count FROM added`;
+    return { added: joined?.count ?? 0, removed: left?.count ?? 0 };
   },
 
   /**
