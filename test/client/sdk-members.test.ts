@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError, type AudienceClient } from "../../src/client/index.ts";
+import { documentedOperations, loadContract } from "../support/contract.ts";
+import { ADMIN_TOKEN, type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { checkedClient, operationsCalled, rejectionOf } from "./sdk-support.ts";
+
+// Every Members and Audience rules operation, called through the SDK on a live server (the other
+// tags are in sdk-audiences.test.ts). Every response is checked against the contract.
+const TAGS = ["Members", "Audience rules"];
+const COVERED_ELSEWHERE = ["Admin", "Audiences", "Audience members"];
+
+const MEMBERS = "/v0/workspaces/{workspaceId}/members";
+const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";
+const FILTER = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter";
+
+let server: LiveServer;
+let api: AudienceClient;
+let workspaceId: string;
+let graceId: string;
+/** A client-chosen id that needs URL-encoding in a path. */
+const adaId = "crm:42/ada lovelace";
+
+beforeAll(async () => {
+  server = await startLiveServer();
+  const admin = checkedClient(server.baseUrl, ADMIN_TOKEN);
+  workspaceId = (await admin.POST("/v0/workspaces", { body: { name: "SDK members workspace" } })).id;
+  const key = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", { params: { path: { workspaceId } } });
+  api = checkedClient(server.baseUrl, key.key);
+
+  const { results } = await api.POST(MEMBERS, {
+    params: { path: { workspaceId } },
+    body: {
+      members: [
+        { id: adaId, email: "ada@acme.example", fields: { firstName: "Ada", company: "Acme" } },
+        { email: "grace@navy.example", fields: { firstName: "Grace", company: "Navy" } },
+      ],
+    },
+  });
+  expect(results).toEqual([
+    { id: adaId, status: "created" },
+    { id: expect.any(String), status: "created" },
+  ]);
+  graceId = results[1]?.id ?? "";
+});
+afterAll(() => server.close());
+
+describe("the SDK's member operations", () => {
+  it("read and update a member, whose id is URL-encoded in the path", async () => {
+    const path = { workspaceId, memberId: adaId };
+    expect(await api.GET(MEMBER, { params: { path } })).toEqual({
+      id: adaId,
+      createdAt: expect.any(String),
+      email: "ada@acme.example",
+      fields: { firstName: "Ada", lastName: "", role: "", company: "Acme" },
+      alternativeEmails: [],
+    });
+    const updated = await api.PATCH(MEMBER, { params: { path }, body: { fields: { role: "Engineer" } } });
+    expect(updated.fields).toEqual({ firstName: "Ada", lastName: "", role: "Engineer", company: "Acme" });
+  });
+
+  it("list the workspace's members across pages", async () => {
+    const ids = [];
+    for await (const member of api.members(MEMBERS, { params: { path: { workspaceId }, query: { limit: 1 } } })) {
+      ids.push(member.id);
+    }
+    expect(ids.sort()).toEqual([adaId, graceId].sort());
+  });
+
+  it("reject an unknown member with a 404 member_not_found ApiError", async () => {
+    const error = await rejectionOf(api.GET(MEMBER, { params: { path: { workspaceId, memberId: "nobody" } } }));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 404, code: "member_not_found", problem: { status: 404 } });
+  });
+});
+
+describe("the SDK's audience rule operations", () => {
+  it("preview a filter, set it on an audience, and follow it from the member's side", async () => {
+    const filter = { field: "fields.company", op: "eq", value: "acme" } as const;
+    const preview = await api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
+      params: { path: { workspaceId } },
+      body: { filter, limit: 10 },
+    });
+    expect(preview.totalCount).toBe(1);
+    expect(preview.results.map((m) => m.id)).toEqual([adaId]);
+
+    const { id: audienceId } = await api.POST("/v0/workspaces/{workspaceId}/audiences", {
+      params: { path: { workspaceId } },
+      body: { name: "Acme people" },
+    });
+    const path = { workspaceId, audienceId };
+    expect(await api.GET(FILTER, { params: { path } })).toEqual({ filter: null, memberCount: 0 });
+    expect(await api.PUT(FILTER, { params: { path }, body: { filter } })).toEqual({ filter, memberCount: 1 });
+
+    const inAudience = [];
+    for await (const member of api.members(MEMBERS, { params: { path: { workspaceId }, query: { audienceId } } })) {
+      inAudience.push(member.id);
+    }
+    expect(inAudience).toEqual([adaId]);
+
+    const audiences = await api.GET(`${MEMBER}/audiences`, { params: { path: { workspaceId, memberId: adaId } } });
+    expect(audiences.results).toEqual([{ id: audienceId, name: "Acme people", isArchived: false, reason: "rule" }]);
+  });
+});
+
+describe("deleting members", () => {
+  it("deletes members from the workspace and counts unknown ids", async () => {
+    const result = await api.DELETE(MEMBERS, {
+      params: { path: { workspaceId } },
+      body: { memberIds: [graceId, "nobody"] },
+    });
+    expect(result).toEqual({ deleted: 1, notFound: 1 });
+    const error = await rejectionOf(api.GET(MEMBER, { params: { path: { workspaceId, memberId: graceId } } }));
+    expect(error).toMatchObject({ status: 404, code: "member_not_found" });
+  });
+});
+
+describe("coverage", () => {
+  const { document } = loadContract();
+  const tagOf = (method: string, path: string) => document.paths[path][method.toLowerCase()].tags?.[0];
+
+  it(`called every ${TAGS.join(", ")} operation through the SDK`, () => {
+    const expected = documentedOperations()
+      .filter(({ method, path }) => TAGS.includes(tagOf(method, path)))
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(expected.length).toBeGreaterThan(5);
+    expect([...operationsCalled].filter((o) => expected.includes(o)).sort()).toEqual(expected.sort());
+  });
+
+  it("leaves no operation of the contract to another tag than the two SDK test files cover", () => {
+    const uncovered = documentedOperations().filter(
+      ({ method, path }) => ![...TAGS, ...COVERED_ELSEWHERE].includes(tagOf(method, path)),
+    );
+    expect(uncovered).toEqual([]);
+  });
+});
