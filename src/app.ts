@@ -47,12 +47,17 @@ export async function buildApp({
   });
   const auth = createAuthService({ store });
   const handlers = createHandlers({
+    ready: () => store.ready(),
     admin: createAdminService({ store, auth }),
     audiences: createAudienceService({ store }),
     audienceMembers: createAudienceMemberService({ store }),
     members: createMemberService({ store }),
   });
 
+  // Every answer names its request, so a client can quote it and an operator can find its log lines.
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(routeNotFound);

@@ -104,3 +104,6 @@ export const unsupportedMediaType = () =>
 
 export const payloadTooLarge = () =>
   new AppError(413, "payload_too_large", "Payload too large", "The request body is larger than the server accepts.");
+
+export const serviceUnavailable = (detail: string) =>
+  new AppError(503, "service_unavailable", "Service unavailable", detail);

@@ -1,3 +1,4 @@
+import { serviceUnavailable } from "../domain/errors.ts";
 import type { AdminService } from "../services/admin-service.ts";
 import type { AudienceMemberService } from "../services/audience-member-service.ts";
 import type { AudienceService } from "../services/audience-service.ts";
@@ -5,6 +6,8 @@ import type { MemberService } from "../services/member-service.ts";
 import type { Handlers } from "./handler-types.ts";
 
 export interface Services {
+  /** Resolves when the database answers and the migrations are applied. */
+  ready: () => Promise<void>;
   admin: AdminService;
   audiences: AudienceService;
   audienceMembers: AudienceMemberService;
@@ -12,8 +15,18 @@ export interface Services {
 }
 
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
-export function createHandlers({ admin, audiences, audienceMembers, members }: Services) {
+export function createHandlers({ ready, admin, audiences, audienceMembers, members }: Services) {
   return {
+    getHealth: async () => ({ status: "ok" as const }),
+    async getReadiness() {
+      try {
+        await ready();
+      } catch {
+        throw serviceUnavailable("The database is not reachable, or its migrations are not applied.");
+      }
+      return { status: "ready" as const };
+    },
+
     async createWorkspace(request, reply) {
       reply.code(201);
       return admin.createWorkspace(request.body.name);
