@@ -102,7 +102,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key stops working at once. Revoking a revoked key succeeds again.
+         * @description The key stops working at once on the server that revoked it, and within 5 seconds on every
+         *     other server process (each caches a verified key that long). Revoking a revoked key succeeds
+         *     again.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -155,6 +157,12 @@ export interface paths {
          * @description Creates a new audience whose members are the union of the two audiences' members at this
          *     moment. Both sources must be distinct, unarchived audiences of the workspace; they are left
          *     unchanged. The new name follows the same rules as `createAudience`.
+         *
+         *     The new audience keeps following member changes: its filter is `any` of the sources'
+         *     filters, and its manual additions are both sources' ones. Members its filter matches that
+         *     are in neither source at this moment are excluded by hand, so it starts as exactly the
+         *     union. (A merged filter may exceed the depth and size limits that apply to filters clients
+         *     send.)
          */
         post: operations["mergeAudiences"];
         delete?: never;
