@@ -674,7 +674,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -722,8 +722,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`). */
+        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`). */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The Idempotency-Key was used before with a different request (`idempotency_key_reused`). */
+        UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
             };
@@ -751,6 +760,17 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+         *     key and the same body (from the same API key, within 24 hours) gets the first response
+         *     again, status and body, without executing again, marked with the response header
+         *     `Idempotent-Replayed: true`. The same key with a different body is refused
+         *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+         *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+         *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+         * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+         */
+        IdempotencyKey: string;
         /** @description Page size. */
         Limit: number;
         /** @description Return the members after this cursor (a previous page's `endCursor`). */
@@ -847,7 +867,19 @@ export interface operations {
     createWorkspace: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -868,14 +900,28 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -900,8 +946,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     revokeApiKey: {
@@ -966,7 +1014,19 @@ export interface operations {
     createAudience: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -994,12 +1054,25 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     mergeAudiences: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -1028,6 +1101,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     getAudience: {
@@ -1125,7 +1199,19 @@ export interface operations {
     restoreAudience: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -1150,6 +1236,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     listAudienceMembers: {
@@ -1195,7 +1282,19 @@ export interface operations {
     addAudienceMembers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -1226,6 +1325,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     removeAudienceMembers: {
@@ -1267,7 +1367,19 @@ export interface operations {
     previewAudience: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -1292,8 +1404,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     getAudienceFilter: {
@@ -1404,7 +1518,19 @@ export interface operations {
     upsertMembers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -1432,6 +1558,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     deleteMembers: {

@@ -7,12 +7,26 @@
 //
 //   MOCK_PORT (default 4010) and MOCK_HOST (default 127.0.0.1) choose where it listens.
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse, stringify } from "yaml";
 
 const port = process.env.MOCK_PORT ?? "4010";
 const host = process.env.MOCK_HOST ?? "127.0.0.1";
 const prism = fileURLToPath(new URL("../node_modules/@stoplight/prism-cli/dist/index.js", import.meta.url));
-const contract = fileURLToPath(new URL("../openapi/openapi.yaml", import.meta.url));
+const source = fileURLToPath(new URL("../openapi/openapi.yaml", import.meta.url));
+
+// Prism answers an invalid request with the operation's 422 response when one is documented, and
+// 422 here means idempotency_key_reused, which a stateless mock can never produce. The mock serves
+// the contract without those responses, so invalid requests get the 400 the real service sends.
+const document = parse(readFileSync(source, "utf8"));
+for (const item of Object.values<Record<string, { responses?: Record<string, unknown> }>>(document.paths)) {
+  for (const operation of Object.values(item)) delete operation?.responses?.["422"];
+}
+const contract = join(mkdtempSync(join(tmpdir(), "audience-mock-")), "openapi.yaml");
+writeFileSync(contract, stringify(document));
 
 // Values from the contract's examples; any well-formed id and any bearer token work.
 console.log(`Mock API on http://${host}:${port}, for example:

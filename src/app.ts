@@ -5,6 +5,7 @@ import { randomBase62 } from "./domain/ids.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
+import { registerIdempotency } from "./http/idempotency.ts";
 import { problemErrorHandler, routeNotFound } from "./http/problem.ts";
 import { createSecurityHandlers } from "./http/security.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
@@ -58,6 +59,7 @@ export async function buildApp({
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
+  registerIdempotency(app, store);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(routeNotFound);

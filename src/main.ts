@@ -3,11 +3,16 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { createAdminService } from "./services/admin-service.ts";
 import { createAuthService } from "./services/auth-service.ts";
 import { openStore } from "./store/database.ts";
+import { idempotencyRepo } from "./store/idempotency-repo.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const first = await createAdminService({ store, auth: createAuthService({ store }) }).bootstrap();
+  // Responses kept for Idempotency-Key replays expire after 24 hours.
+  const purge = () => idempotencyRepo.purgeExpired(store.db).catch(() => 0);
+  await purge();
+  setInterval(purge, 3_600_000).unref();
   const app = await buildApp({
     store,
     adminToken: config.ADMIN_TOKEN,

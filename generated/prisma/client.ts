@@ -78,3 +78,9 @@ export type AudienceEntry = Prisma.AudienceEntryModel
  * member_created_at is copied from the member (it never changes) so pages are index range scans.
  */
 export type AudienceMember = Prisma.AudienceMemberModel
+/**
+ * Model IdempotencyKey
+ * Responses kept for Idempotency-Key replays, per API key (key_id "admin" for the admin token,
+ * whose requests have workspace_id ""), for 24 hours.
+ */
+export type IdempotencyKey = Prisma.IdempotencyKeyModel

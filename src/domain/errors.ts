@@ -75,13 +75,17 @@ export class NotFoundError extends AppError {
 
 export class ConflictError extends AppError {
   constructor(
-    code: Extract<ProblemCode, "audience_name_taken" | "audience_archived" | "member_identity_conflict">,
+    code: Extract<
+      ProblemCode,
+      "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "idempotency_key_in_progress"
+    >,
     detail: string,
   ) {
     const titles = {
       audience_name_taken: "Audience name taken",
       audience_archived: "Audience archived",
       member_identity_conflict: "Member identity conflict",
+      idempotency_key_in_progress: "Idempotency key in progress",
     } as const;
     super(409, code, titles[code], detail);
   }

@@ -19,6 +19,7 @@ export function createSecurityHandlers({ auth, adminToken }: { auth: AuthService
       const principal = await auth.authenticate(bearerToken(request));
       const { workspaceId } = request.params as { workspaceId?: string };
       if (workspaceId !== principal.workspaceId) throw new ForbiddenError();
+      request.principal = principal;
     },
 
     async adminToken(request: FastifyRequest): Promise<void> {
@@ -29,6 +30,7 @@ export function createSecurityHandlers({ auth, adminToken }: { auth: AuthService
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         throw new UnauthorizedError("Send the admin token as: Authorization: Bearer <token>");
       }
+      request.principal = { workspaceId: "", keyId: "admin" };
     },
   };
 }

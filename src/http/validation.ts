@@ -21,7 +21,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     // fastify-openapi-glue gives every schema with a recursive $ref (the filter language) the same
     // placeholder $id; the refs are document-local, so the id is dropped rather than shared.
     const { $id: _placeholder, ...rest } = schema as { $id?: string };
-    const validate = (httpPart === "body" ? bodyAjv : paramAjv).compile(rest);
+    const validate = (httpPart === "body" ? bodyAjv : paramAjv).compile(
+      httpPart === "headers" ? lowerCaseHeaderNames(rest) : rest,
+    );
     // Fastify reads the errors from the function it was given, so they are copied onto it.
     const guarded = (data: unknown) => {
       try {
@@ -39,5 +41,14 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     };
     guarded.errors = null as typeof validate.errors;
     return guarded;
+  };
+}
+
+/** Node lower-cases incoming header names; the contract spells them as on the wire (Idempotency-Key). */
+function lowerCaseHeaderNames(schema: { properties?: Record<string, unknown>; required?: string[] }) {
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, s]) => [name.toLowerCase(), s])),
+    ...(schema.required ? { required: schema.required.map((name) => name.toLowerCase()) } : {}),
   };
 }

@@ -57,7 +57,8 @@ export const ModelName = {
   Member: 'Member',
   MemberEmail: 'MemberEmail',
   AudienceEntry: 'AudienceEntry',
-  AudienceMember: 'AudienceMember'
+  AudienceMember: 'AudienceMember',
+  IdempotencyKey: 'IdempotencyKey'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -155,6 +156,21 @@ export const AudienceMemberScalarFieldEnum = {
 } as const
 
 export type AudienceMemberScalarFieldEnum = (typeof AudienceMemberScalarFieldEnum)[keyof typeof AudienceMemberScalarFieldEnum]
+
+
+export const IdempotencyKeyScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  keyId: 'keyId',
+  idempotencyKey: 'idempotencyKey',
+  requestHash: 'requestHash',
+  statusCode: 'statusCode',
+  contentType: 'contentType',
+  responseBody: 'responseBody',
+  createdAt: 'createdAt',
+  completedAt: 'completedAt'
+} as const
+
+export type IdempotencyKeyScalarFieldEnum = (typeof IdempotencyKeyScalarFieldEnum)[keyof typeof IdempotencyKeyScalarFieldEnum]
 
 
 export const SortOrder = {
