@@ -7,6 +7,7 @@ import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { registerIdempotency } from "./http/idempotency.ts";
 import { problemErrorHandler, routeNotFound } from "./http/problem.ts";
+import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
 import { createSecurityHandlers } from "./http/security.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createAdminService } from "./services/admin-service.ts";
@@ -18,6 +19,8 @@ import type { Store } from "./store/database.ts";
 
 export interface AppOptions {
   store: Store;
+  /** Requests per API key per window; absent or max 0: not limited. */
+  rateLimit?: RateLimitOptions | undefined;
   adminToken?: string | undefined;
   bodyLimit?: number;
   logger?: FastifyServerOptions["logger"];
@@ -35,6 +38,7 @@ export async function buildApp({
   adminToken,
   bodyLimit = 1_048_576,
   logger = false,
+  rateLimit,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -60,6 +64,7 @@ export async function buildApp({
     reply.header("x-request-id", request.id);
   });
   registerIdempotency(app, store);
+  if (rateLimit) await registerRateLimit(app, store, rateLimit);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(routeNotFound);

@@ -9,6 +9,7 @@ export interface Config {
   ADMIN_TOKEN?: string;
   LOG_LEVEL: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   BODY_LIMIT: number;
+  RATE_LIMIT_PER_MINUTE: number;
 }
 
 const schema = {
@@ -25,6 +26,7 @@ const schema = {
       default: "info",
     },
     BODY_LIMIT: { type: "integer", minimum: 1024, maximum: 104857600, default: 1048576 },
+    RATE_LIMIT_PER_MINUTE: { type: "integer", minimum: 0, maximum: 10000000, default: 6000 },
   },
 } as const;
 

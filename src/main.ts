@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     store,
     adminToken: config.ADMIN_TOKEN,
     bodyLimit: config.BODY_LIMIT,
+    rateLimit: { max: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
     logger: { level: config.LOG_LEVEL },
   });
 

@@ -84,3 +84,9 @@ export type AudienceMember = Prisma.AudienceMemberModel
  * whose requests have workspace_id ""), for 24 hours.
  */
 export type IdempotencyKey = Prisma.IdempotencyKeyModel
+/**
+ * Model RateLimitBucket
+ * Request counts per API key in the current fixed window, shared by every server process on the
+ * same PostgreSQL database (the embedded store, one process by nature, counts in memory).
+ */
+export type RateLimitBucket = Prisma.RateLimitBucketModel

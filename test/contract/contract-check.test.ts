@@ -123,7 +123,15 @@ describe("the contract's own examples", () => {
             method,
             url: path.replace(/\{[^}]+\}/g, "x1"),
             status: Number(status),
-            headers: { "content-type": mediaType },
+            headers: {
+              "content-type": mediaType,
+              ...Object.fromEntries(
+                Object.entries<any>(resolved.headers ?? {}).map(([name, header]) => [
+                  name.toLowerCase(),
+                  String(header.example),
+                ]),
+              ),
+            },
             body: JSON.stringify(example.value),
           },
         })),

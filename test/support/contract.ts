@@ -116,6 +116,7 @@ export function checkResponse(res: ContractResponse): void {
     pointer = response.$ref;
     response = resolvePointer(contract.document, pointer);
   }
+  checkHeaders(contract, res, response.headers ?? {}, pointer);
   if (!response.content) {
     if (res.body !== "")
       throw violation(res, [`${operation.operationId} ${res.status} declares no content, but the body is not empty`]);
@@ -127,6 +128,29 @@ export function checkResponse(res: ContractResponse): void {
     response.content,
     (mediaType) => `${CONTRACT_ID}${pointer}/content/${escapeToken(mediaType)}/schema`,
   );
+}
+
+/** Each header the response declares: present when required, and valid against its schema. */
+function checkHeaders(contract: Contract, res: ContractResponse, headers: Record<string, any>, pointer: string): void {
+  const problems: string[] = [];
+  for (const [name, declared] of Object.entries(headers)) {
+    const raw = res.headers[name.toLowerCase()];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value === undefined) {
+      if (declared.required) problems.push(`header ${name}: is required`);
+      continue;
+    }
+    const ref = `${CONTRACT_ID}${pointer}/headers/${escapeToken(name)}/schema`;
+    let validate = contract.validators.get(ref);
+    if (!validate) {
+      validate = contract.ajv.compile({ $ref: ref });
+      contract.validators.set(ref, validate);
+    }
+    // Header values are text; a numeric schema is checked against the number the text spells.
+    const typed = /^-?\d+(\.\d+)?$/.test(value) && declared.schema?.type !== "string" ? Number(value) : value;
+    if (!validate(typed)) problems.push(`header ${name}: ${JSON.stringify(value)} ${validate.errors?.[0]?.message}`);
+  }
+  if (problems.length > 0) throw violation(res, problems);
 }
 
 /** The Error thrown for a response that breaks the contract. */

@@ -19,7 +19,8 @@ export interface LiveServer {
 export async function startLiveServer(): Promise<LiveServer> {
   const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
   const store = await openStore({ databaseUrl: database?.url, poolSize: 5 });
-  const app = await buildApp({ store, adminToken: ADMIN_TOKEN });
+  // The production default limit, so every API test runs with rate limiting on.
+  const app = await buildApp({ store, adminToken: ADMIN_TOKEN, rateLimit: { max: 6000, windowMs: 60_000 } });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     baseUrl,

@@ -58,7 +58,8 @@ export const ModelName = {
   MemberEmail: 'MemberEmail',
   AudienceEntry: 'AudienceEntry',
   AudienceMember: 'AudienceMember',
-  IdempotencyKey: 'IdempotencyKey'
+  IdempotencyKey: 'IdempotencyKey',
+  RateLimitBucket: 'RateLimitBucket'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -171,6 +172,16 @@ export const IdempotencyKeyScalarFieldEnum = {
 } as const
 
 export type IdempotencyKeyScalarFieldEnum = (typeof IdempotencyKeyScalarFieldEnum)[keyof typeof IdempotencyKeyScalarFieldEnum]
+
+
+export const RateLimitBucketScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  keyId: 'keyId',
+  windowStart: 'windowStart',
+  count: 'count'
+} as const
+
+export type RateLimitBucketScalarFieldEnum = (typeof RateLimitBucketScalarFieldEnum)[keyof typeof RateLimitBucketScalarFieldEnum]
 
 
 export const SortOrder = {
