@@ -2,13 +2,15 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import openapiGlue from "fastify-openapi-glue";
 import { BadRequestError, unsupportedMediaType } from "./domain/errors.ts";
 import { randomBase62 } from "./domain/ids.ts";
+import { answerClientError } from "./http/client-errors.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { registerIdempotency } from "./http/idempotency.ts";
-import { problemErrorHandler, routeNotFound } from "./http/problem.ts";
+import { problemErrorHandler, routeNotFound, sendProblem } from "./http/problem.ts";
 import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
 import { createSecurityHandlers } from "./http/security.ts";
+import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createAdminService } from "./services/admin-service.ts";
 import { createAudienceMemberService } from "./services/audience-member-service.ts";
@@ -49,6 +51,16 @@ export async function buildApp({
     return503OnClosing: true,
     // The contract has no HEAD operations; answer them like any other unknown route.
     exposeHeadRoutes: false,
+    // A client that trickles its request (headers and body) is cut off after 60 s, so slow
+    // requests cannot hold connections and buffers indefinitely.
+    requestTimeout: 60_000,
+    // Member ids may be 255 characters, percent-encoded up to 12 bytes each in a path.
+    routerOptions: { maxParamLength: 3100 },
+    clientErrorHandler: answerClientError,
+    // Errors the router raises before any route runs (a malformed %-escape in the path) are
+    // problem documents too.
+    frameworkErrors: (error, request, reply) =>
+      sendProblem(request, reply, new BadRequestError("invalid_request", `The URL is not valid: ${error.message}`)),
   });
   const auth = createAuthService({ store });
   const handlers = createHandlers({
@@ -62,7 +74,11 @@ export async function buildApp({
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    // An empty path segment (/workspaces//audiences) names nothing: no operation answers it.
+    if (Object.values((request.params ?? {}) as Record<string, string>).includes(""))
+      return routeNotFound(request, reply);
   });
+  app.addHook("preValidation", async (request) => rejectMalformedText(request));
   registerIdempotency(app, store);
   if (rateLimit) await registerRateLimit(app, store, rateLimit);
   app.setValidatorCompiler(createValidatorCompiler());

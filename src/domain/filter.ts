@@ -12,6 +12,9 @@ const STRING_OPS = new Set<Op>(["eq", "ne", "contains", "startsWith", "endsWith"
 const LIST_OPS = new Set<Op>(["in", "notIn"]);
 const PRESENCE_OPS = new Set<Op>(["exists", "notExists"]);
 const TIME_OPS = new Set<Op>(["before", "after"]);
+// Timestamps PostgreSQL can hold; the year 0000 and beyond 9999 are refused.
+const FIRST_TIME = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
 const FIELD_PATTERN = /^(id|email|anyEmail|createdAt|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
 
 /**
@@ -73,17 +76,18 @@ function parseCondition(
   }
   if (LIST_OPS.has(condition.op)) {
     const ok = Array.isArray(value) && value.length >= 1 && value.length <= 100;
-    if (!ok || !(value as unknown[]).every((v) => typeof v === "string" && v.length <= 1024)) {
+    if (!ok || !(value as unknown[]).every((v) => typeof v === "string" && v.length <= 1024 && !v.includes("\u0000"))) {
       fail(`${at}/value`, "must be a list of 1 to 100 strings of at most 1,024 characters");
     }
     return { ...condition, value: value as string[] };
   }
-  if (typeof value !== "string" || value.length > 1024)
-    fail(`${at}/value`, "must be a string of at most 1,024 characters");
+  if (typeof value !== "string" || value.length > 1024 || value.includes("\u0000")) {
+    fail(`${at}/value`, "must be a string of at most 1,024 characters, without NUL");
+  }
   if (isTime) {
     const time = Date.parse(value as string);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(value as string) || Number.isNaN(time)) {
-      fail(`${at}/value`, "must be an ISO 8601 timestamp");
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(value as string) || !(time >= FIRST_TIME && time <= LAST_TIME)) {
+      fail(`${at}/value`, "must be an ISO 8601 timestamp in the years 0001 to 9999");
     }
     return { ...condition, value: new Date(time).toISOString() };
   }

@@ -102,7 +102,8 @@ export async function listMemberPage(
     if (!audience) throw audienceNotFound(audienceId);
     storedCount = audience.memberCount;
   }
-  const scope = audienceId ?? "members";
+  // A workspace listing's cursors name the workspace, so another workspace's are refused.
+  const scope = audienceId ?? `members:${workspaceId}`;
   const listing = (withMembers: boolean) =>
     audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId, withMembers);
   const search = query.search?.trim() || undefined;

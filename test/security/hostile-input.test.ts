@@ -1,0 +1,279 @@
+import { writeFileSync } from "node:fs";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import { ADMIN_TOKEN, call, type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { at, documentedCodes, type OperationShape, operationShapes, validatorAt } from "./contract-shapes.ts";
+import { type DbState, diffDb, snapshotDb } from "./db-state.ts";
+import { type HostileRequest, hostileRequests, type Seed, sweepRequests } from "./hostile-requests.ts";
+import { SWEEP_VALUES } from "./hostile-values.ts";
+
+/**
+ * Hostile input, generated from the contract: for every operation, requests made invalid in one
+ * place (a body node that breaks its schema, malformed JSON, a wrong media type, an odd path
+ * segment, a bad query value or header), sent with valid credentials so they reach validation.
+ * Every answer must be documented (call() checks it against the contract), a rejection must be a
+ * 4xx problem document with a code documented for that status, nothing may answer 5xx, and a
+ * rejected request must leave every table of the store exactly as it was.
+ */
+const SEED = Number(process.env.HOSTILE_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS_WITH_BODY = 64;
+const RUNS_WITHOUT_BODY = 40;
+const RUNS_WITHOUT_INPUT = 5;
+const MIN_REJECTED = 1_000;
+
+const FILTER = {
+  all: [
+    { field: "fields.company", op: "eq", value: "Acme" },
+    {
+      any: [
+        { field: "anyEmail", op: "endsWith", value: "@example.com" },
+        { field: "id", op: "in", value: ["m1", "m2"] },
+      ],
+    },
+    { not: { field: "createdAt", op: "before", value: "2000-01-01T00:00:00.000Z" } },
+    { field: "email", op: "exists" },
+  ],
+};
+
+interface Finding {
+  operationId: string;
+  kind: string;
+  what: string;
+  request: string;
+  answer: string;
+}
+
+let server: LiveServer;
+let ws: TestWorkspace;
+let seeds: Record<string, Seed>;
+let baseline: DbState;
+const shapes = operationShapes();
+const stats = { generated: 0, rejected: 0, accepted: 0, schemaInvalid: 0, fiveXx: 0 };
+const perOperation = new Map<string, { rejected: number; accepted: number }>();
+/** Refused requests per kind of hostility (body.tooLong, path.memberId, query.limit, …). */
+const perKind = new Map<string, number>();
+const findings: Finding[] = [];
+
+beforeAll(async () => {
+  server = await startLiveServer();
+  ws = await createWorkspace(server);
+  const a1 = await createAudience(ws, "Hostile A");
+  const a2 = await createAudience(ws, "Hostile B");
+  const archiveTarget = await createAudience(ws, "Hostile archive target");
+  const archived = await createAudience(ws, "Hostile archived");
+  await ws.call("POST", "/members", {
+    body: {
+      members: [
+        { id: "m1", email: "m1@example.com", fields: { firstName: "Ada", company: "Acme" } },
+        { id: "m2", email: "m2@example.com", alternativeEmails: ["m2b@example.com"], fields: { company: "Acme" } },
+        { id: "victim", email: "victim@example.com" },
+      ],
+    },
+  });
+  await addMembers(ws, a1, { memberIds: ["m1", "m2"] });
+  await addMembers(ws, archived, { memberIds: ["m1"] });
+  await ws.call("DELETE", `/audiences/${archived}`);
+  expect((await ws.call("PUT", `/audiences/${a2}/filter`, { body: { filter: FILTER } })).status).toBe(200);
+  const page = await ws.call("GET", `/audiences/${a1}/members?limit=1`);
+  const spareKey = await call(server, "POST", `/v0/workspaces/${ws.id}/api-keys`, { token: ADMIN_TOKEN, body: {} });
+  const w = { workspaceId: ws.id };
+  seeds = {
+    createWorkspace: { path: {}, body: { name: "Hostile workspace" } },
+    createApiKey: { path: w, body: { name: "hostile" } },
+    revokeApiKey: { path: { ...w, keyId: spareKey.body.id } },
+    createAudience: { path: w, body: { name: "Seed audience" } },
+    listAudiences: { path: w, query: { includeArchived: "true", search: "Hostile", sortDirection: "ASC" } },
+    mergeAudiences: { path: w, body: { name: "Merged seed", audienceIds: [a1, a2] } },
+    getAudience: { path: { ...w, audienceId: a1 } },
+    updateAudience: { path: { ...w, audienceId: a1 }, body: { name: "Hostile A" } },
+    archiveAudience: { path: { ...w, audienceId: archiveTarget } },
+    restoreAudience: { path: { ...w, audienceId: archived } },
+    addAudienceMembers: {
+      path: { ...w, audienceId: a1 },
+      body: {
+        memberIds: ["m1", "m2"],
+        members: [
+          {
+            id: "m3",
+            email: "m3@example.com",
+            fields: { firstName: "Ann", company: "Acme" },
+            alternativeEmails: ["m3b@example.com"],
+          },
+        ],
+      },
+    },
+    removeAudienceMembers: { path: { ...w, audienceId: a1 }, body: { memberIds: ["m2"] } },
+    listAudienceMembers: {
+      path: { ...w, audienceId: a1 },
+      query: { limit: "2", sortDirection: "DESC", search: "example", after: page.body.pageInfo.endCursor },
+    },
+    previewAudience: { path: w, body: { filter: FILTER, limit: 10 } },
+    getAudienceFilter: { path: { ...w, audienceId: a2 } },
+    setAudienceFilter: { path: { ...w, audienceId: a2 }, body: { filter: FILTER } },
+    upsertMembers: {
+      path: w,
+      body: {
+        members: [
+          { id: "m4", email: "m4@example.com", fields: { role: "Eng" }, alternativeEmails: ["m4b@example.com"] },
+          { email: "m5@example.com" },
+        ],
+      },
+    },
+    listMembers: {
+      path: w,
+      query: { audienceId: a1, limit: "2", sortDirection: "ASC", before: page.body.pageInfo.startCursor },
+    },
+    deleteMembers: { path: w, body: { memberIds: ["victim", "nobody"] } },
+    getMember: { path: { ...w, memberId: "m1" } },
+    updateMember: {
+      path: { ...w, memberId: "m1" },
+      body: { email: "m1@example.com", fields: { firstName: "Ada", nickname: null }, alternativeEmails: ["m1b@x.org"] },
+    },
+    listMemberAudiences: { path: { ...w, memberId: "m1" } },
+  };
+  baseline = await snapshotDb(server.store);
+});
+afterAll(() => server?.close());
+
+/** A valid request for an operation this file has no seed for: the contract's example and known ids. */
+function seedFor(shape: OperationShape): Seed {
+  const known = seeds[shape.operationId];
+  if (known) return known;
+  const ids: Record<string, string> = { workspaceId: ws.id, audienceId: seeds.getAudience?.path.audienceId ?? "" };
+  const path = Object.fromEntries(
+    shape.params.filter((p) => p.in === "path").map((p) => [p.name, ids[p.name] ?? "m1"]),
+  );
+  const examples = shape.body ? at(shape.body.pointer.replace(/\/schema$/, "/examples")) : undefined;
+  const example = examples ? (Object.values(examples)[0] as { value?: unknown }).value : undefined;
+  return { path, ...(example === undefined ? {} : { body: example }) };
+}
+
+function credentials(shape: OperationShape): Record<string, string> {
+  if (shape.security === "none") return {};
+  return { authorization: `Bearer ${shape.security === "adminToken" ? ADMIN_TOKEN : ws.key}` };
+}
+
+const clip = (text: string, n = 300) => (text.length > n ? `${text.slice(0, n)}… (${text.length} chars)` : text);
+
+function record(request: HostileRequest, url: string, what: string, answer: string) {
+  const body = request.rawBody === undefined ? "" : ` ${JSON.stringify(clip(request.rawBody, 200))}`;
+  const type = request.headers["content-type"] ? ` [${request.headers["content-type"]}]` : "";
+  findings.push({
+    operationId: request.operationId,
+    kind: request.kind,
+    what,
+    request: `${request.method} ${clip(url, 200)}${type}${body}`,
+    answer: clip(answer),
+  });
+}
+
+/** Sends one hostile request and checks its answer and the store; never throws, it records. */
+async function send(request: HostileRequest): Promise<void> {
+  stats.generated++;
+  if (request.schemaValid === false) stats.schemaInvalid++;
+  const target = new URL(server.baseUrl + request.url);
+  const url = target.pathname + target.search;
+  const counts = perOperation.get(request.operationId) ?? { rejected: 0, accepted: 0 };
+  perOperation.set(request.operationId, counts);
+  let status: number;
+  try {
+    const response = await call(server, request.method, url, {
+      headers: request.headers,
+      ...(request.rawBody === undefined ? {} : { rawBody: request.rawBody }),
+    });
+    status = response.status;
+    if (status >= 500) {
+      stats.fiveXx++;
+      record(request, url, `${status} ${response.body?.code}`, response.text);
+    } else if (status >= 400) {
+      const codes = documentedCodes(request.method, url, status);
+      if (codes.length > 0 && !codes.includes(response.body?.code)) {
+        record(request, url, `${status} ${response.body?.code} is not a code documented for ${status}`, response.text);
+      }
+    } else if (status >= 300) {
+      record(request, url, `unexpected status ${status}`, response.text);
+    }
+  } catch (error) {
+    // call() threw: the answer breaks the contract (undocumented status, not a problem document, …).
+    const message = (error as Error).message;
+    status = Number(/-> (\d{3})/.exec(message)?.[1] ?? 0);
+    if (status >= 500) stats.fiveXx++;
+    record(request, url, `contract violation (${status})`, message);
+  }
+  const after = await snapshotDb(server.store);
+  if (status >= 200 && status < 300) {
+    counts.accepted++;
+    stats.accepted++;
+  } else {
+    counts.rejected++;
+    if (status >= 400 && status < 500) stats.rejected++;
+    const family = (request.kind.split(" ")[0] ?? "").replace(/^(sweep\.(body|query|path)).*/, "$1");
+    perKind.set(family, (perKind.get(family) ?? 0) + 1);
+    const changed = diffDb(baseline, after);
+    if (changed.length > 0) record(request, url, `refused with ${status} but wrote: ${changed.join("; ")}`, "");
+  }
+  baseline = after;
+}
+
+describe("hostile input generated from the contract", () => {
+  it("starts from seed bodies that the contract accepts, so each mutation is what makes a request bad", () => {
+    for (const shape of shapes) {
+      const seed = seedFor(shape);
+      if (shape.body && seed.body !== undefined) {
+        expect(validatorAt(shape.body.pointer)(seed.body), shape.operationId).toBe(true);
+      }
+    }
+  });
+
+  it.each(shapes.map((shape, index) => [shape.operationId, shape, index] as const))(
+    "%s: every hostile request gets a documented 4xx problem, no 5xx, and changes nothing",
+    async (operationId, shape, index) => {
+      const hasInput = shape.body !== undefined || shape.params.length > 0;
+      const numRuns = shape.body ? RUNS_WITH_BODY : hasInput ? RUNS_WITHOUT_BODY : RUNS_WITHOUT_INPUT;
+      await fc.assert(fc.asyncProperty(hostileRequests(shape, seedFor(shape), credentials(shape)), send), {
+        numRuns,
+        seed: SEED + index,
+      });
+      for (const request of sweepRequests(shape, seedFor(shape), credentials(shape), SWEEP_VALUES)) await send(request);
+      const mine = findings.filter((f) => f.operationId === operationId);
+      expect(mine.map((f) => `${f.kind}: ${f.what}\n    ${f.request}\n    -> ${f.answer}`)).toEqual([]);
+    },
+  );
+
+  it("tried at least 1,000 bad inputs, saw no 5xx, and every rejection left the store unchanged", () => {
+    const distinct = new Map<string, Finding & { count: number }>();
+    for (const f of findings) {
+      const key = `${f.operationId} ${f.kind.split(" ")[0]} ${f.what.slice(0, 60)}`;
+      const seen = distinct.get(key);
+      if (seen) seen.count++;
+      else distinct.set(key, { ...f, count: 1 });
+    }
+    const table = [...perOperation].map(
+      ([op, c]) => `  ${op.padEnd(24)} refused ${c.rejected}, accepted ${c.accepted}`,
+    );
+    console.log(
+      [
+        `Hostile input (seed ${SEED}, ${server.store.kind} store):`,
+        `  requests generated: ${stats.generated}`,
+        `  bad inputs tried (not accepted): ${stats.generated - stats.accepted}, of which 4xx: ${stats.rejected}`,
+        `  accepted as valid after all (2xx, not counted): ${stats.accepted}`,
+        `  bodies invalid against the contract schema: ${stats.schemaInvalid}`,
+        `  5xx seen: ${stats.fiveXx}`,
+        `  findings: ${findings.length} (${distinct.size} distinct)`,
+        `  refused by kind: ${[...perKind]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, n]) => `${k} ${n}`)
+          .join(", ")}`,
+        ...table,
+        ...[...distinct.values()].map(
+          (f) => `  ! ${f.operationId} ${f.kind} (x${f.count}): ${f.what}\n      ${f.request}\n      -> ${f.answer}`,
+        ),
+      ].join("\n"),
+    );
+    if (process.env.HOSTILE_REPORT) writeFileSync(process.env.HOSTILE_REPORT, JSON.stringify(findings, null, 2));
+    expect(stats.rejected).toBeGreaterThanOrEqual(MIN_REJECTED);
+    expect(stats.fiveXx).toBe(0);
+    expect(findings).toEqual([]);
+  });
+});
