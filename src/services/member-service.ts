@@ -62,7 +62,7 @@ export function createMemberService({ store }: { store: Store }) {
       return store.transaction(async (tx) => {
         // Locking the member rows first keeps anyone from adding them to an audience meanwhile,
         // so the counts taken next are exactly what the delete removes.
-        const existing = (await memberRepo.findForUpdate(tx, workspaceId, memberIds)).map((m) => m.id);
+        const existing = (await memberRepo.findForUpdate(tx, workspaceId, memberIds, "delete")).map((m) => m.id);
         const counts = await membershipRepo.countByAudience(tx, workspaceId, existing);
         await audienceRepo.lock(tx, workspaceId, [...counts.keys()], "update");
         await memberRepo.delete(tx, workspaceId, existing);

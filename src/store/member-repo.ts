@@ -18,13 +18,24 @@ const MEMBER_COLUMNS = Prisma.raw(
 
 /** Bulk member writes: one statement per kind of write, arrays passed as parameters (unnest). */
 export const memberRepo = {
-  /** The members with these ids, their rows locked (in id order) against concurrent merges. */
-  findForUpdate(tx: Tx, workspaceId: string, ids: string[]): Promise<MemberRow[]> {
+  /**
+   * The members with these ids, their rows locked in id order. A data change takes FOR NO KEY
+   * UPDATE, which still lets other transactions insert rows referencing these members (their
+   * foreign-key checks take FOR KEY SHARE): merges and adds need not wait, and cannot deadlock with
+   * it. Deleting takes FOR UPDATE, which keeps such inserts out until it commits.
+   */
+  findForUpdate(
+    tx: Tx,
+    workspaceId: string,
+    ids: string[],
+    purpose: "change" | "delete" = "change",
+  ): Promise<MemberRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
+    const lock = purpose === "delete" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR NO KEY UPDATE`;
     return tx.$queryRaw<MemberRow[]>`
       SELECT ${MEMBER_COLUMNS} FROM members
       WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])
-      ORDER BY id FOR UPDATE`;
+      ORDER BY id ${lock}`;
   },
 
   find(db: Reader, workspaceId: string, id: string): Promise<MemberRow | undefined> {
