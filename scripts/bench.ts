@@ -1,0 +1,247 @@
+// `npm run bench`: the service's performance against this machine's raw limits. Builds its own
+// data, runs each scenario beside its raw baseline (the same work done by single SQL statements
+// through the driver, or by a bare Fastify route), prints a table and one JSON line per scenario.
+// Targets are reported, never asserted: the exit code is non-zero only when the run itself fails.
+//
+//   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test npm run bench [-- --quick]
+//   npm run bench -- --embedded [--quick]
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { createClient } from "./bench/http.ts";
+import { type BenchOptions, parseOptions } from "./bench/options.ts";
+import { procStatusMb, RssSampler, type ServiceProcess, startService } from "./bench/processes.ts";
+import { openPgliteRaw, openPgRaw, type RawDb } from "./bench/raw.ts";
+import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
+import {
+  bulkAddNew,
+  bulkAddWithData,
+  type Context,
+  getThroughput,
+  measureGet,
+  mergeAudiences,
+  optionalScenarios,
+  pages,
+  runOptional,
+  type State,
+} from "./bench/scenarios.ts";
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+/** Undone in reverse order at the end, whatever happens. */
+const cleanups: (() => Promise<unknown>)[] = [];
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    await cleanup().catch((error: unknown) => log(`cleanup: ${(error as Error).message}`));
+  }
+}
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+};
+
+interface Stores {
+  rawDatabaseUrl?: string;
+  /** Opens the raw baseline's database (run while the service starts). */
+  openRaw(): Promise<RawDb>;
+  serviceSettings: { databaseUrl?: string; dataDir?: string };
+  analyze(): Promise<void>;
+  describe: string;
+}
+
+async function openStores(opts: BenchOptions): Promise<Stores> {
+  if (opts.store === "postgres") {
+    const adminUrl = opts.databaseUrl as string;
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(adminUrl).hostname)) {
+      throw new Error("the benchmark only targets a PostgreSQL server on this machine (127.0.0.1)");
+    }
+    const admin = new pg.Pool({ connectionString: adminUrl, max: 1 });
+    admin.on("error", () => {});
+    cleanups.push(() => admin.end());
+    const name = `bench_${randomBytes(5).toString("hex")}`;
+    for (const database of [name, `${name}_raw`]) {
+      await admin.query(`CREATE DATABASE ${database}`);
+      if (opts.keep) log(`keeping database ${database} (--keep)`);
+      else cleanups.push(() => admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+    }
+    const serviceUrl = withDatabase(adminUrl, name);
+    const service = new pg.Pool({ connectionString: serviceUrl, max: 1 });
+    service.on("error", () => {});
+    cleanups.push(() => service.end());
+    const [version] = (await admin.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows;
+    let raw: RawDb | undefined;
+    return {
+      async openRaw() {
+        raw = await openPgRaw(withDatabase(adminUrl, `${name}_raw`));
+        cleanups.push(() => (raw as RawDb).close());
+        return raw;
+      },
+      serviceSettings: { databaseUrl: serviceUrl },
+      rawDatabaseUrl: withDatabase(adminUrl, `${name}_raw`),
+      analyze: async () => {
+        await Promise.all([raw?.query("ANALYZE"), service.query("ANALYZE")]);
+      },
+      describe: `PostgreSQL ${version?.v} (databases ${name}, ${name}_raw)`,
+    };
+  }
+  const dir = await mkdtemp(join(os.tmpdir(), "audience-bench-"));
+  if (opts.keep) log(`keeping ${dir} (--keep)`);
+  else cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return {
+    async openRaw() {
+      const raw = await openPgliteRaw(join(dir, "raw"));
+      cleanups.push(() => raw.close());
+      return raw;
+    },
+    serviceSettings: { dataDir: join(dir, "service") },
+    // PGlite has no autovacuum: the service's embedded store runs as it would, unanalyzed.
+    analyze: async () => {},
+    describe: `embedded PGlite (server DATA_DIR ${join(dir, "service")}, raw baseline in-process)`,
+  };
+}
+
+async function main(): Promise<number> {
+  const opts = parseOptions(process.argv.slice(2), process.env);
+  const started = Date.now();
+  const loadAtStart = os.loadavg()[0] ?? 0;
+  const deadline = started + opts.maxMinutes * 60_000;
+  const stores = await openStores(opts);
+  const adminToken = randomBytes(24).toString("hex");
+  const serviceSettings = {
+    ...stores.serviceSettings,
+    adminToken,
+    // 10,000 members with e-mail and 4 fields is about 1.3 MB of JSON: more than the default 1 MiB.
+    bodyLimit: 16 * 1_048_576,
+    cpuProfDir: opts.cpuProfDir,
+  };
+  log(`starting the service (${stores.describe})`);
+  const opening = stores.openRaw();
+  opening.catch(() => {}); // reported by the await below
+  let service: ServiceProcess = await startService({ ...serviceSettings, rateLimitPerMinute: 0 });
+  cleanups.push(() => service.stop());
+  const raw = await opening;
+  if (!service.workspaceId || !service.apiKey) throw new Error(`no first-start banner:\n${service.tail()}`);
+  const rss = new RssSampler(service.pid);
+  cleanups.push(async () => rss.stop());
+  const api = createClient(service.baseUrl, service.apiKey);
+  const admin = createClient(service.baseUrl, adminToken);
+  cleanups.push(async () => {
+    api.close();
+    admin.close();
+  });
+  await raw.query(`INSERT INTO workspaces (workspace_id, name) VALUES ($1, 'bench')`, [service.workspaceId]);
+
+  const rows: ResultRow[] = [];
+  const ctx: Context = {
+    opts,
+    service,
+    rss,
+    workspaceId: service.workspaceId,
+    apiKey: service.apiKey,
+    api,
+    admin,
+    raw,
+    rawDatabaseUrl: stores.rawDatabaseUrl,
+    rows,
+    deadline,
+    log,
+    analyze: stores.analyze,
+  };
+  const state: State = {};
+  const context = {
+    store: opts.store,
+    size: opts.size,
+    batch: opts.batch,
+    quick: opts.quick,
+  };
+  const print = () => {
+    const title =
+      `audience-service benchmark: ${stores.describe}; ${opts.size.toLocaleString("en-US")} members, ` +
+      `${opts.batch.toLocaleString("en-US")} per request${opts.quick ? " (--quick)" : ""}\n` +
+      `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+      `node ${process.version}; run took ${Math.round((Date.now() - started) / 1_000)} s; ` +
+      `1-min load average ${loadAtStart.toFixed(1)} at start, ${(os.loadavg()[0] ?? 0).toFixed(1)} at the end`;
+    process.stdout.write(`\n${formatTable(rows, title)}\n\n`);
+    for (const row of rows) process.stdout.write(`${jsonLine(row, context)}\n`);
+  };
+
+  try {
+    const skip = opts.skip;
+    await bulkAddNew(ctx, state);
+    if (!skip.has("pages")) await pages(ctx, state);
+    if (!skip.has("throughput")) await getThroughput(ctx, state);
+    if (!skip.has("data")) await bulkAddWithData(ctx);
+    if (!skip.has("merge")) await mergeAudiences(ctx);
+    if (!skip.has("rules")) for (const entry of optionalScenarios) await runOptional(ctx, entry);
+
+    const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);
+    rows.push({
+      scenario: "server_peak_rss",
+      label: "server peak RSS over the whole run",
+      unit: "MB",
+      value: peak,
+      baseline: state.bareRssMb ?? null,
+      baselineLabel: "bare Fastify process",
+      ratio: state.bareRssMb ? peak / state.bareRssMb : null,
+      target: "≤ 300 MB",
+      pass: peak <= 300,
+      serverPeakRssMb: peak,
+    });
+
+    if (opts.rateLimitedRun && state.everyone && state.bareRps) {
+      // The default configuration limits every API key (6,000/min); measured apart with a limit
+      // too high to be reached, so that only the limiter's own cost shows.
+      log("HTTP throughput again, restarted with rate limiting on (RATE_LIMIT_PER_MINUTE=10000000)");
+      rss.stop();
+      await service.stop();
+      service = await startService({ ...serviceSettings, rateLimitPerMinute: 10_000_000 });
+      const limited = createClient(service.baseUrl, ctx.apiKey);
+      const probe = await limited.call(
+        "GET",
+        `/v0/workspaces/${ctx.workspaceId}/audiences/${state.everyone}`,
+        undefined,
+        200,
+      );
+      limited.close();
+      ctx.service = service;
+      ctx.rss = new RssSampler(service.pid);
+      const row = await measureGet(ctx, state.everyone, state.bareRps);
+      ctx.rss.stop();
+      rows.push({
+        ...row,
+        scenario: "get_audience_throughput_rate_limited",
+        label: "GET …/audiences/:id throughput, rate limiting on",
+        target: "(info)",
+        pass: null,
+        note:
+          probe.headers["ratelimit-limit"] === undefined
+            ? "no RateLimit-Limit header: rate limiting is not active in this build"
+            : `limiter on: ${opts.store === "postgres" ? "one rate_limit_buckets upsert per request" : "in-memory counts"}`,
+      });
+    }
+  } catch (error) {
+    if (rows.length > 0) print();
+    throw error;
+  }
+  print();
+  return 0;
+}
+
+process.on("SIGINT", () => {
+  log("interrupted: cleaning up");
+  void cleanUp().then(() => process.exit(130));
+});
+
+let code = 1;
+try {
+  code = await main();
+} catch (error) {
+  log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  code = 1;
+}
+await cleanUp();
+process.exit(code);

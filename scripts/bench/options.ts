@@ -1,0 +1,131 @@
+import { parseArgs } from "node:util";
+
+export interface BenchOptions {
+  store: "postgres" | "embedded";
+  /** Where to create the run's databases (PostgreSQL only); any database on the server. */
+  databaseUrl?: string | undefined;
+  quick: boolean;
+  /** Members added to the big audience (scenario 1), and so the size of the workspace. */
+  size: number;
+  /** Member ids or members per request. */
+  batch: number;
+  /** Entries of the bulk add with member data (half of them already exist). */
+  dataSize: number;
+  pageWarmup: number;
+  pageSamples: number;
+  /** Seconds of load per HTTP throughput measurement, after a warm-up of loadWarmup seconds. */
+  loadSeconds: number;
+  loadWarmup: number;
+  connections: number;
+  /** Also measure GET …/audiences/:id with rate limiting on (a second server start). */
+  rateLimitedRun: boolean;
+  /** Start the server under test with --cpu-prof; profiles land in this directory. */
+  cpuProfDir?: string | undefined;
+  /** Keep the run's databases / data directories for inspection (EXPLAIN ANALYZE). */
+  keep: boolean;
+  /** Every loop gives up after this many minutes in all. */
+  maxMinutes: number;
+  /** Scenario groups left out (the bulk add always runs: the others build on it). */
+  skip: Set<SkippableGroup>;
+}
+
+export const SKIPPABLE = ["pages", "throughput", "data", "merge", "rules"] as const;
+export type SkippableGroup = (typeof SKIPPABLE)[number];
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  PostgreSQL: DATABASE_URL=postgresql://user@host:5432/db npm run bench
+              (creates bench_<random> and bench_<random>_raw on that server, drops them at the end)
+  Embedded:   npm run bench -- --embedded
+              (PGlite: the server in a temporary DATA_DIR, the raw baseline in-process)
+
+Options:
+  --quick              small sizes for a CI smoke run (timings are reported, never asserted)
+  --embedded           benchmark the embedded store (PGlite) instead of PostgreSQL
+  --size=N             members in the big audience (default 1000000, --quick 20000)
+  --batch=N            ids per request (default 10000, --quick 2000)
+  --data-size=N        entries of the bulk add with member data (default size/5)
+  --samples=N          page requests measured per depth (default 200, --quick 30)
+  --duration=S         seconds of HTTP load per throughput run (default 10, --quick 1)
+  --connections=N      autocannon connections (default 10)
+  --rate-limited, --no-rate-limited
+                       the extra GET throughput run with rate limiting on (a server restart;
+                       default on, off with --quick)
+  --cpu-prof=DIR       run the server under test with node --cpu-prof, profiles in DIR
+  --keep               keep the run's databases / data directories
+  --max-minutes=M      give up after M minutes (default 60, --quick 5)
+  --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules
+                       (e.g. to keep a database for EXPLAIN ANALYZE quickly)
+`;
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      embedded: { type: "boolean", default: false },
+      size: { type: "string" },
+      batch: { type: "string" },
+      "data-size": { type: "string" },
+      samples: { type: "string" },
+      duration: { type: "string" },
+      connections: { type: "string" },
+      "rate-limited": { type: "boolean" },
+      "cpu-prof": { type: "string" },
+      keep: { type: "boolean", default: false },
+      "max-minutes": { type: "string" },
+      skip: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+    allowNegative: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick;
+  const int = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer in ${min}…${max}`);
+    return n;
+  };
+  const batch = int("batch", values.batch, quick ? 2_000 : 10_000, 10, 10_000);
+  // Whole batches only: the page cursors are computed from the batch layout.
+  const size = Math.ceil(int("size", values.size, quick ? 20_000 : 1_000_000, 1_000, 9_000_000) / batch) * batch;
+  const dataSize = Math.ceil(int("data-size", values["data-size"], size / 5, 2, 9_000_000) / batch) * batch;
+  const store = values.embedded ? "embedded" : "postgres";
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (store === "postgres" && !databaseUrl) {
+    throw new Error(`Set DATABASE_URL to benchmark PostgreSQL, or pass --embedded.\n\n${USAGE}`);
+  }
+  return {
+    store,
+    databaseUrl: store === "postgres" ? databaseUrl : undefined,
+    quick,
+    size,
+    batch,
+    dataSize,
+    pageWarmup: quick ? 5 : 20,
+    pageSamples: int("samples", values.samples, quick ? 30 : 200, 5, 100_000),
+    loadSeconds: int("duration", values.duration, quick ? 1 : 10, 1, 600),
+    loadWarmup: quick ? 1 : 3,
+    connections: int("connections", values.connections, 10, 1, 1_000),
+    rateLimitedRun: values["rate-limited"] ?? !quick,
+    cpuProfDir: values["cpu-prof"],
+    keep: values.keep,
+    maxMinutes: int("max-minutes", values["max-minutes"], quick ? 5 : 60, 1, 24 * 60),
+    skip: parseSkip(values.skip),
+  };
+}
+
+function parseSkip(raw: string | undefined): Set<SkippableGroup> {
+  const groups = (raw ?? "").split(",").filter(Boolean);
+  for (const group of groups) {
+    if (!(SKIPPABLE as readonly string[]).includes(group)) {
+      throw new Error(`--skip: unknown group ${group}; one of ${SKIPPABLE.join(", ")}`);
+    }
+  }
+  return new Set(groups as SkippableGroup[]);
+}

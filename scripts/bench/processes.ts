@@ -1,0 +1,263 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Reads one "Vm…:  123 kB" line of /proc/<pid>/status, in MiB; null once the process is gone. */
+export function procStatusMb(pid: number, field: "VmRSS" | "VmHWM"): number | null {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** User + system CPU seconds the process has used (Linux clock ticks are 1/100 s). */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's resident set every intervalMs: the peak over the whole run and per window. */
+export class RssSampler {
+  peakMb = 0;
+  private windowPeakMb = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pid: number,
+    intervalMs = 100,
+  ) {
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    const rss = procStatusMb(this.pid, "VmRSS");
+    if (rss === null) return;
+    this.peakMb = Math.max(this.peakMb, rss);
+    this.windowPeakMb = Math.max(this.windowPeakMb, rss);
+  }
+
+  /** Starts a new window; returns the peak of the one that ends. */
+  nextWindow(): number {
+    this.sample();
+    const peak = this.windowPeakMb;
+    this.windowPeakMb = procStatusMb(this.pid, "VmRSS") ?? 0;
+    return peak;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  pid: number;
+  /** The last lines the process wrote, for error messages. */
+  tail(): string;
+  /** Resolves with the first stdout line matching the pattern. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  /** SIGTERM, then SIGKILL after graceMs; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Starts `node [nodeArgs] script` in the repository, tracking its output line by line. */
+export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
+  const child = spawn(process.execPath, nodeArgs, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  if (child.pid === undefined) throw new Error(`could not start node ${nodeArgs.join(" ")}`);
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
+  let exited = false;
+  let buffered = "";
+  const onLine = (line: string) => {
+    lines.push(line);
+    if (lines.length > 200) lines.shift();
+    for (const waiter of [...waiters]) {
+      const match = waiter.pattern.exec(line);
+      if (match) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(match);
+      }
+    }
+  };
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    buffered += chunk;
+    const parts = buffered.split("\n");
+    buffered = parts.pop() ?? "";
+    for (const part of parts) onLine(part);
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    for (const part of chunk.split("\n")) if (part) onLine(`[stderr] ${part}`);
+  });
+  const exit = new Promise<void>((resolve) =>
+    child.on("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const tail = () => lines.slice(-30).join("\n");
+  return {
+    child,
+    pid: child.pid,
+    tail,
+    waitFor(pattern, timeoutMs) {
+      for (const line of lines) {
+        const match = pattern.exec(line);
+        if (match) return Promise.resolve(match);
+      }
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; output:\n${tail()}`));
+        }, timeoutMs);
+        const waiter = {
+          pattern,
+          resolve: (m: RegExpExecArray) => {
+            clearTimeout(timer);
+            resolve(m);
+          },
+        };
+        waiters.push(waiter);
+        void exit.then(() => {
+          clearTimeout(timer);
+          if (waiters.includes(waiter)) reject(new Error(`process exited (${child.exitCode}); output:\n${tail()}`));
+        });
+      });
+    },
+    async stop(graceMs = 15_000) {
+      if (exited) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The environment for a child: this process's, minus any database settings it must not inherit. */
+export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of ["DATABASE_URL", "DATA_DIR", "TEST_DATABASE_URL", "PORT", "HOST", "NODE_OPTIONS"]) delete env[key];
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+export interface ServiceSettings {
+  databaseUrl?: string | undefined;
+  dataDir?: string | undefined;
+  adminToken: string;
+  rateLimitPerMinute: number;
+  bodyLimit: number;
+  cpuProfDir?: string | undefined;
+}
+
+export interface ServiceProcess extends Spawned {
+  baseUrl: string;
+  /** From the first-start banner; absent when the store already held a workspace. */
+  workspaceId?: string | undefined;
+  apiKey?: string | undefined;
+}
+
+/** Starts the service as `node --import tsx src/main.ts`, as npm start does, and waits until it listens. */
+export async function startService(settings: ServiceSettings): Promise<ServiceProcess> {
+  const profile = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
+  const spawned = spawnNode(
+    [...profile, "--import", "tsx", "src/main.ts"],
+    childEnv({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATABASE_URL: settings.databaseUrl,
+      DATA_DIR: settings.dataDir,
+      ADMIN_TOKEN: settings.adminToken,
+      LOG_LEVEL: "warn",
+      BODY_LIMIT: String(settings.bodyLimit),
+      RATE_LIMIT_PER_MINUTE: String(settings.rateLimitPerMinute),
+    }),
+  );
+  try {
+    const [, baseUrl] = await spawned.waitFor(/listening on (http:\/\/\S+)/, 120_000);
+    // On a fresh store the banner follows the listening line at once.
+    const workspace = await spawned.waitFor(/export WORKSPACE_ID=(\S+)/, 2_000).catch(() => undefined);
+    const key = workspace ? await spawned.waitFor(/export API_KEY=(\S+)/, 2_000).catch(() => undefined) : undefined;
+    return { ...spawned, baseUrl: baseUrl as string, workspaceId: workspace?.[1], apiKey: key?.[1] };
+  } catch (error) {
+    await spawned.stop(2_000);
+    throw error;
+  }
+}
+
+/** The bare Fastify route the HTTP throughput is compared with, in its own process. */
+export async function startBareServer(
+  env: Record<string, string | undefined>,
+): Promise<Spawned & { url: string; sqlUrl?: string | undefined }> {
+  const spawned = spawnNode(["--import", "tsx", "scripts/bench/bare-server.ts"], childEnv(env));
+  try {
+    const [, url, sql] = await spawned.waitFor(/bare route at (http:\/\/\S+)( and \S+)?/, 60_000);
+    const base = (url as string).replace(/\/bare\/audience$/, "");
+    return { ...spawned, url: url as string, sqlUrl: sql ? `${base}/bare/audience-sql` : undefined };
+  } catch (error) {
+    await spawned.stop(2_000);
+    throw error;
+  }
+}
+
+export interface LoadResult {
+  requestsPerSec: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const autocannonBin = createRequire(import.meta.url).resolve("autocannon/autocannon.js");
+
+/** Runs autocannon in its own process against a loopback URL and returns its summary. */
+export async function autocannon(
+  url: string,
+  { connections, seconds, headers = {} }: { connections: number; seconds: number; headers?: Record<string, string> },
+): Promise<LoadResult> {
+  if (new URL(url).hostname !== "127.0.0.1") throw new Error(`the benchmark only targets 127.0.0.1: ${url}`);
+  const args = [autocannonBin, "-c", String(connections), "-d", String(seconds), "--json", "-n"];
+  for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`);
+  args.push(url);
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: childEnv({}) });
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    err += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), (seconds + 60) * 1_000);
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  clearTimeout(timer);
+  const json = out.slice(out.indexOf("{"));
+  if (code !== 0 || !json) throw new Error(`autocannon failed (exit ${code}): ${err.slice(-1_000)}`);
+  const result = JSON.parse(json) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+    timeouts: number;
+  };
+  return {
+    requestsPerSec: result.requests.average,
+    total: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+  };
+}
