@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { checkResponse } from "../support/contract.ts";
+import { createDatabase } from "../support/live-server.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const PROCESS_ADMIN_TOKEN = "reliability-admin-token-0123456789";
@@ -147,21 +146,4 @@ export async function listAudienceMembers(server: { baseUrl: string }, apiKey: s
 }
 
 /** A PostgreSQL database of its own on TEST_DATABASE_URL's server, dropped afterwards. */
-export async function createTestDatabase(serverUrl: string) {
-  const name = `audience_reliability_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
+export const createTestDatabase = (serverUrl: string) => createDatabase(serverUrl, "audience_reliability");

@@ -33,8 +33,9 @@ export async function startLiveServer(): Promise<LiveServer> {
   };
 }
 
-async function createDatabase(serverUrl: string) {
-  const name = `audience_test_${randomBytes(6).toString("hex")}`;
+/** A PostgreSQL database of its own on the server at serverUrl, dropped by drop(). */
+export async function createDatabase(serverUrl: string, prefix = "audience_test") {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
