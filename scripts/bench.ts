@@ -72,7 +72,14 @@ async function openStores(opts: BenchOptions): Promise<Stores> {
     const service = new pg.Pool({ connectionString: serviceUrl, max: 1 });
     service.on("error", () => {});
     cleanups.push(() => service.end());
-    const [version] = (await admin.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows;
+    const [version] = (
+      await admin.query<{ v: string; settings: string }>(
+        `SELECT current_setting('server_version') AS v, concat_ws(', ',
+           'autovacuum=' || current_setting('autovacuum'), 'shared_buffers=' || current_setting('shared_buffers'),
+           'work_mem=' || current_setting('work_mem'), 'max_wal_size=' || current_setting('max_wal_size'),
+           'synchronous_commit=' || current_setting('synchronous_commit')) AS settings`,
+      )
+    ).rows;
     let raw: RawDb | undefined;
     return {
       async openRaw() {
@@ -85,7 +92,7 @@ async function openStores(opts: BenchOptions): Promise<Stores> {
       analyze: async () => {
         await Promise.all([raw?.query("ANALYZE"), service.query("ANALYZE")]);
       },
-      describe: `PostgreSQL ${version?.v} (databases ${name}, ${name}_raw)`,
+      describe: `PostgreSQL ${version?.v} (${version?.settings}; databases ${name}, ${name}_raw)`,
     };
   }
   const dir = await mkdtemp(join(os.tmpdir(), "audience-bench-"));
