@@ -186,6 +186,11 @@ export interface paths {
         /**
          * Retrieve an audience
          * @description Archived audiences can still be retrieved.
+         *
+         *     Each server process keeps recently read audiences in memory. A rename is visible at once on
+         *     the server that made it; on a PostgreSQL store, the database notifies every other process
+         *     when it commits, so they answer with the new name within milliseconds (and within 5 seconds
+         *     if notifications cannot be received).
          */
         get: operations["getAudience"];
         put?: never;

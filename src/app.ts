@@ -13,6 +13,7 @@ import { createSecurityHandlers } from "./http/security.ts";
 import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createAdminService } from "./services/admin-service.ts";
+import { createAudienceCache } from "./services/audience-cache.ts";
 import { createAudienceMemberService } from "./services/audience-member-service.ts";
 import { createAudienceService } from "./services/audience-service.ts";
 import { createAuthService } from "./services/auth-service.ts";
@@ -26,6 +27,8 @@ export interface AppOptions {
   adminToken?: string | undefined;
   bodyLimit?: number;
   logger?: FastifyServerOptions["logger"];
+  /** How long a read audience is trusted without change reports (the default: 5 s). */
+  audienceCacheTtlMs?: number | undefined;
 }
 
 async function requireBody(request: { body?: unknown }): Promise<void> {
@@ -41,6 +44,7 @@ export async function buildApp({
   bodyLimit = 1_048_576,
   logger = false,
   rateLimit,
+  audienceCacheTtlMs,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -63,10 +67,16 @@ export async function buildApp({
       sendProblem(request, reply, new BadRequestError("invalid_request", `The URL is not valid: ${error.message}`)),
   });
   const auth = createAuthService({ store });
+  const cache = createAudienceCache(audienceCacheTtlMs === undefined ? {} : { ttlMs: audienceCacheTtlMs });
+  const stopWatching = store.watchAudiences({
+    changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
+    live: (isLive) => cache.setLive(isLive),
+  });
+  app.addHook("onClose", () => stopWatching());
   const handlers = createHandlers({
     ready: () => store.ready(),
     admin: createAdminService({ store, auth }),
-    audiences: createAudienceService({ store }),
+    audiences: createAudienceService({ store, cache }),
     audienceMembers: createAudienceMemberService({ store }),
     members: createMemberService({ store }),
   });

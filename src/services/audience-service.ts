@@ -7,6 +7,7 @@ import { type AudienceRow, audienceRepo } from "../store/audience-repo.ts";
 import type { Store, Tx } from "../store/database.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import type { AudienceCache } from "./audience-cache.ts";
 import { toMember } from "./member-view.ts";
 
 type Schemas = components["schemas"];
@@ -25,7 +26,7 @@ export async function lockWritable(tx: Tx, workspaceId: string, id: string): Pro
   return audience;
 }
 
-export function createAudienceService({ store }: { store: Store }) {
+export function createAudienceService({ store, cache }: { store: Store; cache: AudienceCache }) {
   return {
     async create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const audience = await audienceRepo.create(store.db, {
@@ -37,7 +38,7 @@ export function createAudienceService({ store }: { store: Store }) {
     },
 
     async get(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
-      const audience = await audienceRepo.find(store.db, workspaceId, id);
+      const audience = await cache.read(workspaceId, id, () => audienceRepo.findName(store.db, workspaceId, id));
       if (!audience) throw audienceNotFound(id);
       return { id: audience.id, name: audience.name };
     },
@@ -71,13 +72,18 @@ export function createAudienceService({ store }: { store: Store }) {
       });
     },
 
-    rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
+    async rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
       const name = normalizeName(rawName);
-      return store.transaction(async (tx) => {
-        const audience = await lockWritable(tx, workspaceId, id);
-        if (audience.name !== name) await audienceRepo.rename(tx, workspaceId, { id, name });
-        return { id, name };
-      });
+      try {
+        return await store.transaction(async (tx) => {
+          const audience = await lockWritable(tx, workspaceId, id);
+          if (audience.name !== name) await audienceRepo.rename(tx, workspaceId, { id, name });
+          return { id, name };
+        });
+      } finally {
+        // Here at once; other processes hear of it from the database.
+        cache.invalidate(workspaceId, id);
+      }
     },
 
     async getFilter(workspaceId: string, id: string): Promise<Schemas["AudienceFilter"]> {

@@ -52,6 +52,13 @@ export const audienceRepo = {
       .then((row) => (row === null ? null : asRow(row)));
   },
 
+  /** Only the id and name, read without Prisma's query building: getAudience's hot path. */
+  async findName(db: Reader, workspaceId: string, id: string): Promise<{ id: string; name: string } | null> {
+    const [row] = await db.$queryRaw<{ id: string; name: string }[]>`
+      SELECT id, name FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return row ?? null;
+  },
+
   /**
    * Reads the audiences and locks their rows for the rest of the transaction: FOR UPDATE for a
    * writer of the audience's membership, FOR SHARE for a reader that needs it stable (merge).

@@ -5,6 +5,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
+import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable } from "./pg-errors.ts";
 
@@ -24,6 +25,11 @@ export interface Store {
   readonly db: PrismaClient;
   /** Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or deadlock. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Reports audiences renamed or deleted by other processes sharing the database; returns a
+   * function that stops. The embedded store has no other processes: it is live at once.
+   */
+  watchAudiences(listener: AudienceChangeListener): () => Promise<void>;
   /** Resolves when the database answers and the migrations are applied. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -44,9 +50,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       await pool.end();
       throw error;
     }
-    return createStore("postgres", new PrismaClient({ adapter: new PrismaPg(pool) }), async () => {
-      await pool.end();
-    });
+    const databaseUrl = options.databaseUrl;
+    return createStore(
+      "postgres",
+      new PrismaClient({ adapter: new PrismaPg(pool) }),
+      async () => {
+        await pool.end();
+      },
+      (listener) => listenForAudienceChanges(databaseUrl, listener),
+    );
   }
   let dataPath: string | undefined;
   if (options.dataDir) {
@@ -60,13 +72,24 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     await lite.close();
     throw error;
   }
-  return createStore("embedded", new PrismaClient({ adapter: new PrismaPGlite(lite) }), () => lite.close());
+  // One process owns the data directory, so every change is its own.
+  const watchAlone: Store["watchAudiences"] = (listener) => {
+    listener.live(true);
+    return async () => listener.live(false);
+  };
+  return createStore("embedded", new PrismaClient({ adapter: new PrismaPGlite(lite) }), () => lite.close(), watchAlone);
 }
 
-function createStore(kind: Store["kind"], db: PrismaClient, closeDriver: () => Promise<void>): Store {
+function createStore(
+  kind: Store["kind"],
+  db: PrismaClient,
+  closeDriver: () => Promise<void>,
+  watchAudiences: Store["watchAudiences"],
+): Store {
   return {
     kind,
     db,
+    watchAudiences,
     async transaction(fn) {
       for (let attempt = 1; ; attempt++) {
         try {

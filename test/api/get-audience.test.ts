@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { call, type LiveServer, startLiveServer } from "../support/live-server.ts";
 
 let server: LiveServer;
 let ws: TestWorkspace;
@@ -46,4 +46,31 @@ describe("getAudience", () => {
     expect(response.status).toBe(400);
     expect(response.body.errors[0].pointer).toBe("/params/audienceId");
   });
+});
+
+describe("getAudience after a rename", () => {
+  it("answers the new name at once, though the old one was just read", async () => {
+    const id = await createAudience(ws, "Before");
+    expect((await ws.call("GET", `/audiences/${id}`)).body.name).toBe("Before");
+    await ws.call("PATCH", `/audiences/${id}`, { body: { name: "After" } });
+    expect((await ws.call("GET", `/audiences/${id}`)).body).toEqual({ id, name: "After" });
+  });
+
+  // Two servers on one PostgreSQL database, as behind a load balancer. The reader trusts what it
+  // remembers for an hour, so only the database's notification can make it answer the new name.
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    "answers another server's rename without waiting for its memory to expire",
+    async () => {
+      const reader = await startLiveServer({ databaseUrl: server.databaseUrl, audienceCacheTtlMs: 3_600_000 });
+      try {
+        const id = await createAudience(ws, "Seen by both");
+        const read = () => call(reader, "GET", `/v0/workspaces/${ws.id}/audiences/${id}`, { token: ws.key });
+        expect((await read()).body.name).toBe("Seen by both");
+        await ws.call("PATCH", `/audiences/${id}`, { body: { name: "Renamed elsewhere" } });
+        await expect.poll(async () => (await read()).body.name, { timeout: 10_000 }).toBe("Renamed elsewhere");
+      } finally {
+        await reader.close();
+      }
+    },
+  );
 });

@@ -28,6 +28,7 @@ beforeAll(async () => {
   server = {
     baseUrl,
     store,
+    databaseUrl: undefined,
     async close() {
       await app.close();
       await store.close();

@@ -13,18 +13,36 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789";
 export interface LiveServer {
   baseUrl: string;
   store: Store;
+  /** The PostgreSQL database it serves; undefined on the embedded store. */
+  databaseUrl: string | undefined;
   close(): Promise<void>;
 }
 
-export async function startLiveServer(): Promise<LiveServer> {
-  const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
-  const store = await openStore({ databaseUrl: database?.url, poolSize: 5 });
-  // The production default limit, so every API test runs with rate limiting on.
-  const app = await buildApp({ store, adminToken: ADMIN_TOKEN, rateLimit: { max: 6000, windowMs: 60_000 } });
+export interface LiveServerOptions {
+  /** Serve the PostgreSQL database another server created (its databaseUrl) instead of a new one. */
+  databaseUrl?: string | undefined;
+  audienceCacheTtlMs?: number;
+}
+
+export async function startLiveServer(options: LiveServerOptions = {}): Promise<LiveServer> {
+  const database =
+    options.databaseUrl === undefined && process.env.TEST_DATABASE_URL
+      ? await createDatabase(process.env.TEST_DATABASE_URL)
+      : undefined;
+  const databaseUrl = options.databaseUrl ?? database?.url;
+  const store = await openStore({ databaseUrl, poolSize: 5 });
+  const app = await buildApp({
+    store,
+    adminToken: ADMIN_TOKEN,
+    // The production default limit, so every API test runs with rate limiting on.
+    rateLimit: { max: 6000, windowMs: 60_000 },
+    audienceCacheTtlMs: options.audienceCacheTtlMs,
+  });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     baseUrl,
     store,
+    databaseUrl,
     async close() {
       await app.close();
       await store.close();
