@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { parse } from "yaml";
+import { PROJECT_ROOT } from "../project-root.ts";
 
-export const CONTRACT_PATH = fileURLToPath(new URL("../../openapi/openapi.yaml", import.meta.url));
+export const CONTRACT_PATH = join(PROJECT_ROOT, "openapi", "openapi.yaml");
 
 interface Operation {
   operationId?: string;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Pool, PoolClient, QueryResultRow } from "pg";
+import { PROJECT_ROOT } from "../project-root.ts";
 
 export interface SqlRunner {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -75,7 +76,7 @@ const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS _prisma_migrations (
 
 export async function applyMigrations(
   runner: SqlRunner,
-  migrationsDir: string | URL = new URL("../../prisma/migrations/", import.meta.url),
+  migrationsDir: string | URL = join(PROJECT_ROOT, "prisma", "migrations"),
 ): Promise<{ applied: string[] }> {
   const dir = migrationsDir instanceof URL ? fileURLToPath(migrationsDir) : migrationsDir;
   // Prisma sorts migration directories by name; the timestamp prefix makes that chronological.
