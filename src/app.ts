@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import openapiGlue from "fastify-openapi-glue";
 import { BadRequestError, unsupportedMediaType } from "./domain/errors.ts";
 import { randomBase62 } from "./domain/ids.ts";
@@ -6,7 +6,7 @@ import { answerClientError } from "./http/client-errors.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
-import { registerIdempotency } from "./http/idempotency.ts";
+import { idempotencyHooks } from "./http/idempotency.ts";
 import { problemErrorHandler, routeNotFound, sendProblem } from "./http/problem.ts";
 import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
 import { createSecurityHandlers } from "./http/security.ts";
@@ -29,6 +29,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** How long a read audience is trusted without change reports (the default: 5 s). */
   audienceCacheTtlMs?: number | undefined;
+}
+
+async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
+  rejectMalformedText(request);
 }
 
 async function requireBody(request: { body?: unknown }): Promise<void> {
@@ -82,14 +86,16 @@ export async function buildApp({
   });
 
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     // An empty path segment (/workspaces//audiences) names nothing: no operation answers it.
-    if (Object.values((request.params ?? {}) as Record<string, string>).includes(""))
-      return routeNotFound(request, reply);
+    if (Object.values((request.params ?? {}) as Record<string, string>).includes("")) {
+      routeNotFound(request, reply);
+      return;
+    }
+    done();
   });
-  app.addHook("preValidation", async (request) => rejectMalformedText(request));
-  registerIdempotency(app, store);
+  const idempotency = idempotencyHooks(store);
   if (rateLimit) await registerRateLimit(app, store, rateLimit);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
@@ -107,14 +113,25 @@ export async function buildApp({
   //
   // Fastify skips body validation when there is no body at all; the contract's
   // `requestBody.required` is enforced here, before the handler can see an undefined body.
+  //
+  // Hooks only some operations need are attached to those routes, so that the others (the hot
+  // reads above all) do not pay for them: the text guard where there is a body or a query, the
+  // Idempotency-Key handling on POST.
   const bodyRequired = operationsRequiringBody();
   app.addHook("onRoute", (route) => {
     if (route.preHandler) {
       route.onRequest = route.preHandler as typeof route.onRequest;
       route.preHandler = undefined;
     }
-    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
-    if (operationId && bodyRequired.has(operationId)) route.preValidation = requireBody;
+    const schema = route.schema as { operationId?: string; body?: unknown; querystring?: unknown } | undefined;
+    const preValidation = [];
+    if (schema?.body || schema?.querystring) preValidation.push(rejectMalformedTextHook);
+    if (schema?.operationId && bodyRequired.has(schema.operationId)) preValidation.push(requireBody);
+    if (preValidation.length > 0) route.preValidation = preValidation;
+    if (route.method === "POST") {
+      route.preHandler = idempotency.preHandler;
+      route.onSend = idempotency.onSend;
+    }
   });
   await app.register(docsRoutes);
   await app.register(openapiGlue, {

@@ -2,14 +2,26 @@ import { randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+// Random bytes are drawn from the CSPRNG in blocks, as crypto.randomUUID does: one system call
+// serves many ids (a request id is made for every request).
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+function randomByte(): number {
+  if (offset >= pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  return pool[offset++] as number;
+}
+
 /** A random base62 string; rejection sampling keeps every character equally likely. */
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += ALPHABET[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
 }

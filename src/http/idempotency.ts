@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, ConflictError } from "../domain/errors.ts";
 import type { Store } from "../store/database.ts";
 import { type IdempotencyScope, idempotencyRepo } from "../store/idempotency-repo.ts";
@@ -27,11 +27,12 @@ const reusedKey = () =>
 /**
  * Idempotency-Key on POST requests (Stripe's semantics): claimed after authentication and
  * validation, completed with the response as it is sent, replayed for a retry with the same body.
+ * The hooks are attached to the POST routes only (see app.ts), so reads pay nothing for them.
  */
-export function registerIdempotency(app: FastifyInstance, store: Store): void {
-  app.addHook("preHandler", async (request, reply) => {
+export function idempotencyHooks(store: Store) {
+  async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const key = request.headers["idempotency-key"];
-    if (request.method !== "POST" || typeof key !== "string" || !request.principal) return;
+    if (typeof key !== "string" || !request.principal) return;
     const scope = { ...request.principal, key };
     const hash = requestHash(request);
     const deadline = Date.now() + WAIT_MS;
@@ -52,9 +53,9 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-  });
+  }
 
-  app.addHook("onSend", async (request, reply, payload) => {
+  async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const scope = request.idempotency;
     if (!scope) return payload;
     request.idempotency = undefined;
@@ -69,7 +70,9 @@ export function registerIdempotency(app: FastifyInstance, store: Store): void {
       });
     }
     return payload;
-  });
+  }
+
+  return { preHandler, onSend };
 }
 
 function requestHash(request: FastifyRequest): string {

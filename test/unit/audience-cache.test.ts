@@ -6,7 +6,11 @@ const readers = { id: "aud_1", name: "Readers" };
 /** A loader that counts its calls and answers from a mutable "database". */
 function database(initial: CachedAudience | null) {
   const db = { row: initial, loads: 0 };
-  return { db, load: async () => (db.loads++, db.row === null ? null : { ...db.row }) };
+  const load = async () => {
+    db.loads++;
+    return db.row === null ? null : { ...db.row };
+  };
+  return { db, load };
 }
 
 describe("audience cache", () => {
@@ -86,7 +90,10 @@ describe("audience cache", () => {
     await cache.read("ws_a", "aud_x", load);
     expect(db.loads).toBe(2);
     const loads: string[] = [];
-    const loader = (id: string) => async () => (loads.push(id), { id, name: id });
+    const loader = (id: string) => async () => {
+      loads.push(id);
+      return { id, name: id };
+    };
     for (const id of ["aud_1", "aud_2", "aud_3", "aud_1"]) await cache.read("ws_a", id, loader(id));
     expect(loads).toEqual(["aud_1", "aud_2", "aud_3", "aud_1"]);
   });
