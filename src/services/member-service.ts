@@ -96,26 +96,27 @@ export async function listMemberPage(
     ]);
   }
   const audienceId = query.audienceId;
-  let storedCount: number | undefined;
-  if (audienceId !== undefined) {
-    const audience = await audienceRepo.find(store.db, workspaceId, audienceId);
-    if (!audience) throw audienceNotFound(audienceId);
-    storedCount = audience.memberCount;
-  }
   // A workspace listing's cursors name the workspace, so another workspace's are refused.
   const scope = audienceId ?? `members:${workspaceId}`;
   const listing = (withMembers: boolean) =>
     audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId, withMembers);
   const search = query.search?.trim() || undefined;
-  const page: PageRows = await pageMembers(store.db, listing, {
+  const pageQuery = {
     sortDirection: query.sortDirection ?? "DESC",
     limit: query.limit ?? 30,
     after: query.after === undefined ? undefined : decodeCursor(scope, query.after, "after"),
     before: query.before === undefined ? undefined : decodeCursor(scope, query.before, "before"),
     search,
-  });
+  } as const;
+  // The audience (its stored size) and the page are read at once; an unknown audience has no
+  // entries, so its page is empty, and the answer is 404 all the same.
+  const [audience, page]: [{ memberCount: number } | null | undefined, PageRows] = await Promise.all([
+    audienceId === undefined ? undefined : audienceRepo.findCount(store.db, workspaceId, audienceId),
+    pageMembers(store.db, listing, pageQuery),
+  ]);
+  if (audienceId !== undefined && !audience) throw audienceNotFound(audienceId);
   const totalCount =
-    search || storedCount === undefined ? await countMatching(store.db, listing(true), search ?? "") : storedCount;
+    search || !audience ? await countMatching(store.db, listing(true), search ?? "") : audience.memberCount;
   const first = page.rows[0];
   const last = page.rows.at(-1);
   return {

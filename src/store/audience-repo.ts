@@ -59,6 +59,13 @@ export const audienceRepo = {
     return row ?? null;
   },
 
+  /** Only the stored size, for a page of the audience's members. */
+  async findCount(db: Reader, workspaceId: string, id: string): Promise<{ memberCount: number } | null> {
+    const [row] = await db.$queryRaw<{ memberCount: number }[]>`
+      SELECT member_count AS "memberCount" FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return row ?? null;
+  },
+
   /**
    * Reads the audiences and locks their rows for the rest of the transaction: FOR UPDATE for a
    * writer of the audience's membership, FOR SHARE for a reader that needs it stable (merge).

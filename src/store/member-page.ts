@@ -47,7 +47,10 @@ export const workspaceListing = (workspaceId: string): Listing => ({
   id: Prisma.sql`m.id`,
 });
 
-/** One keyset page with exact hasNextPage/hasPreviousPage. */
+/**
+ * One keyset page with exact hasNextPage/hasPreviousPage. The page and the look behind its
+ * start are independent statements, sent at once (on PostgreSQL, over two pooled connections).
+ */
 export async function pageMembers(
   db: Reader,
   listing: (withMembers: boolean) => Listing,
@@ -59,27 +62,26 @@ export async function pageMembers(
   const scanAscending = (query.sortDirection === "ASC") !== backward;
   const full = listing(true);
   const direction = scanAscending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-  const fetched = await db.$queryRaw<MemberRow[]>`
+  const fetching = db.$queryRaw<MemberRow[]>`
     SELECT m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"
     FROM ${full.from}
     WHERE ${full.where} ${searchSql(query.search)}
       ${cursor ? Prisma.sql`AND ${beyond(full, cursor, scanAscending, false)}` : Prisma.empty}
     ORDER BY ${full.createdAt} ${direction}, ${full.id} ${direction}
     LIMIT ${query.limit + 1}`;
-  const rows = fetched.slice(0, query.limit);
-  const more = fetched.length > query.limit;
-  // Anything on the other side of the page? Past its first row, or, on an empty page, at or
-  // before the cursor. Without a cursor the page starts at the very beginning.
-  const first = rows[0];
-  let behind = false;
+  // Anything on the other side of the page? The page starts just past the cursor, so that is
+  // anything at or before the cursor. Without a cursor the page starts at the very beginning.
+  let lookingBehind: Promise<boolean> = Promise.resolve(false);
   if (cursor) {
     // The members join is only needed to match a search term.
     const scope = listing(query.search !== undefined);
-    const condition = first ? beyond(scope, first, !scanAscending, false) : beyond(scope, cursor, !scanAscending, true);
-    const [row] = await db.$queryRaw<{ found: boolean }[]>`
-      SELECT EXISTS (SELECT 1 FROM ${scope.from} WHERE ${scope.where} ${searchSql(query.search)} AND ${condition}) AS found`;
-    behind = row?.found ?? false;
+    lookingBehind = db.$queryRaw<{ found: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM ${scope.from} WHERE ${scope.where} ${searchSql(query.search)}
+        AND ${beyond(scope, cursor, !scanAscending, true)}) AS found`.then(([row]) => row?.found ?? false);
   }
+  const [fetched, behind] = await Promise.all([fetching, lookingBehind]);
+  const rows = fetched.slice(0, query.limit);
+  const more = fetched.length > query.limit;
   if (backward) rows.reverse();
   return backward
     ? { rows, hasPreviousPage: more, hasNextPage: behind }
