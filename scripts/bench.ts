@@ -12,7 +12,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { createClient } from "./bench/http.ts";
 import { type BenchOptions, parseOptions } from "./bench/options.ts";
-import { procStatusMb, RssSampler, type ServiceProcess, startService } from "./bench/processes.ts";
+import { buildService, procStatusMb, RssSampler, type ServiceProcess, startService } from "./bench/processes.ts";
 import { openPgliteRaw, openPgRaw, type RawDb } from "./bench/raw.ts";
 import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
 import {
@@ -125,6 +125,8 @@ async function main(): Promise<number> {
     bodyLimit: 16 * 1_048_576,
     cpuProfDir: opts.cpuProfDir,
   };
+  log("building the service (npm run build)");
+  await buildService();
   log(`starting the service (${stores.describe})`);
   const opening = stores.openRaw();
   opening.catch(() => {}); // reported by the await below

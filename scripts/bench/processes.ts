@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -168,11 +169,45 @@ export interface ServiceProcess extends Spawned {
   apiKey?: string | undefined;
 }
 
-/** Starts the service as `node --import tsx src/main.ts`, as npm start does, and waits until it listens. */
+/**
+ * The node arguments of `npm start` (package.json: "node <flags> dist/main.mjs"), so that the
+ * benchmark runs the server exactly as users do, in a process whose memory it can read.
+ */
+export function startArguments(): string[] {
+  const scripts = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")).scripts as Record<string, string>;
+  const [command, ...args] = (scripts.start ?? "").split(/\s+/);
+  if (command !== "node") throw new Error(`npm start is not "node …": ${scripts.start}`);
+  return args;
+}
+
+const BARE_SERVER = "dist/bench/bare-server.mjs";
+
+/**
+ * Builds the server as `npm start` does (prestart: npm run build), and the bare server the same
+ * way, so that neither process carries a TypeScript loader.
+ */
+export async function buildService(): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`npm run build exited with ${code}`))));
+  });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["scripts/bench/bare-server.ts"],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    packages: "external",
+    logLevel: "warning",
+    outfile: BARE_SERVER,
+  });
+}
+
+/** Starts the built service as `npm start` does, and waits until it listens. */
 export async function startService(settings: ServiceSettings): Promise<ServiceProcess> {
   const profile = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
   const spawned = spawnNode(
-    [...profile, "--import", "tsx", "src/main.ts"],
+    [...profile, ...startArguments()],
     childEnv({
       PORT: "0",
       HOST: "127.0.0.1",
@@ -200,7 +235,7 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
 export async function startBareServer(
   env: Record<string, string | undefined>,
 ): Promise<Spawned & { url: string; sqlUrl?: string | undefined }> {
-  const spawned = spawnNode(["--import", "tsx", "scripts/bench/bare-server.ts"], childEnv(env));
+  const spawned = spawnNode([BARE_SERVER], childEnv(env));
   try {
     const [, url, sql] = await spawned.waitFor(/bare route at (http:\/\/\S+)( and \S+)?/, 60_000);
     const base = (url as string).replace(/\/bare\/audience$/, "");
