@@ -749,7 +749,9 @@ export interface components {
          * @description The API key sent more requests than its limit allows in the current window
          *     (`rate_limited`); retry after `Retry-After` seconds. Every response to a workspace
          *     operation carries the limit's state in `RateLimit-Limit`, `RateLimit-Remaining` and
-         *     `RateLimit-Reset` (seconds until the window resets).
+         *     `RateLimit-Reset` (seconds until the window resets). Server processes sharing a
+         *     PostgreSQL database share each key's count; a process learns of the others' requests
+         *     within a tenth of a second.
          */
         TooManyRequests: {
             headers: {

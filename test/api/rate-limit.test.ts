@@ -15,12 +15,15 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** A second application on the same store, with a limit of 3 requests per minute per API key. */
-async function limitedApp() {
+/**
+ * Another application on the same store, with a limit of 3 requests per minute per API key: for a
+ * new API key, or for the given one (a second server process, as behind a load balancer).
+ */
+async function limitedApp(shared?: { workspace: { id: string }; key: { key: string } }) {
   const app = await buildApp({ store, adminToken: "limit-test-admin-token", rateLimit: { max: 3, windowMs: 60_000 } });
   const admin = createAdminService({ store, auth: createAuthService({ store }) });
-  const workspace = await admin.createWorkspace("Rate limited");
-  const key = await admin.createApiKey(workspace.id, "limited");
+  const workspace = shared?.workspace ?? (await admin.createWorkspace("Rate limited"));
+  const key = shared?.key ?? (await admin.createApiKey(workspace.id, "limited"));
   const get = async (token = key.key) => {
     const url = `/v0/workspaces/${workspace.id}/audiences`;
     const response = await app.inject({ method: "GET", url, headers: { authorization: `Bearer ${token}` } });
@@ -28,7 +31,7 @@ async function limitedApp() {
     checkResponse({ method: "GET", url, status: response.statusCode, headers, body: response.body });
     return response;
   };
-  return { app, admin, workspace, get };
+  return { app, admin, workspace, key, get };
 }
 
 describe("rate limiting per API key", () => {
@@ -56,5 +59,25 @@ describe("rate limiting per API key", () => {
     const { app } = await limitedApp();
     for (let i = 0; i < 5; i++) expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
     await app.close();
+  });
+
+  // Each process counts its own requests exactly, adds them to the shared counts every 0.1 s and
+  // learns the other processes' totals in return.
+  it.runIf(process.env.TEST_DATABASE_URL)("shares each API key's count between processes on PostgreSQL", async () => {
+    const first = await limitedApp();
+    const second = await limitedApp(first);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+    try {
+      expect([await first.get(), await first.get()].map((a) => a.statusCode)).toEqual([200, 200]);
+      await settle();
+      // Until its own first report, the second process knows only its own requests.
+      const answer = await second.get();
+      expect([answer.statusCode, answer.headers["ratelimit-remaining"]]).toEqual([200, "2"]);
+      await settle();
+      // Now it knows of the first process's two: 2 + 1 + this one is over the limit of 3.
+      expect((await second.get()).statusCode).toBe(429);
+    } finally {
+      await Promise.all([first.app.close(), second.app.close()]);
+    }
   });
 });
