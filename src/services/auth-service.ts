@@ -31,33 +31,34 @@ export const KEY_CACHE_MS = 5_000;
 const KEY_CACHE_SIZE = 10_000;
 
 export function createAuthService({ store, now = Date.now }: { store: Store; now?: () => number }) {
-  // token hash → principal and expiry; Map keeps insertion order, so the first entry is the oldest.
+  // Verified key → principal and expiry, kept in this process's memory only (as the request that
+  // carried the key was). Map keeps insertion order, so the first entry is the oldest.
   const cache = new Map<string, { principal: Principal; expires: number }>();
 
   return {
     async authenticate(token: string | undefined): Promise<Principal> {
-      const match = token === undefined ? null : KEY_PATTERN.exec(token);
-      if (!token || !match) throw new UnauthorizedError();
-      const cacheKey = sha256(token).toString("base64");
-      const hit = cache.get(cacheKey);
+      if (!token) throw new UnauthorizedError();
+      const hit = cache.get(token);
       if (hit && hit.expires > now()) return hit.principal;
 
+      const match = KEY_PATTERN.exec(token);
+      if (!match) throw new UnauthorizedError();
       const [, workspacePart, keyPart, secret] = match as unknown as [string, string, string, string];
       const principal = { workspaceId: `ws_${workspacePart}`, keyId: `key_${keyPart}` };
       const row = await apiKeyRepo.find(store.db, principal.workspaceId, principal.keyId);
       if (!row || row.revokedAt !== null || !timingSafeEqual(Buffer.from(row.secretHash), sha256(secret))) {
-        cache.delete(cacheKey);
+        cache.delete(token);
         throw new UnauthorizedError("The API key is unknown or revoked.");
       }
       if (cache.size >= KEY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(cacheKey, { principal, expires: now() + KEY_CACHE_MS });
+      cache.set(token, { principal, expires: now() + KEY_CACHE_MS });
       return principal;
     },
 
     /** Forgets cached verifications of a key, so its revocation holds at once in this process. */
     forget(workspaceId: string, keyId: string): void {
-      for (const [cacheKey, entry] of cache) {
-        if (entry.principal.workspaceId === workspaceId && entry.principal.keyId === keyId) cache.delete(cacheKey);
+      for (const [token, entry] of cache) {
+        if (entry.principal.workspaceId === workspaceId && entry.principal.keyId === keyId) cache.delete(token);
       }
     },
   };
