@@ -99,15 +99,11 @@ export const memberRepo = {
   /** Creates members with data; every id must be new (a concurrent creation retries the transaction). */
   async insertWithData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
     if (members.length === 0) return;
-    const columns = dataColumns(members);
     const [row] = await tx.$queryRaw<{ created: number }[]>`
       WITH inserted AS (
         INSERT INTO members (workspace_id, id, email, fields, alternative_emails, folded)
-        SELECT ${workspaceId}, v.id, v.email, v.fields::jsonb, ARRAY(SELECT jsonb_array_elements_text(v.alternatives::jsonb)),
-               v.folded::jsonb
-        FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[],
-                    ${columns.folded}::text[])
-          AS v(id, email, fields, alternatives, folded)
+        SELECT ${workspaceId}, v.id, v.email, v.fields, ARRAY(SELECT jsonb_array_elements_text(v.alternatives)), v.folded
+        FROM ${dataRows(members)}
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
@@ -117,14 +113,11 @@ export const memberRepo = {
 
   async updateData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
     if (members.length === 0) return;
-    const columns = dataColumns(members);
     await tx.$executeRaw`
       UPDATE members AS m
-      SET email = v.email, fields = v.fields::jsonb, folded = v.folded::jsonb, updated_at = now(),
-          alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives::jsonb))
-      FROM unnest(${columns.ids}::text[], ${columns.emails}::text[], ${columns.fields}::text[], ${columns.alternatives}::text[],
-                  ${columns.folded}::text[])
-        AS v(id, email, fields, alternatives, folded)
+      SET email = v.email, fields = v.fields, folded = v.folded, updated_at = now(),
+          alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives))
+      FROM ${dataRows(members)}
       WHERE m.workspace_id = ${workspaceId} AND m.id = v.id`;
   },
 
@@ -147,12 +140,19 @@ export const memberRepo = {
   },
 };
 
-function dataColumns(members: { id: string; data: MemberData }[]) {
-  return {
-    ids: members.map((m) => m.id),
-    emails: members.map((m) => m.data.email),
-    fields: members.map((m) => JSON.stringify(m.data.fields)),
-    alternatives: members.map((m) => JSON.stringify(m.data.alternativeEmails)),
-    folded: members.map((m) => JSON.stringify(foldMember({ id: m.id, ...m.data }))),
-  };
+/**
+ * Members with data as rows `v(id, email, fields, alternatives, folded)`, sent as one JSON
+ * parameter: a bulk write of 10,000 members costs one string, not five arrays of 10,000 strings
+ * each escaped into an array literal (a third of such a request's garbage).
+ */
+function dataRows(members: { id: string; data: MemberData }[]): Prisma.Sql {
+  const rows = members.map((m) => ({
+    id: m.id,
+    email: m.data.email,
+    fields: m.data.fields,
+    alternatives: m.data.alternativeEmails,
+    folded: foldMember({ id: m.id, ...m.data }),
+  }));
+  return Prisma.sql`jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+    AS v(id text, email text, fields jsonb, alternatives jsonb, folded jsonb)`;
 }
