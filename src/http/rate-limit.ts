@@ -17,6 +17,9 @@ export interface RateLimitOptions {
  */
 export async function registerRateLimit(app: FastifyInstance, store: Store, options: RateLimitOptions): Promise<void> {
   if (options.max <= 0) return;
+  const shared = store.kind === "postgres" ? databaseStore(store.db) : undefined;
+  // Counts not yet added to the database are added before the store closes.
+  if (shared) app.addHook("onClose", () => shared.close());
   await app.register(rateLimit, {
     global: true,
     hook: "preHandler",
@@ -26,7 +29,7 @@ export async function registerRateLimit(app: FastifyInstance, store: Store, opti
     // Only requests made with an API key are limited: probes and admin operations are not.
     allowList: (request) => !request.principal || request.principal.keyId === "admin",
     keyGenerator: (request) => `${request.principal?.workspaceId}\u0000${request.principal?.keyId}`,
-    ...(store.kind === "postgres" ? { store: databaseStore(store.db) } : {}),
+    ...(shared ? { store: shared.Store } : {}),
     errorResponseBuilder: (_request, context) =>
       new AppError(
         429,
@@ -54,9 +57,10 @@ function databaseStore(db: PrismaClient) {
   const counts = new Map<string, { windowStart: number; shared: number; inFlight: number; pending: number }>();
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
+  let closed = false;
 
   const schedule = () => {
-    if (timer) return;
+    if (timer || closed) return;
     timer = setTimeout(() => {
       timer = undefined;
       flushing = flushing.then(flush);
@@ -111,7 +115,7 @@ function databaseStore(db: PrismaClient) {
     }
   }
 
-  return class DatabaseRateLimitStore {
+  class DatabaseRateLimitStore {
     incr(key: string, callback: Callback, timeWindow: number): void {
       const now = Date.now();
       const windowStart = now - (now % timeWindow);
@@ -128,5 +132,16 @@ function databaseStore(db: PrismaClient) {
     child() {
       return new DatabaseRateLimitStore();
     }
+  }
+
+  return {
+    Store: DatabaseRateLimitStore,
+    async close(): Promise<void> {
+      closed = true;
+      clearTimeout(timer);
+      timer = undefined;
+      await flushing;
+      await flush();
+    },
   };
 }
