@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const started: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -11,9 +12,20 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
+// What `npm start` serves: its prestart builds dist/main.mjs, its start script runs node on it.
+let startArgs: string[];
+beforeAll(() => {
+  const build = spawnSync("npm", ["run", "build"], { encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stderr}`);
+  const { scripts } = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
+  const [command, ...args] = (scripts.start ?? "").split(/\s+/);
+  expect(command).toBe("node");
+  startArgs = args;
+}, 60_000);
+
 /** Runs `npm start`'s command as a user would, with this environment, and collects its output. */
 function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, startArgs, {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
