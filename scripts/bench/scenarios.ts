@@ -523,18 +523,32 @@ export async function mergeAudiences(ctx: Context): Promise<void> {
     throw new Error(`merge: expected ${expected} members, got ${page.body.totalCount}`);
   }
   ctx.rows.push({
-    scenario: "merge_audiences",
-    label: `merge two ${thousands(half)}-member audiences (50% overlap)`,
-    unit: "s",
-    value: res.ms / 1_000,
-    baseline: rawMergeMs / 1_000,
-    baselineLabel: "INSERT … SELECT DISTINCT",
-    ratio: res.ms / rawMergeMs,
-    target: "≤ 3 s",
-    pass: res.ms / 1_000 <= 3,
-    medianMs: res.ms,
+    ...secondsRow(res.ms, rawMergeMs, 3, {
+      scenario: "merge_audiences",
+      label: `merge two ${thousands(half)}-member audiences (50% overlap)`,
+      baselineLabel: "INSERT … SELECT DISTINCT",
+    }),
     ...used,
   });
+}
+
+/** A one-off operation's row: its seconds against the raw statements', with a ceiling in seconds. */
+function secondsRow(
+  serviceMs: number,
+  rawMs: number,
+  maxSeconds: number,
+  row: Pick<ResultRow, "scenario" | "label" | "baselineLabel">,
+): ResultRow {
+  return {
+    ...row,
+    unit: "s",
+    value: serviceMs / 1_000,
+    baseline: rawMs / 1_000,
+    ratio: serviceMs / rawMs,
+    target: `≤ ${maxSeconds} s`,
+    pass: serviceMs / 1_000 <= maxSeconds,
+    medianMs: serviceMs,
+  };
 }
 
 /**
@@ -596,16 +610,11 @@ async function filterChange(ctx: Context): Promise<void> {
       throw new Error(`${step.scenario}: expected ${expected} members, got ${res.body.memberCount}`);
     }
     ctx.rows.push({
-      scenario: step.scenario,
-      label: `${step.label}, ${thousands(size)}-member workspace`,
-      unit: "s",
-      value: res.ms / 1_000,
-      baseline: rawMs / 1_000,
-      baselineLabel: "DELETE + INSERT … SELECT",
-      ratio: res.ms / rawMs,
-      target: "≤ 10 s",
-      pass: res.ms / 1_000 <= 10,
-      medianMs: res.ms,
+      ...secondsRow(res.ms, rawMs, 10, {
+        scenario: step.scenario,
+        label: `${step.label}, ${thousands(size)}-member workspace`,
+        baselineLabel: "DELETE + INSERT … SELECT",
+      }),
       ...used,
     });
   }
