@@ -68,16 +68,11 @@ export type Member = Prisma.MemberModel
  */
 export type MemberEmail = Prisma.MemberEmailModel
 /**
- * Model AudienceEntry
- * Manual membership decisions: adding a member writes include, removing writes exclude.
+ * Model MembershipChunk
+ * One audience's set of one kind, as chunks: bit i of chunk c stands for the member numbered
+ * c × 8192 + i. A chunk with no bit set may be absent.
  */
-export type AudienceEntry = Prisma.AudienceEntryModel
-/**
- * Model AudienceMember
- * Materialized membership: include ∨ (filter matches ∧ ¬exclude), maintained on every write.
- * member_created_at is copied from the member (it never changes) so pages are index range scans.
- */
-export type AudienceMember = Prisma.AudienceMemberModel
+export type MembershipChunk = Prisma.MembershipChunkModel
 /**
  * Model IdempotencyKey
  * Responses kept for Idempotency-Key replays, per API key (key_id "admin" for the admin token,

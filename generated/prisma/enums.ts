@@ -9,9 +9,11 @@
 * 🟢 You can import this file directly.
 */
 
-export const EntryKind = {
+export const MembershipKind = {
+  member: 'member',
   include: 'include',
-  exclude: 'exclude'
+  exclude: 'exclude',
+  match: 'match'
 } as const
 
-export type EntryKind = (typeof EntryKind)[keyof typeof EntryKind]
+export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind]

@@ -4,6 +4,8 @@
 import { performance } from "node:perf_hooks";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { Prisma } from "../../generated/prisma/client.ts";
+import { chunksOf } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
 
 export interface RawDb {
@@ -54,6 +56,23 @@ export interface MemberWithData {
   folded: string;
 }
 
+/** SQL: the bitset chunks (chunk, bits) of the member numbers `seqs` (a query of `seq`) yields. */
+const chunks = (seqs: string) => chunksOf(Prisma.raw(seqs)).sql;
+const kinds = (...k: string[]) => k.map((x) => `'${x}'::membership_kind`).join(", ");
+
+/** SQL: sets the bits of the CTE `p` in the audience $2 of workspace $1, for one kind of set. */
+const setBits = (kind: string) => `
+  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
+  SELECT $1, $2, ${kinds(kind)}, p.chunk, p.bits, bit_count(p.bits) FROM p
+  ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE
+  SET bits = t.bits | EXCLUDED.bits, count = bit_count(t.bits | EXCLUDED.bits)`;
+
+/** SQL: the next `count` member numbers and a creation time from the workspace $1 (CTE `tick`). */
+const tick = (count: string) => `tick AS (
+  UPDATE workspaces SET member_seq = member_seq + ${count},
+    member_clock = greatest(date_trunc('milliseconds', clock_timestamp()), member_clock + interval '1 millisecond')
+  WHERE workspace_id = $1 RETURNING member_seq - ${count} AS first, member_clock AS at)`;
+
 export const rawSql = {
   async workspace(db: RawDb, workspaceId: string): Promise<void> {
     await db.query(`INSERT INTO workspaces (workspace_id, name) VALUES ($1, $2)`, [workspaceId, workspaceId]);
@@ -67,20 +86,20 @@ export const rawSql = {
     ]);
   },
 
-  /** New members without data, included in the audience: one statement for the three tables. */
+  /** New members without data (ids in order), included in the audience: one statement. */
   async addNewMembers(db: RawDb, workspaceId: string, audienceId: string, ids: string[], foldedIds: string[]) {
     await db.query(
-      `WITH m AS (
-         INSERT INTO members (workspace_id, id, folded)
-         SELECT $1, v.id, jsonb_build_object('id', v.folded_id, 'email', NULL, 'emails', '[]'::jsonb, 'fields', '{}'::jsonb)
-         FROM unnest($3::text[], $4::text[]) AS v(id, folded_id)
-         RETURNING id, created_at
-       ), e AS (
-         INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind)
-         SELECT $1, $2, v.id, 'include' FROM unnest($3::text[]) AS v(id)
-       )
-       INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-       SELECT $1, $2, m.id, m.created_at FROM m`,
+      `WITH ${tick("cardinality($3::text[])")},
+       m AS (
+         INSERT INTO members (workspace_id, id, seq, created_at, folded)
+         SELECT $1, v.id, tick.first + v.n::int - 1, tick.at,
+                jsonb_build_object('id', v.folded_id, 'email', NULL, 'emails', '[]'::jsonb, 'fields', '{}'::jsonb)
+         FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS v(id, folded_id, n) CROSS JOIN tick
+         RETURNING seq
+       ),
+       p AS (SELECT * FROM ${chunks("SELECT seq FROM m")} AS p),
+       i AS (${setBits("include")})
+       ${setBits("member")}`,
       [workspaceId, audienceId, ids, foldedIds],
     );
   },
@@ -93,23 +112,17 @@ export const rawSql = {
     const include =
       audienceId === null
         ? `SELECT count(*) FROM up WHERE $2::text = ''`
-        : `, en AS (
-             INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind)
-             SELECT $1, $2, v.id, 'include' FROM v
-             ON CONFLICT DO NOTHING
-           )
-           INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-           SELECT $1, $2, up.id, up.created_at FROM up
-           ON CONFLICT DO NOTHING`;
+        : `, p AS (SELECT * FROM ${chunks("SELECT seq FROM up")} AS p), i AS (${setBits("include")}) ${setBits("member")}`;
     await db.query(
       `WITH v AS (
-         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS v(id, email, fields, folded)
-       ), up AS (
-         INSERT INTO members (workspace_id, id, email, fields, folded)
-         SELECT $1, v.id, v.email, v.fields::jsonb, v.folded::jsonb FROM v
+         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS v(id, email, fields, folded, n)
+       ), ${tick("cardinality($3::text[])")},
+       up AS (
+         INSERT INTO members (workspace_id, id, seq, created_at, email, fields, folded)
+         SELECT $1, v.id, tick.first + v.n::int - 1, tick.at, v.email, v.fields::jsonb, v.folded::jsonb FROM v CROSS JOIN tick
          ON CONFLICT (workspace_id, id) DO UPDATE
            SET email = EXCLUDED.email, fields = EXCLUDED.fields, folded = EXCLUDED.folded, updated_at = now()
-         RETURNING id, created_at
+         RETURNING seq
        ), em AS (
          INSERT INTO member_emails (workspace_id, email_key, member_id)
          SELECT $1, lower(v.email), v.id FROM v
@@ -126,16 +139,12 @@ export const rawSql = {
     );
   },
 
-  /** Existing members included in an audience: one statement for the two tables. */
+  /** Existing members included in an audience: one statement. */
   async includeExisting(db: RawDb, workspaceId: string, audienceId: string, ids: string[]) {
     await db.query(
-      `WITH e AS (
-         INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind)
-         SELECT $1, $2, v.id, 'include' FROM unnest($3::text[]) AS v(id)
-       )
-       INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-       SELECT m.workspace_id, $2, m.id, m.created_at FROM members AS m
-       WHERE m.workspace_id = $1 AND m.id = ANY($3::text[])`,
+      `WITH p AS (SELECT * FROM ${chunks("SELECT seq FROM members WHERE workspace_id = $1 AND id = ANY($3::text[])")} AS p),
+       i AS (${setBits("include")})
+       ${setBits("member")}`,
       [workspaceId, audienceId, ids],
     );
   },
@@ -143,16 +152,15 @@ export const rawSql = {
   /** The position (DESC order) just before row `depth` of the audience: the cursor of that page. */
   async positionBefore(db: RawDb, workspaceId: string, audienceId: string, depth: number) {
     const [row] = await db.query<{ created_at: Date; member_id: string }>(
-      `SELECT member_created_at AS created_at, member_id FROM audience_members
-       WHERE workspace_id = $1 AND audience_id = $2
-       ORDER BY member_created_at DESC, member_id DESC OFFSET $3 LIMIT 1`,
+      `SELECT m.created_at, m.id AS member_id FROM ${audienceMembers}
+       WHERE ${inAudience} ORDER BY m.created_at DESC, m.id DESC OFFSET $3 LIMIT 1`,
       [workspaceId, audienceId, depth - 1],
     );
     if (!row) throw new Error(`raw: no row at depth ${depth}`);
     return { createdAt: new Date(row.created_at), id: row.member_id };
   },
 
-  /** One page of the audience's members, newest first, by keyset. */
+  /** One page of the audience's members, newest first, by keyset over the members index. */
   async page(
     db: RawDb,
     workspaceId: string,
@@ -164,54 +172,53 @@ export const rawSql = {
     let keyset = "";
     if (after) {
       params.push(after.createdAt.toISOString(), after.id);
-      keyset = `AND (am.member_created_at, am.member_id) < ($4::timestamptz, $5::text)`;
+      keyset = `AND (m.created_at, m.id) < ($4::timestamptz, $5::text)`;
     }
     return db.query<{ id: string }>(
-      `SELECT m.id, m.created_at, m.email, m.fields, m.alternative_emails
-       FROM audience_members AS am
-       JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id
-       WHERE am.workspace_id = $1 AND am.audience_id = $2 ${keyset}
-       ORDER BY am.member_created_at DESC, am.member_id DESC
+      `SELECT m.id, m.created_at, m.email, m.fields, m.alternative_emails FROM ${audienceMembers}
+       WHERE ${inAudience} ${keyset}
+       ORDER BY m.created_at DESC, m.id DESC
        LIMIT $3`,
       params,
     );
   },
 
-  /** The union of two audiences' entries and members into a third: one statement. */
+  /** The union of two audiences' includes and members into a third: one statement. */
   async union(db: RawDb, workspaceId: string, targetId: string, sourceIds: string[]) {
     await db.query(
-      `WITH e AS (
-         INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind)
-         SELECT DISTINCT workspace_id, $2, member_id, 'include'::entry_kind FROM audience_entries
-         WHERE workspace_id = $1 AND audience_id = ANY($3::text[]) AND kind = 'include'
-         ON CONFLICT DO NOTHING
-       )
-       INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-       SELECT DISTINCT workspace_id, $2, member_id, member_created_at FROM audience_members
-       WHERE workspace_id = $1 AND audience_id = ANY($3::text[])
-       ON CONFLICT DO NOTHING`,
+      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
+       SELECT $1, $2, kind, chunk, bit_or(bits), bit_count(bit_or(bits)) FROM membership_chunks
+       WHERE workspace_id = $1 AND audience_id = ANY($3::text[]) AND kind IN (${kinds("include", "member", "match")})
+       GROUP BY kind, chunk`,
       [workspaceId, targetId, sourceIds],
     );
   },
 
   /**
    * Makes the audience hold exactly the workspace's members whose id ends with one of the digits
-   * (the benchmark's rule): one statement deleting those that left and inserting those that joined.
+   * (the benchmark's rule), as its rule matches and its members: one statement.
    */
   async recomputeBySuffix(db: RawDb, workspaceId: string, audienceId: string, digits: string[]) {
+    const put = (kind: string) => `
+      INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
+      SELECT $1, $2, ${kinds(kind)}, r.chunk, r.bits, bit_count(r.bits) FROM r
+      ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET bits = EXCLUDED.bits, count = EXCLUDED.count`;
     await db.query(
-      `WITH gone AS (
-         DELETE FROM audience_members AS am
-         USING members AS m
-         WHERE am.workspace_id = $1 AND am.audience_id = $2
-           AND m.workspace_id = am.workspace_id AND m.id = am.member_id
-           AND NOT (right(m.folded->>'id', 1) = ANY($3::text[]))
-       )
-       INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
-       SELECT m.workspace_id, $2, m.id, m.created_at FROM members AS m
-       WHERE m.workspace_id = $1 AND right(m.folded->>'id', 1) = ANY($3::text[])
-       ON CONFLICT DO NOTHING`,
+      `WITH r AS MATERIALIZED (
+         SELECT * FROM ${chunks("SELECT seq FROM members AS m WHERE m.workspace_id = $1 AND right(m.folded->>'id', 1) = ANY($3::text[])")} AS r
+       ),
+       gone AS (
+         DELETE FROM membership_chunks WHERE workspace_id = $1 AND audience_id = $2
+           AND kind IN (${kinds("match", "member")}) AND chunk NOT IN (SELECT chunk FROM r)
+       ),
+       matched AS (${put("match")})
+       ${put("member")}`,
       [workspaceId, audienceId, digits],
     );
   },
 };
+
+/** SQL: the members of audience $2 of workspace $1, each looked up in the audience's member bitset. */
+const audienceMembers = `members AS m JOIN membership_chunks AS c
+  ON c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = 'member' AND c.chunk = m.seq >> 13`;
+const inAudience = `m.workspace_id = $1 AND get_bit(c.bits, m.seq & 8191) = 1`;

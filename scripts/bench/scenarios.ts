@@ -526,7 +526,7 @@ export async function mergeAudiences(ctx: Context): Promise<void> {
     ...secondsRow(res.ms, rawMergeMs, 3, {
       scenario: "merge_audiences",
       label: `merge two ${thousands(half)}-member audiences (50% overlap)`,
-      baselineLabel: "INSERT … SELECT DISTINCT",
+      baselineLabel: "one INSERT … SELECT bit_or",
     }),
     ...used,
   });
@@ -613,7 +613,7 @@ async function filterChange(ctx: Context): Promise<void> {
       ...secondsRow(res.ms, rawMs, 10, {
         scenario: step.scenario,
         label: `${step.label}, ${thousands(size)}-member workspace`,
-        baselineLabel: "DELETE + INSERT … SELECT",
+        baselineLabel: "one statement: scan, chunks, upsert",
       }),
       ...used,
     });

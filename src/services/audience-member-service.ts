@@ -2,8 +2,8 @@ import type { components } from "../../generated/api.d.ts";
 import { BadRequestError } from "../domain/errors.ts";
 import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store } from "../store/database.ts";
-import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { workspaceRepo } from "../store/workspace-repo.ts";
 import { lockWritable } from "./audience-service.ts";
 import { resolveMemberInputs } from "./member-resolution.ts";
 import { listMemberPage } from "./member-service.ts";
@@ -44,10 +44,11 @@ export function createAudienceMemberService({ store }: { store: Store }) {
         );
       }
       return store.transaction(async (tx) => {
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
         await lockWritable(tx, workspaceId, audienceId);
-        // Members with data first, so an id also listed in memberIds is created with its data.
-        const resolved = await resolveMemberInputs(tx, workspaceId, inputs);
-        const createdBare = await memberRepo.insertBare(tx, workspaceId, bareIds);
+        // An id also listed in members is created with its data.
+        const resolved = await resolveMemberInputs(tx, workspaceId, inputs, bareIds);
+        const createdBare = resolved.createdBare;
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
         const added = await membershipRepo.include(tx, workspaceId, audienceId, memberIds);
         await audienceRepo.addToMemberCount(tx, workspaceId, audienceId, added);

@@ -7,8 +7,10 @@ import { type AudienceRow, audienceRepo } from "../store/audience-repo.ts";
 import type { Store, Tx } from "../store/database.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { workspaceRepo } from "../store/workspace-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 import { toMember } from "./member-view.ts";
+import { applyRule } from "./rule-sync.ts";
 
 type Schemas = components["schemas"];
 
@@ -96,11 +98,12 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
       const filter = rawFilter === null ? null : parseFilter(rawFilter);
       return store.transaction(async (tx) => {
+        // The member lock first: a member created meanwhile is either seen by the evaluation or
+        // evaluated against the new rule by its own request afterwards.
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
         const audience = await lockWritable(tx, workspaceId, id);
-        await audienceRepo.setFilter(tx, workspaceId, id, filter);
-        const { added, removed } = await membershipRepo.recompute(tx, workspaceId, id, filter);
-        await audienceRepo.addToMemberCount(tx, workspaceId, id, added - removed);
-        return { filter, memberCount: audience.memberCount + added - removed };
+        const delta = await applyRule(tx, workspaceId, id, filter);
+        return { filter, memberCount: audience.memberCount + delta };
       });
     },
 
@@ -124,6 +127,8 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
         ]);
       }
       return store.transaction(async (tx) => {
+        // The member lock: no member the union holds can be deleted before the new audience exists.
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
         // FOR SHARE: the sources' members cannot change while they are copied.
         const sources = await audienceRepo.lock(tx, workspaceId, sourceIds, "share");
         for (const sourceId of sourceIds) {
@@ -138,7 +143,6 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
         const merged = await audienceRepo.create(tx, { workspaceId, id: newId("aud"), name, filter });
         const count = await membershipRepo.copyUnion(tx, workspaceId, merged.id, sourceIds);
         await audienceRepo.addToMemberCount(tx, workspaceId, merged.id, count);
-        if (filter !== null) await membershipRepo.excludeMatchesOutside(tx, workspaceId, merged.id, filter);
         return { id: merged.id };
       });
     },

@@ -6,6 +6,8 @@ import { memberRepo } from "../store/member-repo.ts";
 
 export interface ResolvedMembers {
   memberIds: string[];
+  /** The bare ids that named nobody, created as members with no data. */
+  createdBare: string[];
   created: number;
   merged: number;
   /** Members created or whose data changed: the ones rule-based audiences must look at again. */
@@ -13,13 +15,21 @@ export interface ResolvedMembers {
   outcomes: UpsertPlan["outcomes"];
 }
 
-/** Reads what the inputs could match, plans the upserts and writes them, inside the caller's transaction. */
+/**
+ * Reads what the inputs could match, plans the upserts and writes them, inside the caller's
+ * transaction (which holds the workspace's member lock). Bare ids that name nobody are created in
+ * the same batch, so that every member a request creates has the same creation time.
+ */
 export async function resolveMemberInputs(
   tx: Tx,
   workspaceId: string,
   inputs: MemberInput[],
+  bareIds: string[] = [],
 ): Promise<ResolvedMembers> {
-  if (inputs.length === 0) return { memberIds: [], created: 0, merged: 0, changedIds: [], outcomes: [] };
+  if (inputs.length === 0) {
+    const createdBare = await memberRepo.insert(tx, workspaceId, [], bareIds);
+    return { memberIds: [], createdBare, created: 0, merged: 0, changedIds: [], outcomes: [] };
+  }
   const keys = new Set<string>();
   for (const input of inputs) {
     for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
@@ -29,7 +39,7 @@ export async function resolveMemberInputs(
   const owners = await memberRepo.findEmailOwners(tx, workspaceId, [...keys]);
   const candidateIds = new Set([...owners.values()]);
   for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
-  const rows = await memberRepo.findForUpdate(tx, workspaceId, [...candidateIds]);
+  const rows = await memberRepo.findByIds(tx, workspaceId, [...candidateIds]);
   const stored = new Map<string, MemberData>(
     rows.map((row) => [
       row.id,
@@ -38,11 +48,12 @@ export async function resolveMemberInputs(
   );
 
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));
-  await memberRepo.insertWithData(tx, workspaceId, plan.create);
+  const createdBare = await memberRepo.insert(tx, workspaceId, plan.create, bareIds);
   await memberRepo.updateData(tx, workspaceId, plan.update);
   await memberRepo.claimEmails(tx, workspaceId, plan.claims);
   return {
     memberIds: plan.memberIds,
+    createdBare,
     created: plan.create.length,
     merged: plan.update.length,
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),

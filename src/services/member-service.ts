@@ -4,9 +4,17 @@ import { audienceNotFound, BadRequestError, memberNotFound } from "../domain/err
 import { emailKeysOf } from "../domain/member-merge.ts";
 import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store } from "../store/database.ts";
-import { audienceListing, countMatching, type PageRows, pageMembers, workspaceListing } from "../store/member-page.ts";
+import {
+  audienceListing,
+  countMatching,
+  type PageRows,
+  pageAudience,
+  pageListing,
+  workspaceListing,
+} from "../store/member-page.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { workspaceRepo } from "../store/workspace-repo.ts";
 import type { MemberPageQuery } from "./audience-member-service.ts";
 import { resolveMemberInputs } from "./member-resolution.ts";
 import { toMember } from "./member-view.ts";
@@ -19,6 +27,7 @@ export function createMemberService({ store }: { store: Store }) {
   return {
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
       return store.transaction(async (tx) => {
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
         const resolved = await resolveMemberInputs(tx, workspaceId, request.members);
         await syncRuleMemberships(tx, workspaceId, resolved.changedIds);
         return { results: resolved.outcomes };
@@ -34,7 +43,8 @@ export function createMemberService({ store }: { store: Store }) {
     /** Merges the patch like an upsert; a field set to null is removed. */
     update(workspaceId: string, memberId: string, patch: Schemas["MemberPatch"]): Promise<Schemas["Member"]> {
       return store.transaction(async (tx) => {
-        const [existing] = await memberRepo.findForUpdate(tx, workspaceId, [memberId]);
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
+        const [existing] = await memberRepo.findByIds(tx, workspaceId, [memberId]);
         if (!existing) throw memberNotFound(memberId);
         const fields: Record<string, string> = {};
         const removed: string[] = [];
@@ -45,14 +55,14 @@ export function createMemberService({ store }: { store: Store }) {
         const input = { id: memberId, fields, ...(patch.email ? { email: patch.email } : {}) };
         await resolveMemberInputs(tx, workspaceId, [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }]);
         if (removed.length > 0) {
-          const [merged] = await memberRepo.findForUpdate(tx, workspaceId, [memberId]);
+          const [merged] = await memberRepo.findByIds(tx, workspaceId, [memberId]);
           const data = { ...(merged ?? existing) };
           data.fields = Object.fromEntries(Object.entries(data.fields).filter(([key]) => !removed.includes(key)));
           await memberRepo.updateData(tx, workspaceId, [{ id: memberId, data }]);
           await memberRepo.releaseEmails(tx, workspaceId, memberId, emailKeysOf(data));
         }
         await syncRuleMemberships(tx, workspaceId, [memberId]);
-        const [after] = await memberRepo.findForUpdate(tx, workspaceId, [memberId]);
+        const [after] = await memberRepo.findByIds(tx, workspaceId, [memberId]);
         return toMember(after ?? existing);
       });
     },
@@ -60,14 +70,17 @@ export function createMemberService({ store }: { store: Store }) {
     remove(workspaceId: string, request: Schemas["RemoveMembersRequest"]): Promise<Schemas["DeleteMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
       return store.transaction(async (tx) => {
-        // Locking the member rows first keeps anyone from adding them to an audience meanwhile,
-        // so the counts taken next are exactly what the delete removes.
-        const existing = (await memberRepo.findForUpdate(tx, workspaceId, memberIds, "delete")).map((m) => m.id);
-        const counts = await membershipRepo.countByAudience(tx, workspaceId, existing);
-        await audienceRepo.lock(tx, workspaceId, [...counts.keys()], "update");
-        await memberRepo.delete(tx, workspaceId, existing);
-        await audienceRepo.addToMemberCounts(tx, workspaceId, new Map([...counts].map(([id, n]) => [id, -n])));
-        return { deleted: existing.length, notFound: memberIds.length - existing.length };
+        await workspaceRepo.lockMemberWrites(tx, workspaceId);
+        // Any audience may hold them (archived ones too), so every one is locked before its sets change.
+        await audienceRepo.lockAll(tx, workspaceId);
+        const deleted = await memberRepo.delete(tx, workspaceId, memberIds);
+        const losses = await membershipRepo.forget(
+          tx,
+          workspaceId,
+          deleted.map((m) => m.seq),
+        );
+        await audienceRepo.addToMemberCounts(tx, workspaceId, new Map([...losses].map(([id, n]) => [id, -n])));
+        return { deleted: deleted.length, notFound: memberIds.length - deleted.length };
       });
     },
 
@@ -98,8 +111,6 @@ export async function listMemberPage(
   const audienceId = query.audienceId;
   // A workspace listing's cursors name the workspace, so another workspace's are refused.
   const scope = audienceId ?? `members:${workspaceId}`;
-  const listing = (withMembers: boolean) =>
-    audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId, withMembers);
   const search = query.search?.trim() || undefined;
   const pageQuery = {
     sortDirection: query.sortDirection ?? "DESC",
@@ -108,15 +119,17 @@ export async function listMemberPage(
     before: query.before === undefined ? undefined : decodeCursor(scope, query.before, "before"),
     search,
   } as const;
+  const listing = audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
   // The audience (its stored size) and the page are read at once; an unknown audience has no
-  // entries, so its page is empty, and the answer is 404 all the same.
+  // member set, so its page is empty, and the answer is 404 all the same.
   const [audience, page]: [{ memberCount: number } | null | undefined, PageRows] = await Promise.all([
     audienceId === undefined ? undefined : audienceRepo.findCount(store.db, workspaceId, audienceId),
-    pageMembers(store.db, listing, pageQuery),
+    audienceId === undefined || search
+      ? pageListing(store.db, listing, pageQuery)
+      : pageAudience(store.db, workspaceId, audienceId, pageQuery),
   ]);
   if (audienceId !== undefined && !audience) throw audienceNotFound(audienceId);
-  const totalCount =
-    search || !audience ? await countMatching(store.db, listing(true), search ?? "") : audience.memberCount;
+  const totalCount = search || !audience ? await countMatching(store.db, listing, search ?? "") : audience.memberCount;
   const first = page.rows[0];
   const last = page.rows.at(-1);
   return {

@@ -126,17 +126,35 @@ export const audienceRepo = {
     );
   },
 
+  /** Stores the rule; the caller has just computed its matches (membershipRepo.recompute). */
   async setFilter(tx: Tx, workspaceId: string, id: string, filter: Filter | null): Promise<void> {
     await tx.audience.update({
       where: { workspaceId_id: { workspaceId, id } },
-      data: { filter: filter === null ? Prisma.DbNull : (filter as Prisma.InputJsonValue) },
+      data: { filter: filter === null ? Prisma.DbNull : (filter as Prisma.InputJsonValue), ruleOutdated: false },
     });
+  },
+
+  /** Audiences whose rule matches must be computed again (after an upgrade), across workspaces. */
+  listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
+    return db.audience.findMany({ where: { ruleOutdated: true }, select: { workspaceId: true, id: true } });
+  },
+
+  /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */
+  async lockRuleOutdated(tx: Tx, workspaceId: string, id: string): Promise<{ filter: Filter | null } | undefined> {
+    const [row] = await tx.$queryRaw<{ filter: Filter | null }[]>`
+      SELECT filter FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} AND rule_outdated FOR UPDATE`;
+    return row;
+  },
+
+  /** Locks every audience of the workspace, archived ones too, in id order. */
+  async lockAll(tx: Tx, workspaceId: string): Promise<void> {
+    await tx.$queryRaw`SELECT 1 FROM audiences WHERE workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
   },
 
   /**
    * Locks every rule-based audience of the workspace (archived ones too: they keep following
    * their rule, so they are current when restored), in id order, before member data changes:
-   * no filter can change underneath the evaluation, and member_count updates cannot deadlock.
+   * no filter or manual decision can change underneath the evaluation.
    */
   lockRuleBased(tx: Tx, workspaceId: string): Promise<{ id: string; filter: Filter }[]> {
     return tx.$queryRaw`

@@ -1,7 +1,9 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { setBitPositions } from "../domain/bitset.ts";
 import type { Position } from "../domain/cursor.ts";
 import { fold } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
+import { bitOf, CHUNK_BITS, chunkOf, kind } from "./member-bits.ts";
 import type { MemberRow } from "./member-repo.ts";
 
 type Reader = PrismaClient | Tx;
@@ -20,72 +22,138 @@ export interface PageRows {
   hasPreviousPage: boolean;
 }
 
-/**
- * What is being paged: an audience's members (a range of the audience_members index, which
- * carries each member's createdAt) or every member of the workspace (the members index).
- */
-interface Listing {
+const MEMBER_COLUMNS = Prisma.sql`m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"`;
+
+/** What a keyset page walks: members of the workspace, or of an audience that match a search term. */
+export interface Listing {
   from: Prisma.Sql;
   where: Prisma.Sql;
-  createdAt: Prisma.Sql;
-  id: Prisma.Sql;
 }
-
-const MEMBERS_JOIN = Prisma.sql`JOIN members AS m ON m.workspace_id = am.workspace_id AND m.id = am.member_id`;
-
-export const audienceListing = (workspaceId: string, audienceId: string, withMembers: boolean): Listing => ({
-  from: withMembers ? Prisma.sql`audience_members AS am ${MEMBERS_JOIN}` : Prisma.sql`audience_members AS am`,
-  where: Prisma.sql`am.workspace_id = ${workspaceId} AND am.audience_id = ${audienceId}`,
-  createdAt: Prisma.sql`am.member_created_at`,
-  id: Prisma.sql`am.member_id`,
-});
 
 export const workspaceListing = (workspaceId: string): Listing => ({
   from: Prisma.sql`members AS m`,
   where: Prisma.sql`m.workspace_id = ${workspaceId}`,
-  createdAt: Prisma.sql`m.created_at`,
-  id: Prisma.sql`m.id`,
 });
 
+/** The audience's members among the workspace's (each looked up in its member bitset). */
+export const audienceListing = (workspaceId: string, audienceId: string): Listing => ({
+  from: Prisma.sql`members AS m JOIN membership_chunks AS mc
+    ON mc.workspace_id = m.workspace_id AND mc.audience_id = ${audienceId} AND mc.kind = ${kind("member")}
+    AND mc.chunk = ${chunkOf(Prisma.sql`m.seq`)}`,
+  where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
+});
+
+/** Walking backwards scans against the sort order and reverses the rows afterwards. */
+const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
+
+function finish(query: PageQuery, fetched: MemberRow[], behind: boolean): PageRows {
+  const rows = fetched.slice(0, query.limit);
+  const more = fetched.length > query.limit;
+  if (query.before !== undefined) {
+    rows.reverse();
+    return { rows, hasPreviousPage: more, hasNextPage: behind };
+  }
+  return { rows, hasNextPage: more, hasPreviousPage: behind };
+}
+
 /**
- * One keyset page with exact hasNextPage/hasPreviousPage. The page and the look behind its
- * start are independent statements, sent at once (on PostgreSQL, over two pooled connections).
+ * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage.
+ * The page and the look behind its start are independent statements, sent at once (on
+ * PostgreSQL, over two pooled connections).
  */
-export async function pageMembers(
-  db: Reader,
-  listing: (withMembers: boolean) => Listing,
-  query: PageQuery,
-): Promise<PageRows> {
-  const backward = query.before !== undefined;
+export async function pageListing(db: Reader, listing: Listing, query: PageQuery): Promise<PageRows> {
   const cursor = query.before ?? query.after;
-  // Walking backwards scans against the sort order and reverses the rows afterwards.
-  const scanAscending = (query.sortDirection === "ASC") !== backward;
-  const full = listing(true);
-  const direction = scanAscending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const ascending = scansAscending(query);
+  const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
   const fetching = db.$queryRaw<MemberRow[]>`
-    SELECT m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"
-    FROM ${full.from}
-    WHERE ${full.where} ${searchSql(query.search)}
-      ${cursor ? Prisma.sql`AND ${beyond(full, cursor, scanAscending, false)}` : Prisma.empty}
-    ORDER BY ${full.createdAt} ${direction}, ${full.id} ${direction}
+    SELECT ${MEMBER_COLUMNS} FROM ${listing.from}
+    WHERE ${listing.where} ${searchSql(query.search)}
+      ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
+    ORDER BY m.created_at ${direction}, m.id ${direction}
     LIMIT ${query.limit + 1}`;
   // Anything on the other side of the page? The page starts just past the cursor, so that is
   // anything at or before the cursor. Without a cursor the page starts at the very beginning.
-  let lookingBehind: Promise<boolean> = Promise.resolve(false);
-  if (cursor) {
-    // The members join is only needed to match a search term.
-    const scope = listing(query.search !== undefined);
-    lookingBehind = db.$queryRaw<{ found: boolean }[]>`
-      SELECT EXISTS (SELECT 1 FROM ${scope.from} WHERE ${scope.where} ${searchSql(query.search)}
-        AND ${beyond(scope, cursor, !scanAscending, true)}) AS found`.then(([row]) => row?.found ?? false);
-  }
+  const lookingBehind = cursor
+    ? db.$queryRaw<{ found: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${searchSql(query.search)}
+          AND ${beyond(cursor, !ascending, true)}) AS found`.then(([row]) => row?.found ?? false)
+    : Promise.resolve(false);
   const [fetched, behind] = await Promise.all([fetching, lookingBehind]);
-  const rows = fetched.slice(0, query.limit);
-  const more = fetched.length > query.limit;
-  if (backward) rows.reverse();
-  return backward
-    ? { rows, hasPreviousPage: more, hasNextPage: behind }
-    : { rows, hasNextPage: more, hasPreviousPage: behind };
+  return finish(query, fetched, behind);
+}
+
+/**
+ * One page of an audience's members, read from its member bitset: member numbers are in
+ * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
+ * chunk or two, and then the rows of those members by number.
+ */
+export async function pageAudience(
+  db: Reader,
+  workspaceId: string,
+  audienceId: string,
+  query: PageQuery,
+): Promise<PageRows> {
+  const ascending = scansAscending(query);
+  const wanted = query.limit + 1;
+  const cursor = query.before ?? query.after;
+  // The page holds the numbers at or past the edge in the scan direction; the rest lie behind it.
+  const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const start = ascending ? 0 : 2 ** 31 - 1;
+  const nothingPast = ascending ? 2 ** 31 - 1 : -1;
+  const edge = cursor
+    ? Prisma.sql`coalesce((SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId}
+        AND ${beyond(cursor, ascending, false)} ORDER BY m.created_at ${order}, m.id ${order} LIMIT 1), ${nothingPast}::int)`
+    : Prisma.sql`${start}::int`;
+  const set = Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
+    AND t.kind = ${kind("member")} AND t.count > 0`;
+  const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
+  const chunkRows = await db.$queryRaw<
+    { edge: number; behind: boolean; chunk: number | null; bytes: Uint8Array | null }[]
+  >`
+    WITH e AS (SELECT ${edge} AS edge)
+    SELECT e.edge,
+      EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
+      c.chunk, c.bytes
+    FROM e LEFT JOIN LATERAL (
+      SELECT t.chunk, substring(bit_send(t.bits) FROM 5) AS bytes FROM membership_chunks AS t
+      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
+      ORDER BY t.chunk ${order} LIMIT 2
+    ) AS c ON true
+    ORDER BY c.chunk ${order}`;
+  const edgeSeq = chunkRows[0]?.edge ?? start;
+  const seqs: number[] = [];
+  let behind = chunkRows[0]?.behind ?? false;
+  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bytes: Uint8Array }[];
+  while (rows.length > 0) {
+    for (const { chunk, bytes } of rows) {
+      for (const bit of setBitPositions(bytes, !ascending)) {
+        const seq = chunk * CHUNK_BITS + bit;
+        if (ascending ? seq >= edgeSeq : seq <= edgeSeq) {
+          if (seqs.length < wanted) seqs.push(seq);
+        } else {
+          behind = true;
+        }
+      }
+    }
+    const last = rows.at(-1)?.chunk as number;
+    if (seqs.length >= wanted || rows.length < 2) break;
+    // A sparse audience: read on, more chunks at a time.
+    rows = await db.$queryRaw<{ chunk: number; bytes: Uint8Array }[]>`
+      SELECT t.chunk, substring(bit_send(t.bits) FROM 5) AS bytes FROM membership_chunks AS t
+      WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
+      ORDER BY t.chunk ${order} LIMIT 16`;
+  }
+  return finish(query, await membersBySeq(db, workspaceId, seqs), behind);
+}
+
+/** The members with these numbers, in the order given (a member deleted meanwhile is skipped). */
+async function membersBySeq(db: Reader, workspaceId: string, seqs: number[]): Promise<MemberRow[]> {
+  if (seqs.length === 0) return [];
+  const rows = await db.$queryRaw<(MemberRow & { seq: number })[]>`
+    SELECT ${MEMBER_COLUMNS}, m.seq FROM members AS m
+    WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[])`;
+  const bySeq = new Map(rows.map(({ seq, ...row }) => [seq, row]));
+  return seqs.flatMap((seq) => bySeq.get(seq) ?? []);
 }
 
 /** How many members of the listing match the search term. */
@@ -111,8 +179,8 @@ function searchSql(search: string | undefined): Prisma.Sql {
   )})`;
 }
 
-/** Rows strictly (or, inclusive, also at) past the position in the given scan direction. */
-function beyond(listing: Listing, position: Position, ascending: boolean, inclusive: boolean): Prisma.Sql {
+/** Members strictly (or, inclusive, also at) past the position in the given scan direction. */
+function beyond(position: Position, ascending: boolean, inclusive: boolean): Prisma.Sql {
   const operator = Prisma.raw(ascending ? (inclusive ? ">=" : ">") : inclusive ? "<=" : "<");
-  return Prisma.sql`(${listing.createdAt}, ${listing.id}) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
+  return Prisma.sql`(m.created_at, m.id) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
 }

@@ -19,23 +19,13 @@ const MEMBER_COLUMNS = Prisma.raw(
 /** Bulk member writes: one statement per kind of write, arrays passed as parameters (unnest). */
 export const memberRepo = {
   /**
-   * The members with these ids, their rows locked in id order. A data change takes FOR NO KEY
-   * UPDATE, which still lets other transactions insert rows referencing these members (their
-   * foreign-key checks take FOR KEY SHARE): merges and adds need not wait, and cannot deadlock with
-   * it. Deleting takes FOR UPDATE, which keeps such inserts out until it commits.
+   * The members with these ids. Writers read them under the workspace's member lock
+   * (workspaceRepo.lockMemberWrites), so nothing changes them before the transaction ends.
    */
-  findForUpdate(
-    tx: Tx,
-    workspaceId: string,
-    ids: string[],
-    purpose: "change" | "delete" = "change",
-  ): Promise<MemberRow[]> {
+  findByIds(tx: Tx, workspaceId: string, ids: string[]): Promise<MemberRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    const lock = purpose === "delete" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR NO KEY UPDATE`;
     return tx.$queryRaw<MemberRow[]>`
-      SELECT ${MEMBER_COLUMNS} FROM members
-      WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])
-      ORDER BY id ${lock}`;
+      SELECT ${MEMBER_COLUMNS} FROM members WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
   },
 
   find(db: Reader, workspaceId: string, id: string): Promise<MemberRow | undefined> {
@@ -43,18 +33,21 @@ export const memberRepo = {
       SELECT ${MEMBER_COLUMNS} FROM members WHERE workspace_id = ${workspaceId} AND id = ${id}`.then((rows) => rows[0]);
   },
 
-  /** What rule evaluation needs of these members: their folded data and creation time. */
-  folded(tx: Tx, workspaceId: string, ids: string[]): Promise<{ id: string; createdAt: Date; folded: FoldedMember }[]> {
+  /** What rule evaluation needs of these members: their number, folded data and creation time. */
+  folded(
+    tx: Tx,
+    workspaceId: string,
+    ids: string[],
+  ): Promise<{ id: string; seq: number; createdAt: Date; folded: FoldedMember }[]> {
     return tx.$queryRaw`
-      SELECT id, created_at AS "createdAt", folded FROM members
+      SELECT id, seq, created_at AS "createdAt", folded FROM members
       WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
   },
 
-  /** Deletes members (their e-mails, entries and memberships go with them); returns the ids deleted. */
-  async delete(tx: Tx, workspaceId: string, ids: string[]): Promise<string[]> {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      DELETE FROM members WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[]) RETURNING id`;
-    return rows.map((row) => row.id);
+  /** Deletes members (their e-mails go with them); returns the ids and numbers deleted. */
+  delete(tx: Tx, workspaceId: string, ids: string[]): Promise<{ id: string; seq: number }[]> {
+    return tx.$queryRaw`
+      DELETE FROM members WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[]) RETURNING id, seq`;
   },
 
   /** Removes addresses a member no longer has (only a PATCH can drop one). */
@@ -84,31 +77,44 @@ export const memberRepo = {
     return new Map(rows.map((row) => [row.emailKey, row.memberId]));
   },
 
-  /** Creates members with no data for the ids that do not exist yet; returns the ids it created. */
-  async insertBare(tx: Tx, workspaceId: string, ids: string[]): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO members (workspace_id, id, folded)
-      SELECT ${workspaceId}, v.id, jsonb_build_object('id', v.folded_id, 'email', NULL, 'emails', '[]'::jsonb, 'fields', '{}'::jsonb)
-      FROM unnest(${ids}::text[], ${ids.map(fold)}::text[]) AS v(id, folded_id)
-      ON CONFLICT DO NOTHING
-      RETURNING id`;
-    return rows.map((row) => row.id);
-  },
-
-  /** Creates members with data; every id must be new (a concurrent creation retries the transaction). */
-  async insertWithData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
-    if (members.length === 0) return;
-    const [row] = await tx.$queryRaw<{ created: number }[]>`
-      WITH inserted AS (
-        INSERT INTO members (workspace_id, id, email, fields, alternative_emails, folded)
-        SELECT ${workspaceId}, v.id, v.email, v.fields, ARRAY(SELECT jsonb_array_elements_text(v.alternatives)), v.folded
-        FROM ${dataRows(members)}
+  /**
+   * Creates members in one batch (one creation time, numbers in id order): every member with data
+   * (their ids must be new), and a member with no data for each bare id that names nobody yet.
+   * Returns the bare ids it created. The caller holds the workspace's member lock.
+   */
+  async insert(
+    tx: Tx,
+    workspaceId: string,
+    withData: { id: string; data: MemberData }[],
+    bareIds: string[],
+  ): Promise<string[]> {
+    if (withData.length === 0 && bareIds.length === 0) return [];
+    const rows = await tx.$queryRaw<{ id: string | null; created: number }[]>`
+      WITH data AS (SELECT * FROM ${dataRows(withData)}),
+      fresh AS MATERIALIZED (
+        SELECT id, email, fields, alternatives, folded, false AS bare FROM data
+        UNION ALL
+        SELECT v.id, NULL, '{}'::jsonb, '[]'::jsonb,
+               jsonb_build_object('id', v.folded_id, 'email', NULL, 'emails', '[]'::jsonb, 'fields', '{}'::jsonb), true
+        FROM unnest(${bareIds}::text[], ${bareIds.map(fold)}::text[]) AS v(id, folded_id)
+        WHERE NOT EXISTS (SELECT 1 FROM members AS m WHERE m.workspace_id = ${workspaceId} AND m.id = v.id)
+          AND NOT EXISTS (SELECT 1 FROM data WHERE data.id = v.id)
+      ), ${numbering(workspaceId)},
+      inserted AS (
+        INSERT INTO members (workspace_id, id, seq, created_at, email, fields, alternative_emails, folded)
+        SELECT ${workspaceId}, f.id, ${numberOf("f")}, tick.at, f.email, f.fields,
+               ARRAY(SELECT jsonb_array_elements_text(f.alternatives)), f.folded
+        FROM fresh AS f CROSS JOIN tick
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
-      SELECT count(*)::int AS created FROM inserted`;
-    if ((row?.created ?? 0) !== members.length) throw new RetryTransaction("a member was created concurrently");
+      SELECT f.id, (SELECT count(*) FROM inserted)::int AS created
+      FROM (SELECT 1) AS one LEFT JOIN fresh AS f ON f.bare`;
+    const bare = rows.flatMap((row) => (row.id === null ? [] : [row.id]));
+    if ((rows[0]?.created ?? 0) !== withData.length + bare.length) {
+      throw new RetryTransaction("a member was created concurrently");
+    }
+    return bare;
   },
 
   async updateData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
@@ -139,6 +145,24 @@ export const memberRepo = {
     if ((row?.claimed ?? 0) !== claims.length) throw new RetryTransaction("an e-mail address was claimed concurrently");
   },
 };
+
+/**
+ * Numbers and a creation time for the rows of the CTE `fresh`, taken from the workspace row: the
+ * batch gets the next numbers in id order (byte order, as listings sort) and a creation time
+ * later than any batch before it, so number order is (createdAt, id) order. The caller holds the
+ * workspace's member lock (workspaceRepo.lockMemberWrites), so batches never interleave.
+ */
+function numbering(workspaceId: string): Prisma.Sql {
+  return Prisma.sql`tick AS (
+    UPDATE workspaces SET member_seq = member_seq + (SELECT count(*) FROM fresh)::int,
+      member_clock = greatest(date_trunc('milliseconds', clock_timestamp()), member_clock + interval '1 millisecond')
+    WHERE workspace_id = ${workspaceId}
+    RETURNING member_seq - (SELECT count(*) FROM fresh)::int AS first, member_clock AS at
+  )`;
+}
+
+const numberOf = (alias: string) =>
+  Prisma.sql`tick.first + (row_number() OVER (ORDER BY ${Prisma.raw(alias)}.id COLLATE "C"))::int - 1`;
 
 /**
  * Members with data as rows `v(id, email, fields, alternatives, folded)`, sent as one JSON

@@ -14,6 +14,7 @@ import { compareFacts, databaseFacts, getDatamodel, schemaFacts } from "./schema
 const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
 const SCHEMA = fileURLToPath(new URL("../../prisma/schema.prisma", import.meta.url));
 const INIT = "20261121000000_init";
+const BITSETS = "20261123000000_membership_bitsets";
 /** The migrations in prisma/migrations, in the order they apply. */
 const migrationNames = async () =>
   (await readdir(new URL("../../prisma/migrations/", import.meta.url), { withFileTypes: true }))
@@ -82,14 +83,15 @@ async function withMigrationsCopy(edit: (dir: string) => Promise<void>, fn: (dir
   }
 }
 
-/** Edits the init migration's SQL, failing if the text to replace is not there (a stale test). */
-const editInit = (from: string | RegExp, to: string) => async (dir: string) => {
-  const file = join(dir, INIT, "migration.sql");
+/** Edits a migration's SQL, failing if the text to replace is not there (a stale test). */
+const editMigration = (name: string, from: string | RegExp, to: string) => async (dir: string) => {
+  const file = join(dir, name, "migration.sql");
   const sql = await readFile(file, "utf8");
   const edited = sql.replace(from, to);
-  if (edited === sql) throw new Error(`${String(from)} not found in ${INIT}/migration.sql`);
+  if (edited === sql) throw new Error(`${String(from)} not found in ${name}/migration.sql`);
   await writeFile(file, edited);
 };
+const editInit = (from: string | RegExp, to: string) => editMigration(INIT, from, to);
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -211,10 +213,10 @@ describe.each(targets)("migrations on %s", { timeout: 60_000 }, (_name, open) =>
     ],
     [
       "another enum value",
-      editInit(`'include', 'exclude'`, `'include', 'exclude', 'pending'`),
+      editMigration(BITSETS, `'exclude', 'match'`, `'exclude', 'match', 'pending'`),
       {
-        onlyInSchema: ["enum entry_kind (include, exclude)"],
-        onlyInDatabase: ["enum entry_kind (include, exclude, pending)"],
+        onlyInSchema: ["enum membership_kind (member, include, exclude, match)"],
+        onlyInDatabase: ["enum membership_kind (member, include, exclude, match, pending)"],
       },
     ],
     [

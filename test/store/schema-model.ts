@@ -115,6 +115,7 @@ const NATIVE_TYPES: Record<string, (args: string[]) => string> = {
   Timestamp: (a) => `timestamp${a.length ? `(${a[0]})` : ""} without time zone`,
   VarChar: (a) => `character varying${a.length ? `(${a[0]})` : ""}`,
   Char: (a) => `character(${a[0] ?? 1})`,
+  Bit: (a) => `bit(${a[0] ?? 1})`,
   Text: () => "text",
   Uuid: () => "uuid",
   Date: () => "date",

@@ -402,8 +402,7 @@ export const ModelName = {
   Audience: 'Audience',
   Member: 'Member',
   MemberEmail: 'MemberEmail',
-  AudienceEntry: 'AudienceEntry',
-  AudienceMember: 'AudienceMember',
+  MembershipChunk: 'MembershipChunk',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket'
 } as const
@@ -421,7 +420,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "audienceEntry" | "audienceMember" | "idempotencyKey" | "rateLimitBucket"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -795,151 +794,77 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    AudienceEntry: {
-      payload: Prisma.$AudienceEntryPayload<ExtArgs>
-      fields: Prisma.AudienceEntryFieldRefs
+    MembershipChunk: {
+      payload: Prisma.$MembershipChunkPayload<ExtArgs>
+      fields: Prisma.MembershipChunkFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.AudienceEntryFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload> | null
+          args: Prisma.MembershipChunkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.AudienceEntryFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         findFirst: {
-          args: Prisma.AudienceEntryFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload> | null
+          args: Prisma.MembershipChunkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.AudienceEntryFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         findMany: {
-          args: Prisma.AudienceEntryFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>[]
+          args: Prisma.MembershipChunkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>[]
         }
         create: {
-          args: Prisma.AudienceEntryCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         createMany: {
-          args: Prisma.AudienceEntryCreateManyArgs<ExtArgs>
+          args: Prisma.MembershipChunkCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.AudienceEntryCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>[]
+          args: Prisma.MembershipChunkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>[]
         }
         delete: {
-          args: Prisma.AudienceEntryDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         update: {
-          args: Prisma.AudienceEntryUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         deleteMany: {
-          args: Prisma.AudienceEntryDeleteManyArgs<ExtArgs>
+          args: Prisma.MembershipChunkDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.AudienceEntryUpdateManyArgs<ExtArgs>
+          args: Prisma.MembershipChunkUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.AudienceEntryUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>[]
+          args: Prisma.MembershipChunkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>[]
         }
         upsert: {
-          args: Prisma.AudienceEntryUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceEntryPayload>
+          args: Prisma.MembershipChunkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipChunkPayload>
         }
         aggregate: {
-          args: Prisma.AudienceEntryAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateAudienceEntry>
+          args: Prisma.MembershipChunkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMembershipChunk>
         }
         groupBy: {
-          args: Prisma.AudienceEntryGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AudienceEntryGroupByOutputType>[]
+          args: Prisma.MembershipChunkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipChunkGroupByOutputType>[]
         }
         count: {
-          args: Prisma.AudienceEntryCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AudienceEntryCountAggregateOutputType> | number
-        }
-      }
-    }
-    AudienceMember: {
-      payload: Prisma.$AudienceMemberPayload<ExtArgs>
-      fields: Prisma.AudienceMemberFieldRefs
-      operations: {
-        findUnique: {
-          args: Prisma.AudienceMemberFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload> | null
-        }
-        findUniqueOrThrow: {
-          args: Prisma.AudienceMemberFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        findFirst: {
-          args: Prisma.AudienceMemberFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload> | null
-        }
-        findFirstOrThrow: {
-          args: Prisma.AudienceMemberFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        findMany: {
-          args: Prisma.AudienceMemberFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>[]
-        }
-        create: {
-          args: Prisma.AudienceMemberCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        createMany: {
-          args: Prisma.AudienceMemberCreateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        createManyAndReturn: {
-          args: Prisma.AudienceMemberCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>[]
-        }
-        delete: {
-          args: Prisma.AudienceMemberDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        update: {
-          args: Prisma.AudienceMemberUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        deleteMany: {
-          args: Prisma.AudienceMemberDeleteManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateMany: {
-          args: Prisma.AudienceMemberUpdateManyArgs<ExtArgs>
-          result: BatchPayload
-        }
-        updateManyAndReturn: {
-          args: Prisma.AudienceMemberUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>[]
-        }
-        upsert: {
-          args: Prisma.AudienceMemberUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceMemberPayload>
-        }
-        aggregate: {
-          args: Prisma.AudienceMemberAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateAudienceMember>
-        }
-        groupBy: {
-          args: Prisma.AudienceMemberGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AudienceMemberGroupByOutputType>[]
-        }
-        count: {
-          args: Prisma.AudienceMemberCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AudienceMemberCountAggregateOutputType> | number
+          args: Prisma.MembershipChunkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipChunkCountAggregateOutputType> | number
         }
       }
     }
@@ -1133,7 +1058,9 @@ export type TransactionIsolationLevel = (typeof TransactionIsolationLevel)[keyof
 export const WorkspaceScalarFieldEnum = {
   id: 'id',
   name: 'name',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  memberSeq: 'memberSeq',
+  memberClock: 'memberClock'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]
@@ -1160,6 +1087,7 @@ export const AudienceScalarFieldEnum = {
   isArchived: 'isArchived',
   archivedAt: 'archivedAt',
   memberCount: 'memberCount',
+  ruleOutdated: 'ruleOutdated',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -1170,6 +1098,7 @@ export type AudienceScalarFieldEnum = (typeof AudienceScalarFieldEnum)[keyof typ
 export const MemberScalarFieldEnum = {
   workspaceId: 'workspaceId',
   id: 'id',
+  seq: 'seq',
   email: 'email',
   fields: 'fields',
   alternativeEmails: 'alternativeEmails',
@@ -1190,25 +1119,16 @@ export const MemberEmailScalarFieldEnum = {
 export type MemberEmailScalarFieldEnum = (typeof MemberEmailScalarFieldEnum)[keyof typeof MemberEmailScalarFieldEnum]
 
 
-export const AudienceEntryScalarFieldEnum = {
+export const MembershipChunkScalarFieldEnum = {
   workspaceId: 'workspaceId',
   audienceId: 'audienceId',
-  memberId: 'memberId',
   kind: 'kind',
-  createdAt: 'createdAt'
+  chunk: 'chunk',
+  bits: 'bits',
+  count: 'count'
 } as const
 
-export type AudienceEntryScalarFieldEnum = (typeof AudienceEntryScalarFieldEnum)[keyof typeof AudienceEntryScalarFieldEnum]
-
-
-export const AudienceMemberScalarFieldEnum = {
-  workspaceId: 'workspaceId',
-  audienceId: 'audienceId',
-  memberId: 'memberId',
-  memberCreatedAt: 'memberCreatedAt'
-} as const
-
-export type AudienceMemberScalarFieldEnum = (typeof AudienceMemberScalarFieldEnum)[keyof typeof AudienceMemberScalarFieldEnum]
+export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
 
 
 export const IdempotencyKeyScalarFieldEnum = {
@@ -1319,6 +1239,20 @@ export type ListDateTimeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaM
 
 
 /**
+ * Reference to a field of type 'Int'
+ */
+export type IntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int'>
+    
+
+
+/**
+ * Reference to a field of type 'Int[]'
+ */
+export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int[]'>
+    
+
+
+/**
  * Reference to a field of type 'Bytes'
  */
 export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
@@ -1354,30 +1288,16 @@ export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel,
 
 
 /**
- * Reference to a field of type 'Int'
+ * Reference to a field of type 'MembershipKind'
  */
-export type IntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int'>
+export type EnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'MembershipKind'>
     
 
 
 /**
- * Reference to a field of type 'Int[]'
+ * Reference to a field of type 'MembershipKind[]'
  */
-export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Int[]'>
-    
-
-
-/**
- * Reference to a field of type 'EntryKind'
- */
-export type EnumEntryKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'EntryKind'>
-    
-
-
-/**
- * Reference to a field of type 'EntryKind[]'
- */
-export type ListEnumEntryKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'EntryKind[]'>
+export type ListEnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'MembershipKind[]'>
     
 
 
@@ -1550,8 +1470,7 @@ export type GlobalOmitConfig = {
   audience?: Prisma.AudienceOmit
   member?: Prisma.MemberOmit
   memberEmail?: Prisma.MemberEmailOmit
-  audienceEntry?: Prisma.AudienceEntryOmit
-  audienceMember?: Prisma.AudienceMemberOmit
+  membershipChunk?: Prisma.MembershipChunkOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit
   rateLimitBucket?: Prisma.RateLimitBucketOmit
 }

@@ -56,8 +56,7 @@ export const ModelName = {
   Audience: 'Audience',
   Member: 'Member',
   MemberEmail: 'MemberEmail',
-  AudienceEntry: 'AudienceEntry',
-  AudienceMember: 'AudienceMember',
+  MembershipChunk: 'MembershipChunk',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket'
 } as const
@@ -81,7 +80,9 @@ export type TransactionIsolationLevel = (typeof TransactionIsolationLevel)[keyof
 export const WorkspaceScalarFieldEnum = {
   id: 'id',
   name: 'name',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  memberSeq: 'memberSeq',
+  memberClock: 'memberClock'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]
@@ -108,6 +109,7 @@ export const AudienceScalarFieldEnum = {
   isArchived: 'isArchived',
   archivedAt: 'archivedAt',
   memberCount: 'memberCount',
+  ruleOutdated: 'ruleOutdated',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -118,6 +120,7 @@ export type AudienceScalarFieldEnum = (typeof AudienceScalarFieldEnum)[keyof typ
 export const MemberScalarFieldEnum = {
   workspaceId: 'workspaceId',
   id: 'id',
+  seq: 'seq',
   email: 'email',
   fields: 'fields',
   alternativeEmails: 'alternativeEmails',
@@ -138,25 +141,16 @@ export const MemberEmailScalarFieldEnum = {
 export type MemberEmailScalarFieldEnum = (typeof MemberEmailScalarFieldEnum)[keyof typeof MemberEmailScalarFieldEnum]
 
 
-export const AudienceEntryScalarFieldEnum = {
+export const MembershipChunkScalarFieldEnum = {
   workspaceId: 'workspaceId',
   audienceId: 'audienceId',
-  memberId: 'memberId',
   kind: 'kind',
-  createdAt: 'createdAt'
+  chunk: 'chunk',
+  bits: 'bits',
+  count: 'count'
 } as const
 
-export type AudienceEntryScalarFieldEnum = (typeof AudienceEntryScalarFieldEnum)[keyof typeof AudienceEntryScalarFieldEnum]
-
-
-export const AudienceMemberScalarFieldEnum = {
-  workspaceId: 'workspaceId',
-  audienceId: 'audienceId',
-  memberId: 'memberId',
-  memberCreatedAt: 'memberCreatedAt'
-} as const
-
-export type AudienceMemberScalarFieldEnum = (typeof AudienceMemberScalarFieldEnum)[keyof typeof AudienceMemberScalarFieldEnum]
+export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
 
 
 export const IdempotencyKeyScalarFieldEnum = {

@@ -391,10 +391,6 @@ export type BytesFieldUpdateOperationsInput = {
   set?: runtime.Bytes
 }
 
-export type NullableDateTimeFieldUpdateOperationsInput = {
-  set?: Date | string | null
-}
-
 export type ApiKeyCreateWithoutWorkspaceInput = {
   id: string
   name: string

@@ -42,6 +42,7 @@ export type AudienceMinAggregateOutputType = {
   isArchived: boolean | null
   archivedAt: Date | null
   memberCount: number | null
+  ruleOutdated: boolean | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -54,6 +55,7 @@ export type AudienceMaxAggregateOutputType = {
   isArchived: boolean | null
   archivedAt: Date | null
   memberCount: number | null
+  ruleOutdated: boolean | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -67,6 +69,7 @@ export type AudienceCountAggregateOutputType = {
   isArchived: number
   archivedAt: number
   memberCount: number
+  ruleOutdated: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -89,6 +92,7 @@ export type AudienceMinAggregateInputType = {
   isArchived?: true
   archivedAt?: true
   memberCount?: true
+  ruleOutdated?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -101,6 +105,7 @@ export type AudienceMaxAggregateInputType = {
   isArchived?: true
   archivedAt?: true
   memberCount?: true
+  ruleOutdated?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -114,6 +119,7 @@ export type AudienceCountAggregateInputType = {
   isArchived?: true
   archivedAt?: true
   memberCount?: true
+  ruleOutdated?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -214,6 +220,7 @@ export type AudienceGroupByOutputType = {
   isArchived: boolean
   archivedAt: Date | null
   memberCount: number
+  ruleOutdated: boolean
   createdAt: Date
   updatedAt: Date
   _count: AudienceCountAggregateOutputType | null
@@ -250,11 +257,11 @@ export type AudienceWhereInput = {
   isArchived?: Prisma.BoolFilter<"Audience"> | boolean
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
+  ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  entries?: Prisma.AudienceEntryListRelationFilter
-  members?: Prisma.AudienceMemberListRelationFilter
+  chunks?: Prisma.MembershipChunkListRelationFilter
 }
 
 export type AudienceOrderByWithRelationInput = {
@@ -266,11 +273,11 @@ export type AudienceOrderByWithRelationInput = {
   isArchived?: Prisma.SortOrder
   archivedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  ruleOutdated?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
-  entries?: Prisma.AudienceEntryOrderByRelationAggregateInput
-  members?: Prisma.AudienceMemberOrderByRelationAggregateInput
+  chunks?: Prisma.MembershipChunkOrderByRelationAggregateInput
 }
 
 export type AudienceWhereUniqueInput = Prisma.AtLeast<{
@@ -287,11 +294,11 @@ export type AudienceWhereUniqueInput = Prisma.AtLeast<{
   isArchived?: Prisma.BoolFilter<"Audience"> | boolean
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
+  ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  entries?: Prisma.AudienceEntryListRelationFilter
-  members?: Prisma.AudienceMemberListRelationFilter
+  chunks?: Prisma.MembershipChunkListRelationFilter
 }, "workspaceId_id" | "workspaceId_nameKey">
 
 export type AudienceOrderByWithAggregationInput = {
@@ -303,6 +310,7 @@ export type AudienceOrderByWithAggregationInput = {
   isArchived?: Prisma.SortOrder
   archivedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  ruleOutdated?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.AudienceCountOrderByAggregateInput
@@ -324,6 +332,7 @@ export type AudienceScalarWhereWithAggregatesInput = {
   isArchived?: Prisma.BoolWithAggregatesFilter<"Audience"> | boolean
   archivedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntWithAggregatesFilter<"Audience"> | number
+  ruleOutdated?: Prisma.BoolWithAggregatesFilter<"Audience"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Audience"> | Date | string
 }
@@ -336,11 +345,11 @@ export type AudienceCreateInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutAudienceInput
-  members?: Prisma.AudienceMemberCreateNestedManyWithoutAudienceInput
+  chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateInput = {
@@ -352,10 +361,10 @@ export type AudienceUncheckedCreateInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutAudienceInput
-  members?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutAudienceInput
+  chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUpdateInput = {
@@ -366,11 +375,11 @@ export type AudienceUpdateInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutAudienceNestedInput
-  members?: Prisma.AudienceMemberUpdateManyWithoutAudienceNestedInput
+  chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateInput = {
@@ -382,10 +391,10 @@ export type AudienceUncheckedUpdateInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutAudienceNestedInput
-  members?: Prisma.AudienceMemberUncheckedUpdateManyWithoutAudienceNestedInput
+  chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyInput = {
@@ -397,6 +406,7 @@ export type AudienceCreateManyInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -409,6 +419,7 @@ export type AudienceUpdateManyMutationInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -422,6 +433,7 @@ export type AudienceUncheckedUpdateManyInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -455,6 +467,7 @@ export type AudienceCountOrderByAggregateInput = {
   isArchived?: Prisma.SortOrder
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  ruleOutdated?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -471,6 +484,7 @@ export type AudienceMaxOrderByAggregateInput = {
   isArchived?: Prisma.SortOrder
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  ruleOutdated?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -483,6 +497,7 @@ export type AudienceMinOrderByAggregateInput = {
   isArchived?: Prisma.SortOrder
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  ruleOutdated?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -546,40 +561,18 @@ export type BoolFieldUpdateOperationsInput = {
   set?: boolean
 }
 
-export type IntFieldUpdateOperationsInput = {
-  set?: number
-  increment?: number
-  decrement?: number
-  multiply?: number
-  divide?: number
-}
-
-export type AudienceCreateNestedOneWithoutEntriesInput = {
-  create?: Prisma.XOR<Prisma.AudienceCreateWithoutEntriesInput, Prisma.AudienceUncheckedCreateWithoutEntriesInput>
-  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutEntriesInput
+export type AudienceCreateNestedOneWithoutChunksInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutChunksInput, Prisma.AudienceUncheckedCreateWithoutChunksInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutChunksInput
   connect?: Prisma.AudienceWhereUniqueInput
 }
 
-export type AudienceUpdateOneRequiredWithoutEntriesNestedInput = {
-  create?: Prisma.XOR<Prisma.AudienceCreateWithoutEntriesInput, Prisma.AudienceUncheckedCreateWithoutEntriesInput>
-  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutEntriesInput
-  upsert?: Prisma.AudienceUpsertWithoutEntriesInput
+export type AudienceUpdateOneRequiredWithoutChunksNestedInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutChunksInput, Prisma.AudienceUncheckedCreateWithoutChunksInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutChunksInput
+  upsert?: Prisma.AudienceUpsertWithoutChunksInput
   connect?: Prisma.AudienceWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutEntriesInput, Prisma.AudienceUpdateWithoutEntriesInput>, Prisma.AudienceUncheckedUpdateWithoutEntriesInput>
-}
-
-export type AudienceCreateNestedOneWithoutMembersInput = {
-  create?: Prisma.XOR<Prisma.AudienceCreateWithoutMembersInput, Prisma.AudienceUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutMembersInput
-  connect?: Prisma.AudienceWhereUniqueInput
-}
-
-export type AudienceUpdateOneRequiredWithoutMembersNestedInput = {
-  create?: Prisma.XOR<Prisma.AudienceCreateWithoutMembersInput, Prisma.AudienceUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutMembersInput
-  upsert?: Prisma.AudienceUpsertWithoutMembersInput
-  connect?: Prisma.AudienceWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutMembersInput, Prisma.AudienceUpdateWithoutMembersInput>, Prisma.AudienceUncheckedUpdateWithoutMembersInput>
+  update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutChunksInput, Prisma.AudienceUpdateWithoutChunksInput>, Prisma.AudienceUncheckedUpdateWithoutChunksInput>
 }
 
 export type AudienceCreateWithoutWorkspaceInput = {
@@ -590,10 +583,10 @@ export type AudienceCreateWithoutWorkspaceInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutAudienceInput
-  members?: Prisma.AudienceMemberCreateNestedManyWithoutAudienceInput
+  chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutWorkspaceInput = {
@@ -604,10 +597,10 @@ export type AudienceUncheckedCreateWithoutWorkspaceInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutAudienceInput
-  members?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutAudienceInput
+  chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutWorkspaceInput = {
@@ -648,11 +641,12 @@ export type AudienceScalarWhereInput = {
   isArchived?: Prisma.BoolFilter<"Audience"> | boolean
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
+  ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
 }
 
-export type AudienceCreateWithoutEntriesInput = {
+export type AudienceCreateWithoutChunksInput = {
   id: string
   name: string
   nameKey?: string | null
@@ -660,13 +654,13 @@ export type AudienceCreateWithoutEntriesInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
-  members?: Prisma.AudienceMemberCreateNestedManyWithoutAudienceInput
 }
 
-export type AudienceUncheckedCreateWithoutEntriesInput = {
+export type AudienceUncheckedCreateWithoutChunksInput = {
   workspaceId: string
   id: string
   name: string
@@ -675,28 +669,28 @@ export type AudienceUncheckedCreateWithoutEntriesInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
-  members?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutAudienceInput
 }
 
-export type AudienceCreateOrConnectWithoutEntriesInput = {
+export type AudienceCreateOrConnectWithoutChunksInput = {
   where: Prisma.AudienceWhereUniqueInput
-  create: Prisma.XOR<Prisma.AudienceCreateWithoutEntriesInput, Prisma.AudienceUncheckedCreateWithoutEntriesInput>
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutChunksInput, Prisma.AudienceUncheckedCreateWithoutChunksInput>
 }
 
-export type AudienceUpsertWithoutEntriesInput = {
-  update: Prisma.XOR<Prisma.AudienceUpdateWithoutEntriesInput, Prisma.AudienceUncheckedUpdateWithoutEntriesInput>
-  create: Prisma.XOR<Prisma.AudienceCreateWithoutEntriesInput, Prisma.AudienceUncheckedCreateWithoutEntriesInput>
+export type AudienceUpsertWithoutChunksInput = {
+  update: Prisma.XOR<Prisma.AudienceUpdateWithoutChunksInput, Prisma.AudienceUncheckedUpdateWithoutChunksInput>
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutChunksInput, Prisma.AudienceUncheckedCreateWithoutChunksInput>
   where?: Prisma.AudienceWhereInput
 }
 
-export type AudienceUpdateToOneWithWhereWithoutEntriesInput = {
+export type AudienceUpdateToOneWithWhereWithoutChunksInput = {
   where?: Prisma.AudienceWhereInput
-  data: Prisma.XOR<Prisma.AudienceUpdateWithoutEntriesInput, Prisma.AudienceUncheckedUpdateWithoutEntriesInput>
+  data: Prisma.XOR<Prisma.AudienceUpdateWithoutChunksInput, Prisma.AudienceUncheckedUpdateWithoutChunksInput>
 }
 
-export type AudienceUpdateWithoutEntriesInput = {
+export type AudienceUpdateWithoutChunksInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -704,13 +698,13 @@ export type AudienceUpdateWithoutEntriesInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
-  members?: Prisma.AudienceMemberUpdateManyWithoutAudienceNestedInput
 }
 
-export type AudienceUncheckedUpdateWithoutEntriesInput = {
+export type AudienceUncheckedUpdateWithoutChunksInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
@@ -719,81 +713,9 @@ export type AudienceUncheckedUpdateWithoutEntriesInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  members?: Prisma.AudienceMemberUncheckedUpdateManyWithoutAudienceNestedInput
-}
-
-export type AudienceCreateWithoutMembersInput = {
-  id: string
-  name: string
-  nameKey?: string | null
-  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  isArchived?: boolean
-  archivedAt?: Date | string | null
-  memberCount?: number
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutAudienceInput
-}
-
-export type AudienceUncheckedCreateWithoutMembersInput = {
-  workspaceId: string
-  id: string
-  name: string
-  nameKey?: string | null
-  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  isArchived?: boolean
-  archivedAt?: Date | string | null
-  memberCount?: number
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutAudienceInput
-}
-
-export type AudienceCreateOrConnectWithoutMembersInput = {
-  where: Prisma.AudienceWhereUniqueInput
-  create: Prisma.XOR<Prisma.AudienceCreateWithoutMembersInput, Prisma.AudienceUncheckedCreateWithoutMembersInput>
-}
-
-export type AudienceUpsertWithoutMembersInput = {
-  update: Prisma.XOR<Prisma.AudienceUpdateWithoutMembersInput, Prisma.AudienceUncheckedUpdateWithoutMembersInput>
-  create: Prisma.XOR<Prisma.AudienceCreateWithoutMembersInput, Prisma.AudienceUncheckedCreateWithoutMembersInput>
-  where?: Prisma.AudienceWhereInput
-}
-
-export type AudienceUpdateToOneWithWhereWithoutMembersInput = {
-  where?: Prisma.AudienceWhereInput
-  data: Prisma.XOR<Prisma.AudienceUpdateWithoutMembersInput, Prisma.AudienceUncheckedUpdateWithoutMembersInput>
-}
-
-export type AudienceUpdateWithoutMembersInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  name?: Prisma.StringFieldUpdateOperationsInput | string
-  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutAudienceNestedInput
-}
-
-export type AudienceUncheckedUpdateWithoutMembersInput = {
-  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  name?: Prisma.StringFieldUpdateOperationsInput | string
-  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
-  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
-  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyWorkspaceInput = {
@@ -804,6 +726,7 @@ export type AudienceCreateManyWorkspaceInput = {
   isArchived?: boolean
   archivedAt?: Date | string | null
   memberCount?: number
+  ruleOutdated?: boolean
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -816,10 +739,10 @@ export type AudienceUpdateWithoutWorkspaceInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  entries?: Prisma.AudienceEntryUpdateManyWithoutAudienceNestedInput
-  members?: Prisma.AudienceMemberUpdateManyWithoutAudienceNestedInput
+  chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
@@ -830,10 +753,10 @@ export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutAudienceNestedInput
-  members?: Prisma.AudienceMemberUncheckedUpdateManyWithoutAudienceNestedInput
+  chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
@@ -844,6 +767,7 @@ export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
   isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -854,13 +778,11 @@ export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
  */
 
 export type AudienceCountOutputType = {
-  entries: number
-  members: number
+  chunks: number
 }
 
 export type AudienceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  entries?: boolean | AudienceCountOutputTypeCountEntriesArgs
-  members?: boolean | AudienceCountOutputTypeCountMembersArgs
+  chunks?: boolean | AudienceCountOutputTypeCountChunksArgs
 }
 
 /**
@@ -876,15 +798,8 @@ export type AudienceCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Ext
 /**
  * AudienceCountOutputType without action
  */
-export type AudienceCountOutputTypeCountEntriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.AudienceEntryWhereInput
-}
-
-/**
- * AudienceCountOutputType without action
- */
-export type AudienceCountOutputTypeCountMembersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.AudienceMemberWhereInput
+export type AudienceCountOutputTypeCountChunksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MembershipChunkWhereInput
 }
 
 
@@ -897,11 +812,11 @@ export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   isArchived?: boolean
   archivedAt?: boolean
   memberCount?: boolean
+  ruleOutdated?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  entries?: boolean | Prisma.Audience$entriesArgs<ExtArgs>
-  members?: boolean | Prisma.Audience$membersArgs<ExtArgs>
+  chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["audience"]>
 
@@ -914,6 +829,7 @@ export type AudienceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   isArchived?: boolean
   archivedAt?: boolean
   memberCount?: boolean
+  ruleOutdated?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -928,6 +844,7 @@ export type AudienceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   isArchived?: boolean
   archivedAt?: boolean
   memberCount?: boolean
+  ruleOutdated?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -942,15 +859,15 @@ export type AudienceSelectScalar = {
   isArchived?: boolean
   archivedAt?: boolean
   memberCount?: boolean
+  ruleOutdated?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type AudienceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "name" | "nameKey" | "filter" | "isArchived" | "archivedAt" | "memberCount" | "createdAt" | "updatedAt", ExtArgs["result"]["audience"]>
+export type AudienceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "name" | "nameKey" | "filter" | "isArchived" | "archivedAt" | "memberCount" | "ruleOutdated" | "createdAt" | "updatedAt", ExtArgs["result"]["audience"]>
 export type AudienceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  entries?: boolean | Prisma.Audience$entriesArgs<ExtArgs>
-  members?: boolean | Prisma.Audience$membersArgs<ExtArgs>
+  chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type AudienceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -964,8 +881,7 @@ export type $AudiencePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
   name: "Audience"
   objects: {
     workspace: Prisma.$WorkspacePayload<ExtArgs>
-    entries: Prisma.$AudienceEntryPayload<ExtArgs>[]
-    members: Prisma.$AudienceMemberPayload<ExtArgs>[]
+    chunks: Prisma.$MembershipChunkPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
@@ -986,6 +902,10 @@ export type $AudiencePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * Size of the materialized membership, kept in the same transaction as every change to it.
      */
     memberCount: number
+    /**
+     * The stored rule matches need computing again (set by an upgrade; the service does it at start).
+     */
+    ruleOutdated: boolean
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["audience"]>
@@ -1383,8 +1303,7 @@ readonly fields: AudienceFieldRefs;
 export interface Prisma__AudienceClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
-  entries<T extends Prisma.Audience$entriesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$entriesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceEntryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  members<T extends Prisma.Audience$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  chunks<T extends Prisma.Audience$chunksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$chunksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MembershipChunkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1422,6 +1341,7 @@ export interface AudienceFieldRefs {
   readonly isArchived: Prisma.FieldRef<"Audience", 'Boolean'>
   readonly archivedAt: Prisma.FieldRef<"Audience", 'DateTime'>
   readonly memberCount: Prisma.FieldRef<"Audience", 'Int'>
+  readonly ruleOutdated: Prisma.FieldRef<"Audience", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"Audience", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Audience", 'DateTime'>
 }
@@ -1825,51 +1745,27 @@ export type AudienceDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Inte
 }
 
 /**
- * Audience.entries
+ * Audience.chunks
  */
-export type Audience$entriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+export type Audience$chunksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   /**
-   * Select specific fields to fetch from the AudienceEntry
+   * Select specific fields to fetch from the MembershipChunk
    */
-  select?: Prisma.AudienceEntrySelect<ExtArgs> | null
+  select?: Prisma.MembershipChunkSelect<ExtArgs> | null
   /**
-   * Omit specific fields from the AudienceEntry
+   * Omit specific fields from the MembershipChunk
    */
-  omit?: Prisma.AudienceEntryOmit<ExtArgs> | null
+  omit?: Prisma.MembershipChunkOmit<ExtArgs> | null
   /**
    * Choose, which related nodes to fetch as well
    */
-  include?: Prisma.AudienceEntryInclude<ExtArgs> | null
-  where?: Prisma.AudienceEntryWhereInput
-  orderBy?: Prisma.AudienceEntryOrderByWithRelationInput | Prisma.AudienceEntryOrderByWithRelationInput[]
-  cursor?: Prisma.AudienceEntryWhereUniqueInput
+  include?: Prisma.MembershipChunkInclude<ExtArgs> | null
+  where?: Prisma.MembershipChunkWhereInput
+  orderBy?: Prisma.MembershipChunkOrderByWithRelationInput | Prisma.MembershipChunkOrderByWithRelationInput[]
+  cursor?: Prisma.MembershipChunkWhereUniqueInput
   take?: number
   skip?: number
-  distinct?: Prisma.AudienceEntryScalarFieldEnum | Prisma.AudienceEntryScalarFieldEnum[]
-}
-
-/**
- * Audience.members
- */
-export type Audience$membersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the AudienceMember
-   */
-  select?: Prisma.AudienceMemberSelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the AudienceMember
-   */
-  omit?: Prisma.AudienceMemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.AudienceMemberInclude<ExtArgs> | null
-  where?: Prisma.AudienceMemberWhereInput
-  orderBy?: Prisma.AudienceMemberOrderByWithRelationInput | Prisma.AudienceMemberOrderByWithRelationInput[]
-  cursor?: Prisma.AudienceMemberWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.AudienceMemberScalarFieldEnum | Prisma.AudienceMemberScalarFieldEnum[]
+  distinct?: Prisma.MembershipChunkScalarFieldEnum | Prisma.MembershipChunkScalarFieldEnum[]
 }
 
 /**

@@ -20,13 +20,24 @@ export type MemberModel = runtime.Types.Result.DefaultSelection<Prisma.$MemberPa
 
 export type AggregateMember = {
   _count: MemberCountAggregateOutputType | null
+  _avg: MemberAvgAggregateOutputType | null
+  _sum: MemberSumAggregateOutputType | null
   _min: MemberMinAggregateOutputType | null
   _max: MemberMaxAggregateOutputType | null
+}
+
+export type MemberAvgAggregateOutputType = {
+  seq: number | null
+}
+
+export type MemberSumAggregateOutputType = {
+  seq: number | null
 }
 
 export type MemberMinAggregateOutputType = {
   workspaceId: string | null
   id: string | null
+  seq: number | null
   email: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -35,6 +46,7 @@ export type MemberMinAggregateOutputType = {
 export type MemberMaxAggregateOutputType = {
   workspaceId: string | null
   id: string | null
+  seq: number | null
   email: string | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -43,6 +55,7 @@ export type MemberMaxAggregateOutputType = {
 export type MemberCountAggregateOutputType = {
   workspaceId: number
   id: number
+  seq: number
   email: number
   fields: number
   alternativeEmails: number
@@ -53,9 +66,18 @@ export type MemberCountAggregateOutputType = {
 }
 
 
+export type MemberAvgAggregateInputType = {
+  seq?: true
+}
+
+export type MemberSumAggregateInputType = {
+  seq?: true
+}
+
 export type MemberMinAggregateInputType = {
   workspaceId?: true
   id?: true
+  seq?: true
   email?: true
   createdAt?: true
   updatedAt?: true
@@ -64,6 +86,7 @@ export type MemberMinAggregateInputType = {
 export type MemberMaxAggregateInputType = {
   workspaceId?: true
   id?: true
+  seq?: true
   email?: true
   createdAt?: true
   updatedAt?: true
@@ -72,6 +95,7 @@ export type MemberMaxAggregateInputType = {
 export type MemberCountAggregateInputType = {
   workspaceId?: true
   id?: true
+  seq?: true
   email?: true
   fields?: true
   alternativeEmails?: true
@@ -119,6 +143,18 @@ export type MemberAggregateArgs<ExtArgs extends runtime.Types.Extensions.Interna
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: MemberAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: MemberSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: MemberMinAggregateInputType
@@ -149,6 +185,8 @@ export type MemberGroupByArgs<ExtArgs extends runtime.Types.Extensions.InternalA
   take?: number
   skip?: number
   _count?: MemberCountAggregateInputType | true
+  _avg?: MemberAvgAggregateInputType
+  _sum?: MemberSumAggregateInputType
   _min?: MemberMinAggregateInputType
   _max?: MemberMaxAggregateInputType
 }
@@ -156,6 +194,7 @@ export type MemberGroupByArgs<ExtArgs extends runtime.Types.Extensions.InternalA
 export type MemberGroupByOutputType = {
   workspaceId: string
   id: string
+  seq: number
   email: string | null
   fields: runtime.JsonValue
   alternativeEmails: string[]
@@ -163,6 +202,8 @@ export type MemberGroupByOutputType = {
   createdAt: Date
   updatedAt: Date
   _count: MemberCountAggregateOutputType | null
+  _avg: MemberAvgAggregateOutputType | null
+  _sum: MemberSumAggregateOutputType | null
   _min: MemberMinAggregateOutputType | null
   _max: MemberMaxAggregateOutputType | null
 }
@@ -188,6 +229,7 @@ export type MemberWhereInput = {
   NOT?: Prisma.MemberWhereInput | Prisma.MemberWhereInput[]
   workspaceId?: Prisma.StringFilter<"Member"> | string
   id?: Prisma.StringFilter<"Member"> | string
+  seq?: Prisma.IntFilter<"Member"> | number
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
@@ -196,13 +238,12 @@ export type MemberWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   emails?: Prisma.MemberEmailListRelationFilter
-  entries?: Prisma.AudienceEntryListRelationFilter
-  audiences?: Prisma.AudienceMemberListRelationFilter
 }
 
 export type MemberOrderByWithRelationInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
+  seq?: Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
@@ -211,17 +252,17 @@ export type MemberOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
   emails?: Prisma.MemberEmailOrderByRelationAggregateInput
-  entries?: Prisma.AudienceEntryOrderByRelationAggregateInput
-  audiences?: Prisma.AudienceMemberOrderByRelationAggregateInput
 }
 
 export type MemberWhereUniqueInput = Prisma.AtLeast<{
+  workspaceId_seq?: Prisma.MemberWorkspaceIdSeqCompoundUniqueInput
   workspaceId_id?: Prisma.MemberWorkspaceIdIdCompoundUniqueInput
   AND?: Prisma.MemberWhereInput | Prisma.MemberWhereInput[]
   OR?: Prisma.MemberWhereInput[]
   NOT?: Prisma.MemberWhereInput | Prisma.MemberWhereInput[]
   workspaceId?: Prisma.StringFilter<"Member"> | string
   id?: Prisma.StringFilter<"Member"> | string
+  seq?: Prisma.IntFilter<"Member"> | number
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
@@ -230,13 +271,12 @@ export type MemberWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   emails?: Prisma.MemberEmailListRelationFilter
-  entries?: Prisma.AudienceEntryListRelationFilter
-  audiences?: Prisma.AudienceMemberListRelationFilter
-}, "workspaceId_id">
+}, "workspaceId_id" | "workspaceId_seq">
 
 export type MemberOrderByWithAggregationInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
+  seq?: Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
@@ -244,8 +284,10 @@ export type MemberOrderByWithAggregationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.MemberCountOrderByAggregateInput
+  _avg?: Prisma.MemberAvgOrderByAggregateInput
   _max?: Prisma.MemberMaxOrderByAggregateInput
   _min?: Prisma.MemberMinOrderByAggregateInput
+  _sum?: Prisma.MemberSumOrderByAggregateInput
 }
 
 export type MemberScalarWhereWithAggregatesInput = {
@@ -254,6 +296,7 @@ export type MemberScalarWhereWithAggregatesInput = {
   NOT?: Prisma.MemberScalarWhereWithAggregatesInput | Prisma.MemberScalarWhereWithAggregatesInput[]
   workspaceId?: Prisma.StringWithAggregatesFilter<"Member"> | string
   id?: Prisma.StringWithAggregatesFilter<"Member"> | string
+  seq?: Prisma.IntWithAggregatesFilter<"Member"> | number
   email?: Prisma.StringNullableWithAggregatesFilter<"Member"> | string | null
   fields?: Prisma.JsonWithAggregatesFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
@@ -264,6 +307,7 @@ export type MemberScalarWhereWithAggregatesInput = {
 
 export type MemberCreateInput = {
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -272,13 +316,12 @@ export type MemberCreateInput = {
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
   emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUncheckedCreateInput = {
   workspaceId: string
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -286,12 +329,11 @@ export type MemberUncheckedCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -300,13 +342,12 @@ export type MemberUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
   emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -314,13 +355,12 @@ export type MemberUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUncheckedUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberCreateManyInput = {
   workspaceId: string
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -331,6 +371,7 @@ export type MemberCreateManyInput = {
 
 export type MemberUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -342,6 +383,7 @@ export type MemberUpdateManyMutationInput = {
 export type MemberUncheckedUpdateManyInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -368,6 +410,11 @@ export type StringNullableListFilter<$PrismaModel = never> = {
   isEmpty?: boolean
 }
 
+export type MemberWorkspaceIdSeqCompoundUniqueInput = {
+  workspaceId: string
+  seq: number
+}
+
 export type MemberWorkspaceIdIdCompoundUniqueInput = {
   workspaceId: string
   id: string
@@ -376,6 +423,7 @@ export type MemberWorkspaceIdIdCompoundUniqueInput = {
 export type MemberCountOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
+  seq?: Prisma.SortOrder
   email?: Prisma.SortOrder
   fields?: Prisma.SortOrder
   alternativeEmails?: Prisma.SortOrder
@@ -384,9 +432,14 @@ export type MemberCountOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
 }
 
+export type MemberAvgOrderByAggregateInput = {
+  seq?: Prisma.SortOrder
+}
+
 export type MemberMaxOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
+  seq?: Prisma.SortOrder
   email?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -395,9 +448,14 @@ export type MemberMaxOrderByAggregateInput = {
 export type MemberMinOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
+  seq?: Prisma.SortOrder
   email?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+}
+
+export type MemberSumOrderByAggregateInput = {
+  seq?: Prisma.SortOrder
 }
 
 export type MemberScalarRelationFilter = {
@@ -470,36 +528,9 @@ export type MemberUpdateOneRequiredWithoutEmailsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.MemberUpdateToOneWithWhereWithoutEmailsInput, Prisma.MemberUpdateWithoutEmailsInput>, Prisma.MemberUncheckedUpdateWithoutEmailsInput>
 }
 
-export type MemberCreateNestedOneWithoutEntriesInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutEntriesInput, Prisma.MemberUncheckedCreateWithoutEntriesInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutEntriesInput
-  connect?: Prisma.MemberWhereUniqueInput
-}
-
-export type MemberUpdateOneRequiredWithoutEntriesNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutEntriesInput, Prisma.MemberUncheckedCreateWithoutEntriesInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutEntriesInput
-  upsert?: Prisma.MemberUpsertWithoutEntriesInput
-  connect?: Prisma.MemberWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.MemberUpdateToOneWithWhereWithoutEntriesInput, Prisma.MemberUpdateWithoutEntriesInput>, Prisma.MemberUncheckedUpdateWithoutEntriesInput>
-}
-
-export type MemberCreateNestedOneWithoutAudiencesInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutAudiencesInput, Prisma.MemberUncheckedCreateWithoutAudiencesInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutAudiencesInput
-  connect?: Prisma.MemberWhereUniqueInput
-}
-
-export type MemberUpdateOneRequiredWithoutAudiencesNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutAudiencesInput, Prisma.MemberUncheckedCreateWithoutAudiencesInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutAudiencesInput
-  upsert?: Prisma.MemberUpsertWithoutAudiencesInput
-  connect?: Prisma.MemberWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.MemberUpdateToOneWithWhereWithoutAudiencesInput, Prisma.MemberUpdateWithoutAudiencesInput>, Prisma.MemberUncheckedUpdateWithoutAudiencesInput>
-}
-
 export type MemberCreateWithoutWorkspaceInput = {
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -507,12 +538,11 @@ export type MemberCreateWithoutWorkspaceInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUncheckedCreateWithoutWorkspaceInput = {
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -520,8 +550,6 @@ export type MemberUncheckedCreateWithoutWorkspaceInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutMemberInput
 }
 
 export type MemberCreateOrConnectWithoutWorkspaceInput = {
@@ -556,6 +584,7 @@ export type MemberScalarWhereInput = {
   NOT?: Prisma.MemberScalarWhereInput | Prisma.MemberScalarWhereInput[]
   workspaceId?: Prisma.StringFilter<"Member"> | string
   id?: Prisma.StringFilter<"Member"> | string
+  seq?: Prisma.IntFilter<"Member"> | number
   email?: Prisma.StringNullableFilter<"Member"> | string | null
   fields?: Prisma.JsonFilter<"Member">
   alternativeEmails?: Prisma.StringNullableListFilter<"Member">
@@ -566,6 +595,7 @@ export type MemberScalarWhereInput = {
 
 export type MemberCreateWithoutEmailsInput = {
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -573,21 +603,18 @@ export type MemberCreateWithoutEmailsInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUncheckedCreateWithoutEmailsInput = {
   workspaceId: string
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutMemberInput
 }
 
 export type MemberCreateOrConnectWithoutEmailsInput = {
@@ -608,6 +635,7 @@ export type MemberUpdateToOneWithWhereWithoutEmailsInput = {
 
 export type MemberUpdateWithoutEmailsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -615,161 +643,23 @@ export type MemberUpdateWithoutEmailsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateWithoutEmailsInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUncheckedUpdateManyWithoutMemberNestedInput
-}
-
-export type MemberCreateWithoutEntriesInput = {
-  id: string
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
-  emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberCreateNestedManyWithoutMemberInput
-}
-
-export type MemberUncheckedCreateWithoutEntriesInput = {
-  workspaceId: string
-  id: string
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
-  audiences?: Prisma.AudienceMemberUncheckedCreateNestedManyWithoutMemberInput
-}
-
-export type MemberCreateOrConnectWithoutEntriesInput = {
-  where: Prisma.MemberWhereUniqueInput
-  create: Prisma.XOR<Prisma.MemberCreateWithoutEntriesInput, Prisma.MemberUncheckedCreateWithoutEntriesInput>
-}
-
-export type MemberUpsertWithoutEntriesInput = {
-  update: Prisma.XOR<Prisma.MemberUpdateWithoutEntriesInput, Prisma.MemberUncheckedUpdateWithoutEntriesInput>
-  create: Prisma.XOR<Prisma.MemberCreateWithoutEntriesInput, Prisma.MemberUncheckedCreateWithoutEntriesInput>
-  where?: Prisma.MemberWhereInput
-}
-
-export type MemberUpdateToOneWithWhereWithoutEntriesInput = {
-  where?: Prisma.MemberWhereInput
-  data: Prisma.XOR<Prisma.MemberUpdateWithoutEntriesInput, Prisma.MemberUncheckedUpdateWithoutEntriesInput>
-}
-
-export type MemberUpdateWithoutEntriesInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
-  emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUpdateManyWithoutMemberNestedInput
-}
-
-export type MemberUncheckedUpdateWithoutEntriesInput = {
-  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUncheckedUpdateManyWithoutMemberNestedInput
-}
-
-export type MemberCreateWithoutAudiencesInput = {
-  id: string
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
-  emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryCreateNestedManyWithoutMemberInput
-}
-
-export type MemberUncheckedCreateWithoutAudiencesInput = {
-  workspaceId: string
-  id: string
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
-  entries?: Prisma.AudienceEntryUncheckedCreateNestedManyWithoutMemberInput
-}
-
-export type MemberCreateOrConnectWithoutAudiencesInput = {
-  where: Prisma.MemberWhereUniqueInput
-  create: Prisma.XOR<Prisma.MemberCreateWithoutAudiencesInput, Prisma.MemberUncheckedCreateWithoutAudiencesInput>
-}
-
-export type MemberUpsertWithoutAudiencesInput = {
-  update: Prisma.XOR<Prisma.MemberUpdateWithoutAudiencesInput, Prisma.MemberUncheckedUpdateWithoutAudiencesInput>
-  create: Prisma.XOR<Prisma.MemberCreateWithoutAudiencesInput, Prisma.MemberUncheckedCreateWithoutAudiencesInput>
-  where?: Prisma.MemberWhereInput
-}
-
-export type MemberUpdateToOneWithWhereWithoutAudiencesInput = {
-  where?: Prisma.MemberWhereInput
-  data: Prisma.XOR<Prisma.MemberUpdateWithoutAudiencesInput, Prisma.MemberUncheckedUpdateWithoutAudiencesInput>
-}
-
-export type MemberUpdateWithoutAudiencesInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
-  emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutMemberNestedInput
-}
-
-export type MemberUncheckedUpdateWithoutAudiencesInput = {
-  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberCreateManyWorkspaceInput = {
   id: string
+  seq: number
   email?: string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
@@ -780,6 +670,7 @@ export type MemberCreateManyWorkspaceInput = {
 
 export type MemberUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -787,12 +678,11 @@ export type MemberUpdateWithoutWorkspaceInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -800,12 +690,11 @@ export type MemberUncheckedUpdateWithoutWorkspaceInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
-  entries?: Prisma.AudienceEntryUncheckedUpdateManyWithoutMemberNestedInput
-  audiences?: Prisma.AudienceMemberUncheckedUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
@@ -821,14 +710,10 @@ export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
 
 export type MemberCountOutputType = {
   emails: number
-  entries: number
-  audiences: number
 }
 
 export type MemberCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   emails?: boolean | MemberCountOutputTypeCountEmailsArgs
-  entries?: boolean | MemberCountOutputTypeCountEntriesArgs
-  audiences?: boolean | MemberCountOutputTypeCountAudiencesArgs
 }
 
 /**
@@ -848,24 +733,11 @@ export type MemberCountOutputTypeCountEmailsArgs<ExtArgs extends runtime.Types.E
   where?: Prisma.MemberEmailWhereInput
 }
 
-/**
- * MemberCountOutputType without action
- */
-export type MemberCountOutputTypeCountEntriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.AudienceEntryWhereInput
-}
-
-/**
- * MemberCountOutputType without action
- */
-export type MemberCountOutputTypeCountAudiencesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.AudienceMemberWhereInput
-}
-
 
 export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   id?: boolean
+  seq?: boolean
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
@@ -874,14 +746,13 @@ export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   emails?: boolean | Prisma.Member$emailsArgs<ExtArgs>
-  entries?: boolean | Prisma.Member$entriesArgs<ExtArgs>
-  audiences?: boolean | Prisma.Member$audiencesArgs<ExtArgs>
   _count?: boolean | Prisma.MemberCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["member"]>
 
 export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   id?: boolean
+  seq?: boolean
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
@@ -894,6 +765,7 @@ export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
 export type MemberSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   id?: boolean
+  seq?: boolean
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
@@ -906,6 +778,7 @@ export type MemberSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
 export type MemberSelectScalar = {
   workspaceId?: boolean
   id?: boolean
+  seq?: boolean
   email?: boolean
   fields?: boolean
   alternativeEmails?: boolean
@@ -914,12 +787,10 @@ export type MemberSelectScalar = {
   updatedAt?: boolean
 }
 
-export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "email" | "fields" | "alternativeEmails" | "folded" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
+export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "seq" | "email" | "fields" | "alternativeEmails" | "folded" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
 export type MemberInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   emails?: boolean | Prisma.Member$emailsArgs<ExtArgs>
-  entries?: boolean | Prisma.Member$entriesArgs<ExtArgs>
-  audiences?: boolean | Prisma.Member$audiencesArgs<ExtArgs>
   _count?: boolean | Prisma.MemberCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MemberIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -934,12 +805,14 @@ export type $MemberPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
   objects: {
     workspace: Prisma.$WorkspacePayload<ExtArgs>
     emails: Prisma.$MemberEmailPayload<ExtArgs>[]
-    entries: Prisma.$AudienceEntryPayload<ExtArgs>[]
-    audiences: Prisma.$AudienceMemberPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
     id: string
+    /**
+     * The member's number in its workspace, in (createdAt, id) order: its bit in membership bitsets.
+     */
+    seq: number
     email: string | null
     /**
      * Member data: firstName, lastName, role, company and any extra string-valued keys.
@@ -1349,8 +1222,6 @@ export interface Prisma__MemberClient<T, Null = never, ExtArgs extends runtime.T
   readonly [Symbol.toStringTag]: "PrismaPromise"
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   emails<T extends Prisma.Member$emailsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Member$emailsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberEmailPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  entries<T extends Prisma.Member$entriesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Member$entriesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceEntryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  audiences<T extends Prisma.Member$audiencesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Member$audiencesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceMemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1382,6 +1253,7 @@ export interface Prisma__MemberClient<T, Null = never, ExtArgs extends runtime.T
 export interface MemberFieldRefs {
   readonly workspaceId: Prisma.FieldRef<"Member", 'String'>
   readonly id: Prisma.FieldRef<"Member", 'String'>
+  readonly seq: Prisma.FieldRef<"Member", 'Int'>
   readonly email: Prisma.FieldRef<"Member", 'String'>
   readonly fields: Prisma.FieldRef<"Member", 'Json'>
   readonly alternativeEmails: Prisma.FieldRef<"Member", 'String[]'>
@@ -1810,54 +1682,6 @@ export type Member$emailsArgs<ExtArgs extends runtime.Types.Extensions.InternalA
   take?: number
   skip?: number
   distinct?: Prisma.MemberEmailScalarFieldEnum | Prisma.MemberEmailScalarFieldEnum[]
-}
-
-/**
- * Member.entries
- */
-export type Member$entriesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the AudienceEntry
-   */
-  select?: Prisma.AudienceEntrySelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the AudienceEntry
-   */
-  omit?: Prisma.AudienceEntryOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.AudienceEntryInclude<ExtArgs> | null
-  where?: Prisma.AudienceEntryWhereInput
-  orderBy?: Prisma.AudienceEntryOrderByWithRelationInput | Prisma.AudienceEntryOrderByWithRelationInput[]
-  cursor?: Prisma.AudienceEntryWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.AudienceEntryScalarFieldEnum | Prisma.AudienceEntryScalarFieldEnum[]
-}
-
-/**
- * Member.audiences
- */
-export type Member$audiencesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the AudienceMember
-   */
-  select?: Prisma.AudienceMemberSelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the AudienceMember
-   */
-  omit?: Prisma.AudienceMemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.AudienceMemberInclude<ExtArgs> | null
-  where?: Prisma.AudienceMemberWhereInput
-  orderBy?: Prisma.AudienceMemberOrderByWithRelationInput | Prisma.AudienceMemberOrderByWithRelationInput[]
-  cursor?: Prisma.AudienceMemberWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.AudienceMemberScalarFieldEnum | Prisma.AudienceMemberScalarFieldEnum[]
 }
 
 /**

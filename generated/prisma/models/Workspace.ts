@@ -20,46 +20,76 @@ export type WorkspaceModel = runtime.Types.Result.DefaultSelection<Prisma.$Works
 
 export type AggregateWorkspace = {
   _count: WorkspaceCountAggregateOutputType | null
+  _avg: WorkspaceAvgAggregateOutputType | null
+  _sum: WorkspaceSumAggregateOutputType | null
   _min: WorkspaceMinAggregateOutputType | null
   _max: WorkspaceMaxAggregateOutputType | null
+}
+
+export type WorkspaceAvgAggregateOutputType = {
+  memberSeq: number | null
+}
+
+export type WorkspaceSumAggregateOutputType = {
+  memberSeq: number | null
 }
 
 export type WorkspaceMinAggregateOutputType = {
   id: string | null
   name: string | null
   createdAt: Date | null
+  memberSeq: number | null
+  memberClock: Date | null
 }
 
 export type WorkspaceMaxAggregateOutputType = {
   id: string | null
   name: string | null
   createdAt: Date | null
+  memberSeq: number | null
+  memberClock: Date | null
 }
 
 export type WorkspaceCountAggregateOutputType = {
   id: number
   name: number
   createdAt: number
+  memberSeq: number
+  memberClock: number
   _all: number
 }
 
+
+export type WorkspaceAvgAggregateInputType = {
+  memberSeq?: true
+}
+
+export type WorkspaceSumAggregateInputType = {
+  memberSeq?: true
+}
 
 export type WorkspaceMinAggregateInputType = {
   id?: true
   name?: true
   createdAt?: true
+  memberSeq?: true
+  memberClock?: true
 }
 
 export type WorkspaceMaxAggregateInputType = {
   id?: true
   name?: true
   createdAt?: true
+  memberSeq?: true
+  memberClock?: true
 }
 
 export type WorkspaceCountAggregateInputType = {
   id?: true
   name?: true
   createdAt?: true
+  memberSeq?: true
+  memberClock?: true
   _all?: true
 }
 
@@ -101,6 +131,18 @@ export type WorkspaceAggregateArgs<ExtArgs extends runtime.Types.Extensions.Inte
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: WorkspaceAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: WorkspaceSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: WorkspaceMinAggregateInputType
@@ -131,6 +173,8 @@ export type WorkspaceGroupByArgs<ExtArgs extends runtime.Types.Extensions.Intern
   take?: number
   skip?: number
   _count?: WorkspaceCountAggregateInputType | true
+  _avg?: WorkspaceAvgAggregateInputType
+  _sum?: WorkspaceSumAggregateInputType
   _min?: WorkspaceMinAggregateInputType
   _max?: WorkspaceMaxAggregateInputType
 }
@@ -139,7 +183,11 @@ export type WorkspaceGroupByOutputType = {
   id: string
   name: string
   createdAt: Date
+  memberSeq: number
+  memberClock: Date | null
   _count: WorkspaceCountAggregateOutputType | null
+  _avg: WorkspaceAvgAggregateOutputType | null
+  _sum: WorkspaceSumAggregateOutputType | null
   _min: WorkspaceMinAggregateOutputType | null
   _max: WorkspaceMaxAggregateOutputType | null
 }
@@ -166,6 +214,8 @@ export type WorkspaceWhereInput = {
   id?: Prisma.StringFilter<"Workspace"> | string
   name?: Prisma.StringFilter<"Workspace"> | string
   createdAt?: Prisma.DateTimeFilter<"Workspace"> | Date | string
+  memberSeq?: Prisma.IntFilter<"Workspace"> | number
+  memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   members?: Prisma.MemberListRelationFilter
@@ -175,6 +225,8 @@ export type WorkspaceOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  memberSeq?: Prisma.SortOrder
+  memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
   audiences?: Prisma.AudienceOrderByRelationAggregateInput
   members?: Prisma.MemberOrderByRelationAggregateInput
@@ -187,6 +239,8 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.WorkspaceWhereInput | Prisma.WorkspaceWhereInput[]
   name?: Prisma.StringFilter<"Workspace"> | string
   createdAt?: Prisma.DateTimeFilter<"Workspace"> | Date | string
+  memberSeq?: Prisma.IntFilter<"Workspace"> | number
+  memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   members?: Prisma.MemberListRelationFilter
@@ -196,9 +250,13 @@ export type WorkspaceOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  memberSeq?: Prisma.SortOrder
+  memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.WorkspaceCountOrderByAggregateInput
+  _avg?: Prisma.WorkspaceAvgOrderByAggregateInput
   _max?: Prisma.WorkspaceMaxOrderByAggregateInput
   _min?: Prisma.WorkspaceMinOrderByAggregateInput
+  _sum?: Prisma.WorkspaceSumOrderByAggregateInput
 }
 
 export type WorkspaceScalarWhereWithAggregatesInput = {
@@ -208,12 +266,16 @@ export type WorkspaceScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"Workspace"> | string
   name?: Prisma.StringWithAggregatesFilter<"Workspace"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Workspace"> | Date | string
+  memberSeq?: Prisma.IntWithAggregatesFilter<"Workspace"> | number
+  memberClock?: Prisma.DateTimeNullableWithAggregatesFilter<"Workspace"> | Date | string | null
 }
 
 export type WorkspaceCreateInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
@@ -223,6 +285,8 @@ export type WorkspaceUncheckedCreateInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -232,6 +296,8 @@ export type WorkspaceUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
@@ -241,6 +307,8 @@ export type WorkspaceUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -250,36 +318,56 @@ export type WorkspaceCreateManyInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
 }
 
 export type WorkspaceUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type WorkspaceUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type WorkspaceCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  memberSeq?: Prisma.SortOrder
+  memberClock?: Prisma.SortOrder
+}
+
+export type WorkspaceAvgOrderByAggregateInput = {
+  memberSeq?: Prisma.SortOrder
 }
 
 export type WorkspaceMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  memberSeq?: Prisma.SortOrder
+  memberClock?: Prisma.SortOrder
 }
 
 export type WorkspaceMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  memberSeq?: Prisma.SortOrder
+  memberClock?: Prisma.SortOrder
+}
+
+export type WorkspaceSumOrderByAggregateInput = {
+  memberSeq?: Prisma.SortOrder
 }
 
 export type WorkspaceScalarRelationFilter = {
@@ -293,6 +381,18 @@ export type StringFieldUpdateOperationsInput = {
 
 export type DateTimeFieldUpdateOperationsInput = {
   set?: Date | string
+}
+
+export type IntFieldUpdateOperationsInput = {
+  set?: number
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
+export type NullableDateTimeFieldUpdateOperationsInput = {
+  set?: Date | string | null
 }
 
 export type WorkspaceCreateNestedOneWithoutApiKeysInput = {
@@ -341,6 +441,8 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
 }
@@ -349,6 +451,8 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
 }
@@ -373,6 +477,8 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
 }
@@ -381,6 +487,8 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
@@ -389,6 +497,8 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
 }
@@ -397,6 +507,8 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
 }
@@ -421,6 +533,8 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
 }
@@ -429,6 +543,8 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
@@ -437,6 +553,8 @@ export type WorkspaceCreateWithoutMembersInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
 }
@@ -445,6 +563,8 @@ export type WorkspaceUncheckedCreateWithoutMembersInput = {
   id: string
   name: string
   createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
 }
@@ -469,6 +589,8 @@ export type WorkspaceUpdateWithoutMembersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
 }
@@ -477,6 +599,8 @@ export type WorkspaceUncheckedUpdateWithoutMembersInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
@@ -534,6 +658,8 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   id?: boolean
   name?: boolean
   createdAt?: boolean
+  memberSeq?: boolean
+  memberClock?: boolean
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
   members?: boolean | Prisma.Workspace$membersArgs<ExtArgs>
@@ -544,21 +670,27 @@ export type WorkspaceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   id?: boolean
   name?: boolean
   createdAt?: boolean
+  memberSeq?: boolean
+  memberClock?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
   name?: boolean
   createdAt?: boolean
+  memberSeq?: boolean
+  memberClock?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectScalar = {
   id?: boolean
   name?: boolean
   createdAt?: boolean
+  memberSeq?: boolean
+  memberClock?: boolean
 }
 
-export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt", ExtArgs["result"]["workspace"]>
+export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt" | "memberSeq" | "memberClock", ExtArgs["result"]["workspace"]>
 export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
@@ -579,6 +711,15 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
     id: string
     name: string
     createdAt: Date
+    /**
+     * Member numbers handed out so far: the next member created gets this number.
+     */
+    memberSeq: number
+    /**
+     * Creation time of the members created last. Numbers and creation times are handed out together
+     * under this row's lock, each batch later than the one before, so number order is (createdAt, id) order.
+     */
+    memberClock: Date | null
   }, ExtArgs["result"]["workspace"]>
   composites: {}
 }
@@ -1008,6 +1149,8 @@ export interface WorkspaceFieldRefs {
   readonly id: Prisma.FieldRef<"Workspace", 'String'>
   readonly name: Prisma.FieldRef<"Workspace", 'String'>
   readonly createdAt: Prisma.FieldRef<"Workspace", 'DateTime'>
+  readonly memberSeq: Prisma.FieldRef<"Workspace", 'Int'>
+  readonly memberClock: Prisma.FieldRef<"Workspace", 'DateTime'>
 }
     
 

@@ -1,0 +1,14 @@
+/**
+ * Positions of the set bits of a bit string held as bytes, most significant bit first (PostgreSQL's
+ * bit-string order: position 0 is the high bit of byte 0), ascending or descending.
+ */
+export function* setBitPositions(bytes: Uint8Array, descending: boolean): Generator<number> {
+  const step = descending ? -1 : 1;
+  for (let i = descending ? bytes.length - 1 : 0; i >= 0 && i < bytes.length; i += step) {
+    const byte = bytes[i] as number;
+    if (byte === 0) continue;
+    for (let bit = descending ? 7 : 0; bit >= 0 && bit < 8; bit += step) {
+      if (byte & (0x80 >> bit)) yield i * 8 + bit;
+    }
+  }
+}

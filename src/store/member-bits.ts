@@ -1,0 +1,57 @@
+import { Prisma } from "../../generated/prisma/client.ts";
+
+/**
+ * Membership sets are bitsets over member numbers (members.seq), stored in membership_chunks as
+ * bit(8192) values: bit i of chunk c stands for member number c × 8192 + i, counted from the
+ * left as PostgreSQL's get_bit counts. These are the SQL pieces every membership statement
+ * shares; the arithmetic stays in the database, so no set travels to this process.
+ */
+export const CHUNK_BITS = 8192;
+const CHUNK_SHIFT = 13;
+const WORDS_PER_CHUNK = CHUNK_BITS / 64;
+
+/** The empty chunk. */
+export const NO_BITS = Prisma.sql`B'0'::bit(8192)`;
+
+/** Which chunk a member number falls in, and its bit there (SQL over an integer expression). */
+export const chunkOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} >> ${Prisma.raw(String(CHUNK_SHIFT))})`;
+export const bitOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} & ${Prisma.raw(String(CHUNK_BITS - 1))})`;
+
+/**
+ * The chunks of a set of member numbers, as rows (chunk, bits): `numbers` is a query with an
+ * integer column `seq`. Numbers are gathered into 64-bit words first (one hash aggregation), then
+ * each chunk's 128 words are spelled out in hex, which PostgreSQL reads as a bit string.
+ */
+export function chunksOf(numbers: Prisma.Sql): Prisma.Sql {
+  return chunkQuery(numbers, false);
+}
+
+/**
+ * The same per group: `numbers` has columns `grp` (text) and `seq`; rows (grp, chunk, bits).
+ * Used to build one set per audience in a single statement.
+ */
+export function groupedChunksOf(numbers: Prisma.Sql): Prisma.Sql {
+  return chunkQuery(numbers, true);
+}
+
+function chunkQuery(numbers: Prisma.Sql, grouped: boolean): Prisma.Sql {
+  const grp = (alias: string) => (grouped ? Prisma.raw(`${alias}grp, `) : Prisma.empty);
+  const sameGroup = grouped ? Prisma.sql`w.grp = c.grp AND` : Prisma.empty;
+  const words = Prisma.raw(String(WORDS_PER_CHUNK));
+  return Prisma.sql`(
+    WITH words AS (
+      SELECT ${grp("")}n.seq >> 6 AS word, bit_or(1::int8 << (63 - (n.seq & 63))) AS bits
+      FROM (${numbers}) AS n GROUP BY ${grp("")}word
+    )
+    SELECT ${grp("c.")}c.chunk,
+           ('x' || string_agg(lpad(to_hex(coalesce(w.bits, 0)), 16, '0'), '' ORDER BY g.k))::bit(8192) AS bits
+    FROM (SELECT DISTINCT ${grp("")}word / ${words} AS chunk FROM words) AS c
+    CROSS JOIN generate_series(0, ${words} - 1) AS g(k)
+    LEFT JOIN words AS w ON ${sameGroup} w.word = c.chunk * ${words} + g.k
+    GROUP BY ${grp("c.")}c.chunk
+  )`;
+}
+
+/** The kinds of set an audience has (the membership_kind enum). */
+export type SetKind = "member" | "include" | "exclude" | "match";
+export const kind = (k: SetKind) => Prisma.sql`${Prisma.raw(`'${k}'`)}::membership_kind`;
