@@ -1,0 +1,144 @@
+// A store written before membership became bitsets (one row per include, exclude and membership)
+// is upgraded by the service's migrations and its first start: every listing, reason and rule
+// then behaves as if the data had been written by this version.
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAudienceCache } from "../../src/services/audience-cache.ts";
+import { createAudienceMemberService } from "../../src/services/audience-member-service.ts";
+import { createAudienceService } from "../../src/services/audience-service.ts";
+import { createMemberService } from "../../src/services/member-service.ts";
+import { refreshOutdatedRules } from "../../src/services/rule-sync.ts";
+import { openStore, type Store } from "../../src/store/database.ts";
+import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
+import { createDatabase } from "../support/live-server.ts";
+
+const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
+const BITSETS = "20261123000000_membership_bitsets";
+const WS = "ws_upgrade";
+
+/** The data, as the previous version stored it. */
+const OLD_DATA = `
+  INSERT INTO workspaces (workspace_id, name) VALUES ('${WS}', 'Upgrade');
+  INSERT INTO members (workspace_id, id, email, fields, folded, created_at)
+  SELECT '${WS}', id, id || '@example.com', jsonb_build_object('company', company),
+         jsonb_build_object('id', id, 'email', id || '@example.com', 'emails', jsonb_build_array(id || '@example.com'),
+                            'fields', jsonb_build_object('company', lower(company))),
+         at::timestamptz
+  FROM (VALUES ('m1', 'Acme', '2026-01-01T00:00:00Z'), ('m2', 'Acme', '2026-01-02T00:00:00Z'),
+               ('m3', 'Beta', '2026-01-02T00:00:00Z'), ('m4', 'Acme', '2026-01-02T00:00:00Z'),
+               ('m5', 'Beta', '2026-01-03T00:00:00Z'), ('m0', 'Acme', '2026-01-04T00:00:00Z')) AS v(id, company, at);
+  INSERT INTO member_emails (workspace_id, email_key, member_id) SELECT workspace_id, email, id FROM members;
+  -- Manual: m1 and m3 added by hand, m5 removed by hand.
+  INSERT INTO audiences (workspace_id, id, name, name_key, member_count) VALUES ('${WS}', 'aud_manual', 'Manual', 'manual', 2);
+  -- Acme by rule: m3 added by hand although it does not match, m2 removed by hand although it does.
+  INSERT INTO audiences (workspace_id, id, name, name_key, member_count, filter)
+  VALUES ('${WS}', 'aud_rule', 'Acme', 'acme', 4, '{"field":"fields.company","op":"eq","value":"ACME"}');
+  INSERT INTO audience_entries (workspace_id, audience_id, member_id, kind) VALUES
+    ('${WS}', 'aud_manual', 'm1', 'include'), ('${WS}', 'aud_manual', 'm3', 'include'),
+    ('${WS}', 'aud_manual', 'm5', 'exclude'), ('${WS}', 'aud_rule', 'm3', 'include'),
+    ('${WS}', 'aud_rule', 'm2', 'exclude');
+  INSERT INTO audience_members (workspace_id, audience_id, member_id, member_created_at)
+  SELECT m.workspace_id, v.audience_id, m.id, m.created_at FROM members AS m
+  JOIN (VALUES ('aud_manual', 'm1'), ('aud_manual', 'm3'), ('aud_rule', 'm1'), ('aud_rule', 'm3'),
+               ('aud_rule', 'm4'), ('aud_rule', 'm0')) AS v(audience_id, member_id) ON v.member_id = m.id;
+`;
+
+/** A copy of prisma/migrations as it was before the bitsets migration. */
+async function migrationsBefore(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "migrations-before-"));
+  for (const entry of await readdir(MIGRATIONS, { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name < BITSETS)
+      await cp(join(MIGRATIONS, entry.name), join(dir, entry.name), { recursive: true });
+  }
+  return dir;
+}
+
+interface OldStore {
+  /** Opens the upgraded store (applying the remaining migrations). */
+  open(): Promise<Store>;
+  cleanUp(): Promise<void>;
+}
+
+/** Writes the old data with the old migrations, on the embedded store or on PostgreSQL. */
+async function oldStore(kind: "embedded" | "postgres"): Promise<OldStore> {
+  const before = await migrationsBefore();
+  const write = async (runner: SqlRunner) => {
+    await applyMigrations(runner, before);
+    await runner.exec(OLD_DATA);
+  };
+  try {
+    if (kind === "embedded") {
+      const dataDir = await mkdtemp(join(tmpdir(), "upgrade-"));
+      const lite = await PGlite.create(join(dataDir, "pglite"));
+      await write(pgliteRunner(lite));
+      await lite.close();
+      return {
+        open: () => openStore({ dataDir }),
+        cleanUp: () => rm(dataDir, { recursive: true, force: true }),
+      };
+    }
+    const database = await createDatabase(process.env.TEST_DATABASE_URL as string, "upgrade_test");
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    await write(pgRunner(pool));
+    await pool.end();
+    return { open: () => openStore({ databaseUrl: database.url, poolSize: 2 }), cleanUp: () => database.drop() };
+  } finally {
+    await rm(before, { recursive: true, force: true });
+  }
+}
+
+const kinds: ("embedded" | "postgres")[] = ["embedded"];
+if (process.env.TEST_DATABASE_URL) kinds.push("postgres");
+
+describe.each(kinds)("upgrading stored memberships to bitsets (%s)", { timeout: 60_000 }, (kind) => {
+  let store: Store | undefined;
+  let old: OldStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    await old?.cleanUp();
+  });
+
+  it("keeps every membership, order and reason, and computes the rule's matches at start", async () => {
+    old = await oldStore(kind);
+    store = await old.open();
+    expect(await refreshOutdatedRules(store)).toBe(1);
+    expect(await refreshOutdatedRules(store)).toBe(0);
+
+    const audiences = createAudienceService({ store, cache: createAudienceCache() });
+    const audienceMembers = createAudienceMemberService({ store });
+    const members = createMemberService({ store });
+    const ids = async (audienceId: string, sortDirection: "ASC" | "DESC" = "DESC") =>
+      (await audienceMembers.list(WS, audienceId, { sortDirection })).results.map((m) => m.id);
+
+    // Newest first, equal creation times by id.
+    expect(await ids("aud_rule")).toEqual(["m0", "m4", "m3", "m1"]);
+    expect(await ids("aud_rule", "ASC")).toEqual(["m1", "m3", "m4", "m0"]);
+    expect(await ids("aud_manual")).toEqual(["m3", "m1"]);
+    expect((await audiences.getFilter(WS, "aud_rule")).memberCount).toBe(4);
+    expect((await members.audiences(WS, "m3")).results).toEqual([
+      { id: "aud_rule", name: "Acme", isArchived: false, reason: "manual" },
+      { id: "aud_manual", name: "Manual", isArchived: false, reason: "manual" },
+    ]);
+    expect((await members.audiences(WS, "m4")).results).toEqual([
+      { id: "aud_rule", name: "Acme", isArchived: false, reason: "rule" },
+    ]);
+
+    // Members created now come after the old ones.
+    await audienceMembers.add(WS, "aud_manual", { memberIds: ["a-new"] });
+    expect(await ids("aud_manual")).toEqual(["a-new", "m3", "m1"]);
+
+    // The merge excludes m2, which the rule matches but was removed by hand; so it stays out of
+    // the merged audience when its data changes later. That needs the match the upgrade could not
+    // know and the start computed.
+    const merged = await audiences.merge(WS, { name: "Both", audienceIds: ["aud_manual", "aud_rule"] });
+    expect(await ids(merged.id)).toEqual(["a-new", "m0", "m4", "m3", "m1"]);
+    await members.update(WS, "m2", { fields: { role: "Engineer" } });
+    await members.update(WS, "m5", { fields: { company: "ACME" } });
+    expect(await ids(merged.id)).toEqual(["a-new", "m0", "m5", "m4", "m3", "m1"]);
+  });
+});
