@@ -50,7 +50,7 @@ export function createAudienceMemberService({ store }: { store: Store }) {
         const resolved = await resolveMemberInputs(tx, workspaceId, inputs, bareIds);
         const createdBare = resolved.createdBare;
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
-        const added = await membershipRepo.include(tx, workspaceId, audienceId, memberIds);
+        const added = await membershipRepo.include(tx, workspaceId, audienceId, resolved.seqs);
         await audienceRepo.addToMemberCount(tx, workspaceId, audienceId, added);
         // After the include entries: a member added by hand is in this audience whatever its rule says.
         await syncRuleMemberships(tx, workspaceId, [...resolved.changedIds, ...createdBare]);

@@ -8,6 +8,8 @@ export interface ResolvedMembers {
   memberIds: string[];
   /** The bare ids that named nobody, created as members with no data. */
   createdBare: string[];
+  /** The member number of every member in memberIds and of every bare id. */
+  seqs: number[];
   created: number;
   merged: number;
   /** Members created or whose data changed: the ones rule-based audiences must look at again. */
@@ -27,8 +29,16 @@ export async function resolveMemberInputs(
   bareIds: string[] = [],
 ): Promise<ResolvedMembers> {
   if (inputs.length === 0) {
-    const createdBare = await memberRepo.insert(tx, workspaceId, [], bareIds);
-    return { memberIds: [], createdBare, created: 0, merged: 0, changedIds: [], outcomes: [] };
+    const { createdBare, seqs } = await memberRepo.insert(tx, workspaceId, [], bareIds);
+    return {
+      memberIds: [],
+      createdBare,
+      seqs: [...seqs.values()],
+      created: 0,
+      merged: 0,
+      changedIds: [],
+      outcomes: [],
+    };
   }
   const keys = new Set<string>();
   for (const input of inputs) {
@@ -48,12 +58,14 @@ export async function resolveMemberInputs(
   );
 
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));
-  const createdBare = await memberRepo.insert(tx, workspaceId, plan.create, bareIds);
+  const { createdBare, seqs } = await memberRepo.insert(tx, workspaceId, plan.create, bareIds);
+  for (const row of rows) seqs.set(row.id, row.seq);
   await memberRepo.updateData(tx, workspaceId, plan.update);
   await memberRepo.claimEmails(tx, workspaceId, plan.claims);
   return {
     memberIds: plan.memberIds,
     createdBare,
+    seqs: [...new Set([...plan.memberIds, ...bareIds].flatMap((id) => seqs.get(id) ?? []))],
     created: plan.create.length,
     merged: plan.update.length,
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),

@@ -126,14 +126,13 @@ export async function pageAudience(
   let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bytes: Uint8Array }[];
   while (rows.length > 0) {
     for (const { chunk, bytes } of rows) {
+      // In scan order, the edge chunk's bits behind the edge come first.
       for (const bit of setBitPositions(bytes, !ascending)) {
         const seq = chunk * CHUNK_BITS + bit;
-        if (ascending ? seq >= edgeSeq : seq <= edgeSeq) {
-          if (seqs.length < wanted) seqs.push(seq);
-        } else {
-          behind = true;
-        }
+        if (ascending ? seq < edgeSeq : seq > edgeSeq) behind = true;
+        else if (seqs.push(seq) === wanted) break;
       }
+      if (seqs.length === wanted) break;
     }
     const last = rows.at(-1)?.chunk as number;
     if (seqs.length >= wanted || rows.length < 2) break;

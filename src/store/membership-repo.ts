@@ -2,7 +2,9 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
+import { jsonRows } from "./json-rows.ts";
 import { bitOf, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS, type SetKind } from "./member-bits.ts";
+import { byIds } from "./member-repo.ts";
 
 /**
  * An audience's sets, as bitsets over member numbers (see member-bits.ts): `include` and
@@ -13,12 +15,12 @@ import { bitOf, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS, type SetKind 
  * Each operation is one statement: the sets it computes are CTEs that its writes share.
  */
 export const membershipRepo = {
-  /** Adds the members by hand (include, no longer exclude); returns how many joined. */
-  async include(tx: Tx, workspaceId: string, audienceId: string, memberIds: string[]): Promise<number> {
-    if (memberIds.length === 0) return 0;
+  /** Adds the members with these numbers by hand (include, no longer exclude); returns how many joined. */
+  async include(tx: Tx, workspaceId: string, audienceId: string, seqs: number[]): Promise<number> {
+    if (seqs.length === 0) return 0;
     const target = { workspaceId, audienceId };
     const [row] = await tx.$queryRaw<{ count: number }[]>`
-      WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(seqsOf(workspaceId, memberIds))} AS p),
+      WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(numbers(seqs))} AS p),
       joined AS (${countOutside(target)}),
       i AS (${setBits(target, "include")}),
       e AS (${clearBits(target, "exclude")}),
@@ -53,8 +55,6 @@ export const membershipRepo = {
    */
   async recompute(tx: Tx, workspaceId: string, audienceId: string, filter: Filter | null): Promise<number> {
     const target = { workspaceId, audienceId };
-    // A rule over a whole workspace is one scan; JIT compilation would cost more than it saves.
-    await tx.$executeRaw`SET LOCAL jit = off`;
     const [row] = await tx.$queryRaw<{ delta: number }[]>`
       WITH r AS MATERIALIZED (
         SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter)}`)} AS r
@@ -128,11 +128,11 @@ export const membershipRepo = {
         AND ${Prisma.raw(alias)}.kind = ${kind(k)} AND ${Prisma.raw(alias)}.chunk = n.chunk`;
     const rows = await tx.$queryRaw<{ audienceId: string; delta: number }[]>`
       WITH changed AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(Prisma.sql`SELECT unnest(${changed}::int[]) AS seq`)} AS c
+        SELECT * FROM ${chunksOf(numbers(changed))} AS c
       ),
       hits AS MATERIALIZED (
         SELECT * FROM ${groupedChunksOf(
-          Prisma.sql`SELECT * FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::int[]) AS v(grp, seq)`,
+          Prisma.sql`SELECT v.grp, v.seq::int AS seq FROM ${jsonRows("v", { grp: pairs.map((p) => p[0]), seq: pairs.map((p) => p[1]) })}`,
         )} AS h
       ),
       r AS MATERIALIZED (
@@ -165,7 +165,9 @@ export const membershipRepo = {
   async forget(tx: Tx, workspaceId: string, seqs: number[]): Promise<Map<string, number>> {
     if (seqs.length === 0) return new Map();
     const rows = await tx.$queryRaw<{ audienceId: string; removed: number }[]>`
-      WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(Prisma.sql`SELECT unnest(${seqs}::int[]) AS seq`)} AS p),
+      WITH p AS MATERIALIZED (
+        SELECT * FROM ${chunksOf(numbers(seqs))} AS p
+      ),
       hit AS MATERIALIZED (
         SELECT t.audience_id, t.kind, t.chunk, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest
         FROM audiences AS a
@@ -205,9 +207,12 @@ interface Target {
   audienceId: string;
 }
 
+/** These member numbers, as a query of `seq`. */
+const numbers = (seqs: number[]) => Prisma.sql`SELECT v.seq::int AS seq FROM ${jsonRows("v", { seq: seqs })}`;
+
 /** The member numbers of these ids (unknown ids have none). */
 const seqsOf = (workspaceId: string, memberIds: string[]) =>
-  Prisma.sql`SELECT seq FROM members WHERE workspace_id = ${workspaceId} AND id = ANY(${memberIds}::text[])`;
+  Prisma.sql`SELECT m.seq FROM ${byIds(workspaceId, memberIds)}`;
 
 /** The target's row of a kind for the chunk aliased t (join condition). */
 const chunkRow = ({ workspaceId, audienceId }: Target, k: SetKind) =>
