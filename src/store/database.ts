@@ -8,6 +8,7 @@ import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable } from "./pg-errors.ts";
+import { forgetPrismaHistory } from "./prisma-history.ts";
 
 export type Tx = Prisma.TransactionClient;
 
@@ -41,7 +42,13 @@ const MAX_ATTEMPTS = 5;
 /** Opens the store and brings its schema up to date before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      // The service's statements are short index work or one scan: compiling them with LLVM costs
+      // more than it saves (100–300 ms for a bulk write whose row estimates pass jit_above_cost).
+      options: "-c jit=off",
+    });
     // An idle client's connection error must not crash the process; the next query reports it.
     pool.on("error", () => {});
     try {
@@ -91,13 +98,18 @@ function createStore(
     db,
     watchAudiences,
     async transaction(fn) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.$transaction(fn, TRANSACTION_OPTIONS);
-        } catch (error) {
-          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await db.$transaction(fn, TRANSACTION_OPTIONS);
+          } catch (error) {
+            if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
+          }
         }
+      } finally {
+        // Writes carry the large parameters (bulk imports); reads do not.
+        forgetPrismaHistory();
       }
     },
     async ready() {
