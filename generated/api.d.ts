@@ -263,7 +263,8 @@ export interface paths {
          * Add members to an audience
          * @description Adds members by id (`memberIds`) and/or with their data (`members`); at least one of the
          *     two must be non-empty and together they hold at most 10,000 entries. The whole request is
-         *     one transaction: it is applied entirely or not at all.
+         *     one transaction: it is applied entirely or not at all. Requests that create, change or
+         *     delete members of a workspace (or set a rule, or merge) are applied one at a time.
          *
          *     - An unknown id in `memberIds` creates a member with that id and no data (`email` null).
          *     - A `members` entry is matched to an existing member by `id`, else by any of its e-mails
@@ -504,6 +505,10 @@ export interface components {
         };
         Member: {
             id: string;
+            /**
+             * @description When the member was created. The members one request creates share it; members
+             *     created by a later request get a later one, so listings keep the order of creation.
+             */
             createdAt: components["schemas"]["Timestamp"];
             /** @description Primary e-mail address; null only for a member created from a bare id. */
             email: string | null;
