@@ -16,7 +16,8 @@ export interface RawDb {
 
 /** A connection to a database that already exists, with the service's migrations applied. */
 export async function openPgRaw(url: string): Promise<RawDb> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // The same session settings as the service's connections.
+  const pool = new pg.Pool({ connectionString: url, max: 1, options: "-c jit=off" });
   pool.on("error", () => {});
   await applyMigrations(pgRunner(pool));
   return {
@@ -152,7 +153,7 @@ export const rawSql = {
   /** The position (DESC order) just before row `depth` of the audience: the cursor of that page. */
   async positionBefore(db: RawDb, workspaceId: string, audienceId: string, depth: number) {
     const [row] = await db.query<{ created_at: Date; member_id: string }>(
-      `SELECT m.created_at, m.id AS member_id FROM ${audienceMembers}
+      `SELECT m.created_at, m.id AS member_id FROM members AS m
        WHERE ${inAudience} ORDER BY m.created_at DESC, m.id DESC OFFSET $3 LIMIT 1`,
       [workspaceId, audienceId, depth - 1],
     );
@@ -175,7 +176,7 @@ export const rawSql = {
       keyset = `AND (m.created_at, m.id) < ($4::timestamptz, $5::text)`;
     }
     return db.query<{ id: string }>(
-      `SELECT m.id, m.created_at, m.email, m.fields, m.alternative_emails FROM ${audienceMembers}
+      `SELECT m.id, m.created_at, m.email, m.fields, m.alternative_emails FROM members AS m
        WHERE ${inAudience} ${keyset}
        ORDER BY m.created_at DESC, m.id DESC
        LIMIT $3`,
@@ -218,7 +219,12 @@ export const rawSql = {
   },
 };
 
-/** SQL: the members of audience $2 of workspace $1, each looked up in the audience's member bitset. */
-const audienceMembers = `members AS m JOIN membership_chunks AS c
-  ON c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = 'member' AND c.chunk = m.seq >> 13`;
-const inAudience = `m.workspace_id = $1 AND get_bit(c.bits, m.seq & 8191) = 1`;
+/**
+ * SQL: member m of workspace $1 is in audience $2, its bit looked up in the audience's member
+ * bitset for each member the scan reaches: walking the members index in page order, a dense
+ * audience's page stops after about as many members as it returns.
+ */
+const inAudience = `m.workspace_id = $1 AND get_bit((
+  SELECT c.bits FROM membership_chunks AS c
+  WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = 'member' AND c.chunk = m.seq >> 13
+), m.seq & 8191) = 1`;
