@@ -120,16 +120,24 @@ export async function listMemberPage(
     search,
   } as const;
   const listing = audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
-  // The audience (its stored size) and the page are read at once; an unknown audience has no
-  // member set, so its page is empty, and the answer is 404 all the same.
-  const [audience, page]: [{ memberCount: number } | null | undefined, PageRows] = await Promise.all([
-    audienceId === undefined ? undefined : audienceRepo.findCount(store.db, workspaceId, audienceId),
-    audienceId === undefined || search
-      ? pageListing(store.db, listing, pageQuery)
-      : pageAudience(store.db, workspaceId, audienceId, pageQuery),
-  ]);
-  if (audienceId !== undefined && !audience) throw audienceNotFound(audienceId);
-  const totalCount = search || !audience ? await countMatching(store.db, listing, search ?? "") : audience.memberCount;
+  let page: PageRows;
+  let totalCount: number;
+  if (audienceId !== undefined && !search) {
+    // The page and the audience's stored size come from its member bitset in one go.
+    const paged = await pageAudience(store.db, workspaceId, audienceId, pageQuery);
+    if (paged.memberCount === null) throw audienceNotFound(audienceId);
+    page = paged;
+    totalCount = paged.memberCount;
+  } else {
+    // An unknown audience matches nobody, so its page is empty, and the answer is 404 all the same.
+    const [exists, rows] = await Promise.all([
+      audienceId === undefined ? true : audienceRepo.findCount(store.db, workspaceId, audienceId),
+      pageListing(store.db, listing, pageQuery),
+    ]);
+    if (!exists) throw audienceNotFound(audienceId as string);
+    page = rows;
+    totalCount = await countMatching(store.db, listing, search ?? "");
+  }
   const first = page.rows[0];
   const last = page.rows.at(-1);
   return {

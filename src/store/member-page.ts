@@ -85,14 +85,15 @@ export async function pageListing(db: Reader, listing: Listing, query: PageQuery
 /**
  * One page of an audience's members, read from its member bitset: member numbers are in
  * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
- * chunk or two, and then the rows of those members by number.
+ * chunk or two, and then the rows of those members by number. Also the audience's stored size
+ * (null when there is no such audience), read by the same statement.
  */
 export async function pageAudience(
   db: Reader,
   workspaceId: string,
   audienceId: string,
   query: PageQuery,
-): Promise<PageRows> {
+): Promise<PageRows & { memberCount: number | null }> {
   const ascending = scansAscending(query);
   const wanted = query.limit + 1;
   const cursor = query.before ?? query.after;
@@ -108,10 +109,12 @@ export async function pageAudience(
     AND t.kind = ${kind("member")} AND t.count > 0`;
   const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
   const chunkRows = await db.$queryRaw<
-    { edge: number; behind: boolean; chunk: number | null; bytes: Uint8Array | null }[]
+    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bytes: Uint8Array | null }[]
   >`
     WITH e AS (SELECT ${edge} AS edge)
     SELECT e.edge,
+      (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
+        AS "memberCount",
       EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
       c.chunk, c.bytes
     FROM e LEFT JOIN LATERAL (
@@ -120,6 +123,8 @@ export async function pageAudience(
       ORDER BY t.chunk ${order} LIMIT 2
     ) AS c ON true
     ORDER BY c.chunk ${order}`;
+  const memberCount = chunkRows[0]?.memberCount ?? null;
+  if (memberCount === null) return { rows: [], hasNextPage: false, hasPreviousPage: false, memberCount };
   const edgeSeq = chunkRows[0]?.edge ?? start;
   const seqs: number[] = [];
   let behind = chunkRows[0]?.behind ?? false;
@@ -142,17 +147,29 @@ export async function pageAudience(
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
   }
-  return finish(query, await membersBySeq(db, workspaceId, seqs), behind);
+  return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
 }
 
 /** The members with these numbers, in the order given (a member deleted meanwhile is skipped). */
-async function membersBySeq(db: Reader, workspaceId: string, seqs: number[]): Promise<MemberRow[]> {
+async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
   if (seqs.length === 0) return [];
-  const rows = await db.$queryRaw<(MemberRow & { seq: number })[]>`
-    SELECT ${MEMBER_COLUMNS}, m.seq FROM members AS m
-    WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[])`;
-  const bySeq = new Map(rows.map(({ seq, ...row }) => [seq, row]));
-  return seqs.flatMap((seq) => bySeq.get(seq) ?? []);
+  // The rows as one JSON document, in page order: converting a hundred rows column by column on
+  // their way through the driver costs more than the query itself. The range lets a dense page
+  // be one short index range scan instead of a lookup per member.
+  const [row] = await db.$queryRaw<{ page: string | null }[]>`
+    SELECT json_agg(json_build_array(m.id, floor(extract(epoch FROM m.created_at) * 1000), m.email, m.fields,
+                                     m.alternative_emails) ORDER BY m.seq ${order})::text AS page
+    FROM members AS m
+    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${Math.min(...seqs)}::int AND ${Math.max(...seqs)}::int
+      AND m.seq = ANY(${seqs}::int[])`;
+  const page = JSON.parse(row?.page ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
+  return page.map(([id, createdAt, email, fields, alternativeEmails]) => ({
+    id,
+    createdAt: new Date(createdAt),
+    email,
+    fields,
+    alternativeEmails: alternativeEmails ?? [],
+  }));
 }
 
 /** How many members of the listing match the search term. */
