@@ -1,9 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
@@ -72,6 +70,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dataPath = join(options.dataDir, "pglite");
     await mkdir(dataPath, { recursive: true });
   }
+  // Loaded only for the embedded store: a server on PostgreSQL never needs them.
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("pglite-prisma-adapter"),
+  ]);
   const lite = await PGlite.create(dataPath);
   try {
     await applyMigrations(pgliteRunner(lite));
