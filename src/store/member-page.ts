@@ -43,6 +43,12 @@ export const audienceListing = (workspaceId: string, audienceId: string): Listin
   where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
 });
 
+/**
+ * A chunk's bits as base64 text (bit_send gives its bytes after a 4-byte length): on the embedded
+ * store a bytea column costs a query 0.2 ms more to hand over than this text.
+ */
+const CHUNK_BASE64 = Prisma.sql`encode(substring(bit_send(t.bits) FROM 5), 'base64')`;
+
 /** Walking backwards scans against the sort order and reverses the rows afterwards. */
 const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
 
@@ -109,16 +115,16 @@ export async function pageAudience(
     AND t.kind = ${kind("member")} AND t.count > 0`;
   const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
   const chunkRows = await db.$queryRaw<
-    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bytes: Uint8Array | null }[]
+    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bits: string | null }[]
   >`
     WITH e AS (SELECT ${edge} AS edge)
     SELECT e.edge,
       (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
         AS "memberCount",
       EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
-      c.chunk, c.bytes
+      c.chunk, c.bits
     FROM e LEFT JOIN LATERAL (
-      SELECT t.chunk, substring(bit_send(t.bits) FROM 5) AS bytes FROM membership_chunks AS t
+      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
       ORDER BY t.chunk ${order} LIMIT 2
     ) AS c ON true
@@ -128,11 +134,11 @@ export async function pageAudience(
   const edgeSeq = chunkRows[0]?.edge ?? start;
   const seqs: number[] = [];
   let behind = chunkRows[0]?.behind ?? false;
-  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bytes: Uint8Array }[];
+  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bits: string }[];
   while (rows.length > 0) {
-    for (const { chunk, bytes } of rows) {
+    for (const { chunk, bits } of rows) {
       // In scan order, the edge chunk's bits behind the edge come first.
-      for (const bit of setBitPositions(bytes, !ascending)) {
+      for (const bit of setBitPositions(Buffer.from(bits, "base64"), !ascending)) {
         const seq = chunk * CHUNK_BITS + bit;
         if (ascending ? seq < edgeSeq : seq > edgeSeq) behind = true;
         else if (seqs.push(seq) === wanted) break;
@@ -142,8 +148,8 @@ export async function pageAudience(
     const last = rows.at(-1)?.chunk as number;
     if (seqs.length >= wanted || rows.length < 2) break;
     // A sparse audience: read on, more chunks at a time.
-    rows = await db.$queryRaw<{ chunk: number; bytes: Uint8Array }[]>`
-      SELECT t.chunk, substring(bit_send(t.bits) FROM 5) AS bytes FROM membership_chunks AS t
+    rows = await db.$queryRaw<{ chunk: number; bits: string }[]>`
+      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
   }
