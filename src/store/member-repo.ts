@@ -29,7 +29,7 @@ const MEMBER_COLUMNS = Prisma.raw(
 export const byIds = (workspaceId: string, ids: string[]) =>
   Prisma.sql`${jsonRows("v", { id: ids })} JOIN members AS m ON m.workspace_id = ${workspaceId} AND m.id = v.id`;
 
-/** Bulk member writes: one statement per kind of write, arrays passed as parameters (unnest). */
+/** Bulk member reads and writes: one statement per kind, lists passed as JSON parameters (jsonRows). */
 export const memberRepo = {
   /**
    * The members with these ids. Writers read them under the workspace's member lock
