@@ -4,7 +4,7 @@ import type { Position } from "../domain/cursor.ts";
 import { fold } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
 import { bitOf, CHUNK_BITS, chunkOf, kind } from "./member-bits.ts";
-import type { MemberRow } from "./member-repo.ts";
+import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
 
 type Reader = PrismaClient | Tx;
 
@@ -21,8 +21,6 @@ export interface PageRows {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
 }
-
-const MEMBER_COLUMNS = Prisma.sql`m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"`;
 
 /** What a keyset page walks: members of the workspace, or of an audience that match a search term. */
 export interface Listing {
@@ -156,7 +154,7 @@ export async function pageAudience(
   return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
 }
 
-/** The members with these numbers, in the order given (a member deleted meanwhile is skipped). */
+/** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
 async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
   if (seqs.length === 0) return [];
   // The rows as one JSON document, in page order: converting a hundred rows column by column on

@@ -18,7 +18,8 @@ export interface NumberedMemberRow extends MemberRow {
   seq: number;
 }
 
-const MEMBER_COLUMNS = Prisma.raw(
+/** The columns of a MemberRow, from `members AS m`. */
+export const MEMBER_COLUMNS = Prisma.raw(
   `m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"`,
 );
 
