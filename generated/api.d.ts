@@ -271,7 +271,10 @@ export interface paths {
          *       (primary or alternative, case-insensitive). No match creates the member.
          *     - A matched member with differing information is merged: non-empty incoming field values
          *       replace stored ones, absent ones keep the stored value, alternative e-mails are
-         *       unioned, and a new primary e-mail moves the previous one into `alternativeEmails`.
+         *       unioned, and an `email` new to the member becomes its primary e-mail, moving the
+         *       previous one into `alternativeEmails`. An `email` the member already has as an
+         *       alternative leaves the primary as it is: an entry that knows only someone's other
+         *       address does not change where their mail goes.
          *     - An entry matching two different members fails the request with
          *       `member_identity_conflict`.
          */
@@ -395,7 +398,9 @@ export interface paths {
          * Update a member
          * @description Merges the data into the member with the rules of `addAudienceMembers` (non-empty values
          *     win, a new primary e-mail moves the old one into `alternativeEmails`); a field set to
-         *     `null` is removed. Every rule-based audience follows the change in the same request.
+         *     `null` is removed. `email` always becomes the primary e-mail, also when the member had it
+         *     as an alternative (the previous primary becomes an alternative). Every rule-based audience
+         *     follows the change in the same request.
          */
         patch: operations["updateMember"];
         trace?: never;

@@ -10,6 +10,12 @@ export interface MemberDataInput {
   email?: string;
   fields?: Record<string, string>;
   alternativeEmails?: string[];
+  /**
+   * Make `email` the primary address even when the member already has it as an alternative (an
+   * explicit edit of one member, PATCH). Without it, an address the member already has keeps its
+   * place: an import that knows only someone's other address must not change where their mail goes.
+   */
+  setPrimary?: boolean;
 }
 
 export const NAMED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
@@ -22,8 +28,9 @@ export const emailKey = (email: string): string => email.trim().toLowerCase();
 /**
  * Merges incoming data into stored data so that nothing a client sent before is lost:
  * non-empty incoming field values win and absent or empty ones keep the stored value;
- * alternative e-mails are unioned; a new primary e-mail moves the previous one into
- * alternativeEmails. Returns the stored object itself when nothing changes.
+ * alternative e-mails are unioned; an address new to the member, sent as `email`, becomes the
+ * primary and moves the previous one into alternativeEmails (one it already has stays where it
+ * is, unless `setPrimary`). Returns the stored object itself when nothing changes.
  */
 export function mergeMemberData(stored: MemberData, input: MemberDataInput): MemberData {
   const fields = { ...stored.fields };
@@ -34,7 +41,10 @@ export function mergeMemberData(stored: MemberData, input: MemberDataInput): Mem
   let email = stored.email;
   const alternatives = [...stored.alternativeEmails];
   const incoming = input.email?.trim();
-  if (incoming && (email === null || emailKey(email) !== emailKey(incoming))) {
+  const isPrimary = incoming !== undefined && email !== null && emailKey(email) === emailKey(incoming);
+  const isAlternative =
+    incoming !== undefined && stored.alternativeEmails.some((known) => emailKey(known) === emailKey(incoming));
+  if (incoming && !isPrimary && (!isAlternative || input.setPrimary)) {
     if (email !== null) alternatives.push(email);
     email = incoming;
   }

@@ -52,7 +52,8 @@ export function createMemberService({ store }: { store: Store }) {
           if (value === null) removed.push(key);
           else fields[key] = value;
         }
-        const input = { id: memberId, fields, ...(patch.email ? { email: patch.email } : {}) };
+        // An explicit edit: the e-mail sent becomes the primary even if it was an alternative.
+        const input = { id: memberId, fields, ...(patch.email ? { email: patch.email, setPrimary: true } : {}) };
         await resolveMemberInputs(tx, workspaceId, [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }]);
         if (removed.length > 0) {
           const [merged] = await memberRepo.findByIds(tx, workspaceId, [memberId]);

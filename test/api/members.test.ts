@@ -50,6 +50,32 @@ describe("upsertMembers", () => {
     expect((await ws.call("GET", "/members/x3")).status).toBe(404);
   });
 
+  it("keeps the primary e-mail when an entry matches by an alternative one; a new address becomes primary", async () => {
+    await ws.call("POST", "/members", {
+      body: { members: [{ id: "alt1", email: "home@example.com", alternativeEmails: ["work@example.com"] }] },
+    });
+    const byAlternative = await ws.call("POST", "/members", {
+      body: { members: [{ email: "WORK@example.com", fields: { company: "Acme" } }] },
+    });
+    expect(byAlternative.body.results).toEqual([{ id: "alt1", status: "merged" }]);
+    expect((await ws.call("GET", "/members/alt1")).body).toMatchObject({
+      email: "home@example.com",
+      alternativeEmails: ["work@example.com"],
+      fields: { company: "Acme" },
+    });
+    await ws.call("POST", "/members", { body: { members: [{ id: "alt1", email: "new@example.com" }] } });
+    expect((await ws.call("GET", "/members/alt1")).body).toMatchObject({
+      email: "new@example.com",
+      alternativeEmails: ["work@example.com", "home@example.com"],
+    });
+    // An explicit edit of the member may promote an address it already has.
+    const patched = await ws.call("PATCH", "/members/alt1", { body: { email: "work@example.com" } });
+    expect(patched.body).toMatchObject({
+      email: "work@example.com",
+      alternativeEmails: ["home@example.com", "new@example.com"],
+    });
+  });
+
   it("answers 400 for an empty list or more than 10,000 members", async () => {
     expect((await ws.call("POST", "/members", { body: { members: [] } })).status).toBe(400);
     const many = Array.from({ length: 10_001 }, (_, i) => ({ id: `n${i}` }));

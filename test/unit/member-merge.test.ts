@@ -30,9 +30,18 @@ describe("merging member data", () => {
     expect(merged.alternativeEmails).toEqual(["ada@work.example", "a@b.example"]);
   });
 
-  it("promoting an alternative e-mail to primary keeps every address", () => {
-    const merged = mergeMemberData(stored, { email: "ada@work.example" });
+  it("keeps the primary when the incoming e-mail is one of the member's alternatives", () => {
+    expect(mergeMemberData(stored, { email: "ada@work.example" })).toBe(stored);
+    expect(mergeMemberData(stored, { email: "ADA@Work.Example", fields: { role: "Countess" } })).toEqual({
+      ...stored,
+      fields: { ...stored.fields, role: "Countess" },
+    });
+  });
+
+  it("makes a known alternative the primary only when asked to (an explicit edit), keeping every address", () => {
+    const merged = mergeMemberData(stored, { email: "ada@work.example", setPrimary: true });
     expect(merged.email).toBe("ada@work.example");
+    expect(merged.alternativeEmails).toEqual(["ada@example.com"]);
     expect(emailKeysOf(merged).sort()).toEqual(["ada@example.com", "ada@work.example"]);
   });
 
