@@ -7,7 +7,7 @@ import { Prisma } from "../../generated/prisma/client.ts";
  * shares; the arithmetic stays in the database, so no set travels to this process.
  */
 export const CHUNK_BITS = 8192;
-const CHUNK_SHIFT = 13;
+export const CHUNK_SHIFT = 13;
 const WORDS_PER_CHUNK = CHUNK_BITS / 64;
 
 /** The empty chunk. */
