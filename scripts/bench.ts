@@ -19,12 +19,11 @@ import {
   bulkAddNew,
   bulkAddWithData,
   type Context,
+  filterChange,
   getThroughput,
   measureGet,
   mergeAudiences,
-  optionalScenarios,
   pages,
-  runOptional,
   type State,
 } from "./bench/scenarios.ts";
 
@@ -189,7 +188,7 @@ async function main(): Promise<number> {
     if (!skip.has("throughput")) await getThroughput(ctx, state);
     if (!skip.has("data")) await bulkAddWithData(ctx);
     if (!skip.has("merge")) await mergeAudiences(ctx);
-    if (!skip.has("rules")) for (const entry of optionalScenarios) await runOptional(ctx, entry);
+    if (!skip.has("rules")) await filterChange(ctx);
 
     const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);
     rows.push({

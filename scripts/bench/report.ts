@@ -6,14 +6,14 @@ export interface ResultRow {
   /** Human label for the table. */
   label: string;
   unit: string;
-  /** The service's figure in `unit`; null when not available. */
-  value: number | null;
+  /** The service's figure in `unit`. */
+  value: number;
   baseline: number | null;
   baselineLabel: string;
   /** value / baseline, when a ratio means something. */
   ratio: number | null;
   target: string;
-  /** null: informational, or not available. */
+  /** null: informational. */
   pass: boolean | null;
   medianMs?: number | undefined;
   p99Ms?: number | undefined;
@@ -35,11 +35,11 @@ export function formatTable(rows: ResultRow[], title: string): string {
   const header = ["scenario", "service", "raw baseline", "ratio", "target", "result"];
   const body = rows.map((row) => [
     row.label,
-    row.value === null ? (row.note ?? "not available") : show(row.value, row.unit),
+    show(row.value, row.unit),
     row.baseline === null ? "–" : `${show(row.baseline, row.unit)} (${row.baselineLabel})`,
     row.ratio === null ? "–" : `${round(row.ratio)}×`,
     row.target,
-    row.pass === null ? (row.value === null ? "n/a" : "info") : row.pass ? "PASS" : "MISS",
+    row.pass === null ? "info" : row.pass ? "PASS" : "MISS",
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => (cells[i] as string).length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
@@ -48,7 +48,7 @@ export function formatTable(rows: ResultRow[], title: string): string {
     line(header),
     `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
     ...body.map(line),
-    ...rows.filter((row) => row.note && row.value !== null).map((row) => `  ${row.label}: ${row.note}`),
+    ...rows.filter((row) => row.note).map((row) => `  ${row.label}: ${row.note}`),
   ].join("\n");
 }
 

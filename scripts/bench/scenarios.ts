@@ -3,7 +3,6 @@
 // that on a shared machine both see the same background load.
 import { encodeCursor } from "../../src/domain/cursor.ts";
 import { fold, foldMember } from "../../src/domain/filter.ts";
-import { contractHas } from "./contract.ts";
 import { type Client, createClient } from "./http.ts";
 import type { BenchOptions } from "./options.ts";
 import {
@@ -551,33 +550,6 @@ function secondsRow(
   };
 }
 
-/**
- * Optional scenarios run only when the contract has their operation, and report "not available"
- * until then. Adding one: an entry here and a function like filterChange.
- */
-const FILTER_PATH = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter";
-export const optionalScenarios = [
-  { operation: { method: "put", path: FILTER_PATH }, scenarios: ["filter_set", "filter_change"], run: filterChange },
-] as const;
-
-export async function runOptional(ctx: Context, entry: (typeof optionalScenarios)[number]): Promise<void> {
-  if (contractHas(entry.operation.method, entry.operation.path)) return entry.run(ctx);
-  for (const scenario of entry.scenarios) {
-    ctx.rows.push({
-      scenario,
-      label: scenario.replaceAll("_", " "),
-      unit: "",
-      value: null,
-      baseline: null,
-      baselineLabel: "",
-      ratio: null,
-      target: "",
-      pass: null,
-      note: `not available: no ${entry.operation.method.toUpperCase()} ${entry.operation.path} in openapi/openapi.yaml`,
-    });
-  }
-}
-
 const suffixRule = (digits: string[]) => ({
   any: digits.map((value) => ({ field: "id", op: "endsWith", value })),
 });
@@ -586,7 +558,7 @@ const countEndingIn = (size: number, digits: string[]) =>
   digits.map(Number).reduce((total, d) => total + (size > d ? Math.floor((size - 1 - d) / 10) + 1 : 0), 0);
 
 /** Scenario: set, then change, the rule of an audience of the big workspace; each recomputes it over every member. */
-async function filterChange(ctx: Context): Promise<void> {
+export async function filterChange(ctx: Context): Promise<void> {
   const { size } = ctx.opts;
   const steps = [
     { scenario: "filter_set", label: "set a rule (none → 50% match)", digits: ["0", "1", "2", "3", "4"] },
