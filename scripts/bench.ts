@@ -15,17 +15,13 @@ import { type BenchOptions, parseOptions } from "./bench/options.ts";
 import { buildService, procStatusMb, RssSampler, type ServiceProcess, startService } from "./bench/processes.ts";
 import { openPgliteRaw, openPgRaw, type RawDb } from "./bench/raw.ts";
 import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
-import {
-  bulkAddNew,
-  bulkAddWithData,
-  type Context,
-  filterChange,
-  getThroughput,
-  measureGet,
-  mergeAudiences,
-  pages,
-  type State,
-} from "./bench/scenarios.ts";
+import { bulkAddNew } from "./bench/scenarios/bulk-add.ts";
+import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
+import { getThroughput, measureGet } from "./bench/scenarios/get-throughput.ts";
+import { mergeAudiences } from "./bench/scenarios/merge.ts";
+import { pages } from "./bench/scenarios/pages.ts";
+import { filterChange } from "./bench/scenarios/rule-change.ts";
+import type { Context, State } from "./bench/scenarios/scenario-context.ts";
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 

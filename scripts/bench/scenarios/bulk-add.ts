@@ -1,0 +1,43 @@
+import { fold } from "../../../src/domain/filter.ts";
+import { rawSql, timed } from "../raw.ts";
+import { bigId, range } from "./member-ids.ts";
+import { rateRow, thousands } from "./result-rows.ts";
+import { type Context, checkTime, createAudience, measure, type State, ws } from "./scenario-context.ts";
+
+/** Scenario: 1,000,000 new members into one audience, by id, `batch` per request. */
+export async function bulkAddNew(ctx: Context, state: State): Promise<void> {
+  const { size, batch } = ctx.opts;
+  const audienceId = await createAudience(ctx, "Bench: everyone");
+  state.everyone = audienceId;
+  const batches = size / batch;
+  ctx.log(`bulk add: ${batches} × (raw unnest insert, POST …/members) of ${batch} new ids`);
+  const rawMs: number[] = [];
+  const serviceMs: number[] = [];
+  const done = measure(ctx);
+  for (let b = 0; b < batches; b++) {
+    checkTime(ctx);
+    const ids = range(b * batch, (b + 1) * batch, bigId);
+    const folded = ids.map(fold);
+    rawMs.push(await timed(() => rawSql.addNewMembers(ctx.raw, ctx.workspaceId, audienceId, ids, folded)));
+    const res = await ctx.api.call<{ added: number; created: number }>(
+      "POST",
+      `${ws(ctx)}/audiences/${audienceId}/members`,
+      { memberIds: ids },
+      200,
+    );
+    if (res.body.added !== batch || res.body.created !== batch) {
+      throw new Error(`bulk add: expected ${batch} added and created, got ${JSON.stringify(res.body)}`);
+    }
+    serviceMs.push(res.ms);
+  }
+  ctx.rows.push({
+    ...rateRow(size, serviceMs, rawMs, {
+      scenario: "bulk_add_new_ids",
+      label: `bulk add ${thousands(size)} new ids (${thousands(batch)}/request)`,
+      baselineLabel: "unnest INSERT",
+      target: "≥ 0.50× raw",
+      minRatio: 0.5,
+    }),
+    ...done(),
+  });
+}

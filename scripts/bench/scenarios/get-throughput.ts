@@ -1,0 +1,109 @@
+import { autocannon, type LoadResult, procStatusMb, startBareServer } from "../processes.ts";
+import { type Context, checkTime, measure, type State, ws } from "./scenario-context.ts";
+
+/**
+ * Scenario: GET …/audiences/:id under load (autocannon, its own process), against a bare Fastify
+ * route in another process, and that route plus the one SQL query getAudience needs. The three
+ * are measured in turn, `rounds` times; each figure is its best round.
+ */
+export async function getThroughput(ctx: Context, state: State): Promise<void> {
+  const audienceId = state.everyone;
+  if (!audienceId) throw new Error("the throughput run needs the audience of the bulk add");
+  const { connections, loadSeconds, loadWarmup } = ctx.opts;
+  const rounds = ctx.opts.quick ? 1 : 2;
+  // Two processes: the bare route alone (also the RSS baseline), and the route with its database.
+  const bare = await startBareServer({ BARE_AUDIENCE_ID: audienceId });
+  const bareSql = await startBareServer({
+    BARE_WORKSPACE_ID: ctx.workspaceId,
+    BARE_AUDIENCE_ID: audienceId,
+    ...(ctx.rawDatabaseUrl ? { BARE_DATABASE_URL: ctx.rawDatabaseUrl } : { BARE_PGLITE: "1" }),
+  }).catch(async (error: unknown) => {
+    await bare.stop();
+    throw error;
+  });
+  const serviceUrl = `${ctx.service.baseUrl}${ws(ctx)}/audiences/${audienceId}`;
+  const headers = { authorization: `Bearer ${ctx.apiKey}` };
+  const best = new Map<string, LoadResult>();
+  const run = async (name: string, url: string, extra: Record<string, string> = {}) => {
+    await autocannon(url, { connections, seconds: loadWarmup, headers: extra });
+    const result = await autocannon(url, { connections, seconds: loadSeconds, headers: extra });
+    if (result.non2xx > 0 || result.errors > 0) {
+      throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors of ${result.total}`);
+    }
+    if ((best.get(name)?.requestsPerSec ?? -1) < result.requestsPerSec) best.set(name, result);
+  };
+  let serviceUsage: ReturnType<ReturnType<typeof measure>> | undefined;
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      checkTime(ctx);
+      ctx.log(`HTTP throughput round ${round}/${rounds}: bare route, bare route + SQL, GET …/audiences/:id`);
+      await run("bare", bare.url);
+      if (bareSql.sqlUrl) await run("bareSql", bareSql.sqlUrl);
+      const done = measure(ctx);
+      await run("service", serviceUrl, headers);
+      const used = done();
+      serviceUsage = { ...used, serverPeakRssMb: Math.max(used.serverPeakRssMb, serviceUsage?.serverPeakRssMb ?? 0) };
+    }
+    state.bareRssMb = procStatusMb(bare.pid, "VmHWM") ?? undefined;
+  } finally {
+    await Promise.all([bare.stop(), bareSql.stop()]);
+  }
+  const bareResult = best.get("bare") as LoadResult;
+  const service = best.get("service") as LoadResult;
+  state.bareRps = bareResult.requestsPerSec;
+  ctx.rows.push({
+    ...getRow(service, bareResult.requestsPerSec),
+    scenario: "get_audience_throughput",
+    label: `GET …/audiences/:id throughput (best of ${rounds})`,
+    ...serviceUsage,
+  });
+  const sql = best.get("bareSql");
+  if (sql) {
+    ctx.rows.push({
+      scenario: "get_audience_vs_bare_sql",
+      label: "GET …/audiences/:id vs bare route + 1 SQL query",
+      unit: "req/s",
+      value: service.requestsPerSec,
+      baseline: sql.requestsPerSec,
+      baselineLabel: `bare route + SELECT, itself ${(sql.requestsPerSec / bareResult.requestsPerSec).toFixed(2)}× bare`,
+      ratio: service.requestsPerSec / sql.requestsPerSec,
+      target: "(info)",
+      pass: null,
+      throughput: service.requestsPerSec,
+      medianMs: service.p50Ms,
+      p99Ms: service.p99Ms,
+      baselineMedianMs: sql.p50Ms,
+      baselineP99Ms: sql.p99Ms,
+    });
+  }
+}
+
+function getRow(result: LoadResult, bareRps: number) {
+  return {
+    unit: "req/s",
+    value: result.requestsPerSec,
+    baseline: bareRps,
+    baselineLabel: "bare Fastify route",
+    ratio: result.requestsPerSec / bareRps,
+    target: "≥ 0.40× bare",
+    pass: result.requestsPerSec / bareRps >= 0.4,
+    throughput: result.requestsPerSec,
+    medianMs: result.p50Ms,
+    p99Ms: result.p99Ms,
+  };
+}
+
+/** GET …/audiences/:id under load on the running service (used again after a restart). */
+export async function measureGet(ctx: Context, audienceId: string, bareRps: number) {
+  const url = `${ctx.service.baseUrl}${ws(ctx)}/audiences/${audienceId}`;
+  const headers = { authorization: `Bearer ${ctx.apiKey}` };
+  const { connections, loadSeconds, loadWarmup } = ctx.opts;
+  await autocannon(url, { connections, seconds: loadWarmup, headers });
+  const done = measure(ctx);
+  const result = await autocannon(url, { connections, seconds: loadSeconds, headers });
+  const used = done();
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`GET ${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors of ${result.total}`);
+  }
+  return { ...getRow(result, bareRps), ...used };
+}

@@ -1,0 +1,51 @@
+import type { ResultRow } from "../report.ts";
+import { summarize } from "../stats.ts";
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+export const thousands = (n: number) => n.toLocaleString("en-US");
+
+/** A write-rate row: rows per second of the service's requests against the raw statements'. */
+export function rateRow(
+  rows: number,
+  serviceMs: number[],
+  rawMs: number[],
+  row: Pick<ResultRow, "scenario" | "label" | "baselineLabel" | "target"> & { minRatio?: number },
+): ResultRow {
+  const rate = rows / (sum(serviceMs) / 1_000);
+  const rawRate = rows / (sum(rawMs) / 1_000);
+  const perRequest = summarize(serviceMs);
+  const perStatement = summarize(rawMs);
+  const { minRatio, ...rest } = row;
+  return {
+    ...rest,
+    unit: "rows/s",
+    value: rate,
+    baseline: rawRate,
+    ratio: rate / rawRate,
+    pass: minRatio === undefined ? null : rate / rawRate >= minRatio,
+    throughput: rate,
+    medianMs: perRequest.median,
+    p99Ms: perRequest.p99,
+    baselineMedianMs: perStatement.median,
+    baselineP99Ms: perStatement.p99,
+  };
+}
+
+/** A one-off operation's row: its seconds against the raw statements', with a ceiling in seconds. */
+export function secondsRow(
+  serviceMs: number,
+  rawMs: number,
+  maxSeconds: number,
+  row: Pick<ResultRow, "scenario" | "label" | "baselineLabel">,
+): ResultRow {
+  return {
+    ...row,
+    unit: "s",
+    value: serviceMs / 1_000,
+    baseline: rawMs / 1_000,
+    ratio: serviceMs / rawMs,
+    target: `≤ ${maxSeconds} s`,
+    pass: serviceMs / 1_000 <= maxSeconds,
+    medianMs: serviceMs,
+  };
+}

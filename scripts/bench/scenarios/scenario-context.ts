@@ -1,0 +1,58 @@
+// What the scenarios share. Each scenario runs its raw baseline in the same run, interleaved with the service (a raw
+// batch, then the service's request for the same batch; a raw page read, then the service's), so
+// that on a shared machine both see the same background load.
+import type { Client } from "../http.ts";
+import type { BenchOptions } from "../options.ts";
+import { cpuSeconds, type RssSampler, type ServiceProcess } from "../processes.ts";
+import { type RawDb, rawSql } from "../raw.ts";
+import type { ResultRow } from "../report.ts";
+
+export interface Context {
+  opts: BenchOptions;
+  service: ServiceProcess;
+  rss: RssSampler;
+  /** The workspace of the first-start banner, and a client with its key. */
+  workspaceId: string;
+  apiKey: string;
+  api: Client;
+  admin: Client;
+  raw: RawDb;
+  /** PostgreSQL: the raw baseline's database, for the bare route's SQL query. */
+  rawDatabaseUrl?: string | undefined;
+  rows: ResultRow[];
+  deadline: number;
+  log(message: string): void;
+  /** PostgreSQL: ANALYZE both databases, as autovacuum would shortly after a bulk load. */
+  analyze(): Promise<void>;
+}
+
+/** What later scenarios build on: the big audience, and what the bare routes measured. */
+export interface State {
+  everyone?: string;
+  bareRps?: number;
+  bareRssMb?: number;
+}
+
+export const ws = (ctx: Context, workspaceId = ctx.workspaceId) => `/v0/workspaces/${workspaceId}`;
+
+export function checkTime(ctx: Context): void {
+  if (Date.now() > ctx.deadline) throw new Error(`gave up: the run exceeded --max-minutes=${ctx.opts.maxMinutes}`);
+}
+
+/** The server's CPU seconds and peak RSS over one scenario, and the scenario's wall time. */
+export function measure(ctx: Context) {
+  ctx.rss.nextWindow();
+  const cpu = cpuSeconds(ctx.service.pid) ?? 0;
+  const started = Date.now();
+  return () => ({
+    serverPeakRssMb: ctx.rss.nextWindow(),
+    serverCpuS: (cpuSeconds(ctx.service.pid) ?? cpu) - cpu,
+    wallS: (Date.now() - started) / 1_000,
+  });
+}
+
+export async function createAudience(ctx: Context, name: string, workspaceId = ctx.workspaceId, api = ctx.api) {
+  const { body } = await api.call<{ id: string }>("POST", `${ws(ctx, workspaceId)}/audiences`, { name }, 201);
+  await rawSql.audience(ctx.raw, workspaceId, body.id, name);
+  return body.id;
+}
