@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { chunksOf } from "../../src/store/member-bits.ts";
+import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
 
 export interface RawDb {
@@ -57,14 +57,23 @@ export interface MemberWithData {
   folded: string;
 }
 
+/**
+ * The service's own SQL pieces (src/store/member-bits.ts), so that both sides lay out chunks
+ * alike. Only pieces without parameters fit into these statements, whose $n are numbered here.
+ */
+const shared = (piece: Prisma.Sql) => {
+  if (piece.values.length > 0) throw new Error(`raw: a shared SQL piece has parameters: ${piece.text}`);
+  return piece.text;
+};
+
 /** SQL: the bitset chunks (chunk, bits) of the member numbers `seqs` (a query of `seq`) yields. */
-const chunks = (seqs: string) => chunksOf(Prisma.raw(seqs)).sql;
-const kinds = (...k: string[]) => k.map((x) => `'${x}'::membership_kind`).join(", ");
+const chunks = (seqs: string) => shared(chunksOf(Prisma.raw(seqs)));
+const kinds = (...k: SetKind[]) => k.map((x) => shared(kind(x))).join(", ");
 
 /** SQL: sets the bits of the CTE `p` in the audience $2 of workspace $1, for one kind of set. */
-const setBits = (kind: string) => `
+const setBits = (k: SetKind) => `
   INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-  SELECT $1, $2, ${kinds(kind)}, p.chunk, p.bits, bit_count(p.bits) FROM p
+  SELECT $1, $2, ${kinds(k)}, p.chunk, p.bits, bit_count(p.bits) FROM p
   ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE
   SET bits = t.bits | EXCLUDED.bits, count = bit_count(t.bits | EXCLUDED.bits)`;
 
@@ -200,9 +209,9 @@ export const rawSql = {
    * (the benchmark's rule), as its rule matches and its members: one statement.
    */
   async recomputeBySuffix(db: RawDb, workspaceId: string, audienceId: string, digits: string[]) {
-    const put = (kind: string) => `
+    const put = (k: SetKind) => `
       INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-      SELECT $1, $2, ${kinds(kind)}, r.chunk, r.bits, bit_count(r.bits) FROM r
+      SELECT $1, $2, ${kinds(k)}, r.chunk, r.bits, bit_count(r.bits) FROM r
       ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET bits = EXCLUDED.bits, count = EXCLUDED.count`;
     await db.query(
       `WITH r AS MATERIALIZED (
@@ -226,5 +235,6 @@ export const rawSql = {
  */
 const inAudience = `m.workspace_id = $1 AND get_bit((
   SELECT c.bits FROM membership_chunks AS c
-  WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = 'member' AND c.chunk = m.seq >> 13
-), m.seq & 8191) = 1`;
+  WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = ${kinds("member")}
+    AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
+), ${shared(bitOf(Prisma.raw("m.seq")))}) = 1`;
