@@ -1,7 +1,7 @@
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 
-export interface HttpResult<T = unknown> {
+interface HttpResult<T = unknown> {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: T;
@@ -9,7 +9,7 @@ export interface HttpResult<T = unknown> {
   ms: number;
 }
 
-export class HttpError extends Error {
+class HttpError extends Error {
   override name = "HttpError";
 }
 
@@ -73,7 +73,7 @@ export function createClient(baseUrl: string, token: string, { timeoutMs = 600_0
     return result;
   }
 
-  return { request, call, close: () => agent.destroy() };
+  return { call, close: () => agent.destroy() };
 }
 
 export type Client = ReturnType<typeof createClient>;

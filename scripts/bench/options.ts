@@ -29,8 +29,8 @@ export interface BenchOptions {
   skip: Set<SkippableGroup>;
 }
 
-export const SKIPPABLE = ["pages", "throughput", "data", "merge", "rules"] as const;
-export type SkippableGroup = (typeof SKIPPABLE)[number];
+const SKIPPABLE = ["pages", "throughput", "data", "merge", "rules"] as const;
+type SkippableGroup = (typeof SKIPPABLE)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
 

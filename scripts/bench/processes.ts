@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
-export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Reads one "Vm…:  123 kB" line of /proc/<pid>/status, in MiB; null once the process is gone. */
 export function procStatusMb(pid: number, field: "VmRSS" | "VmHWM"): number | null {
@@ -41,7 +41,7 @@ export class RssSampler {
     this.timer.unref();
   }
 
-  sample(): void {
+  private sample(): void {
     const rss = procStatusMb(this.pid, "VmRSS");
     if (rss === null) return;
     this.peakMb = Math.max(this.peakMb, rss);
@@ -61,8 +61,7 @@ export class RssSampler {
   }
 }
 
-export interface Spawned {
-  child: ChildProcess;
+interface Spawned {
   pid: number;
   /** The last lines the process wrote, for error messages. */
   tail(): string;
@@ -73,7 +72,7 @@ export interface Spawned {
 }
 
 /** Starts `node [nodeArgs] script` in the repository, tracking its output line by line. */
-export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
+function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
   const child = spawn(process.execPath, nodeArgs, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   if (child.pid === undefined) throw new Error(`could not start node ${nodeArgs.join(" ")}`);
   const lines: string[] = [];
@@ -108,7 +107,6 @@ export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
   );
   const tail = () => lines.slice(-30).join("\n");
   return {
-    child,
     pid: child.pid,
     tail,
     waitFor(pattern, timeoutMs) {
@@ -146,14 +144,14 @@ export function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
 }
 
 /** The environment for a child: this process's, minus any database settings it must not inherit. */
-export function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of ["DATABASE_URL", "DATA_DIR", "TEST_DATABASE_URL", "PORT", "HOST", "NODE_OPTIONS"]) delete env[key];
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
 
-export interface ServiceSettings {
+interface ServiceSettings {
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
   adminToken: string;
@@ -173,7 +171,7 @@ export interface ServiceProcess extends Spawned {
  * The node arguments of `npm start` (package.json: "node <flags> dist/main.mjs"), so that the
  * benchmark runs the server exactly as users do, in a process whose memory it can read.
  */
-export function startArguments(): string[] {
+function startArguments(): string[] {
   const scripts = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")).scripts as Record<string, string>;
   const [command, ...args] = (scripts.start ?? "").split(/\s+/);
   if (command !== "node") throw new Error(`npm start is not "node …": ${scripts.start}`);

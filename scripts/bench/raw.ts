@@ -9,7 +9,6 @@ import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/me
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
 
 export interface RawDb {
-  readonly kind: "postgres" | "embedded";
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
@@ -21,7 +20,6 @@ export async function openPgRaw(url: string): Promise<RawDb> {
   pool.on("error", () => {});
   await applyMigrations(pgRunner(pool));
   return {
-    kind: "postgres",
     async query<T>(sql: string, params?: unknown[]) {
       return (await pool.query(sql, params)).rows as T[];
     },
@@ -34,7 +32,6 @@ export async function openPgliteRaw(dataDir: string): Promise<RawDb> {
   const db = await PGlite.create(dataDir);
   await applyMigrations(pgliteRunner(db));
   return {
-    kind: "embedded",
     async query<T>(sql: string, params?: unknown[]) {
       return (await db.query<T>(sql, params)).rows;
     },

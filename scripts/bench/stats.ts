@@ -1,16 +1,14 @@
 /** Nearest-rank percentile of already sorted samples. */
-export function percentile(sorted: number[], p: number): number {
+function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1] as number;
 }
 
-export interface Summary {
+interface Summary {
   count: number;
-  total: number;
   median: number;
   p99: number;
-  min: number;
   max: number;
 }
 
@@ -18,10 +16,8 @@ export function summarize(samples: number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   return {
     count: sorted.length,
-    total: sorted.reduce((sum, x) => sum + x, 0),
     median: percentile(sorted, 50),
     p99: percentile(sorted, 99),
-    min: sorted[0] ?? Number.NaN,
     max: sorted.at(-1) ?? Number.NaN,
   };
 }
