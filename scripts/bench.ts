@@ -17,7 +17,7 @@ import { openPgliteRaw, openPgRaw, type RawDb } from "./bench/raw.ts";
 import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
 import { bulkAddNew } from "./bench/scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
-import { getThroughput, measureGet } from "./bench/scenarios/get-throughput.ts";
+import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { pages } from "./bench/scenarios/pages.ts";
 import { filterChange } from "./bench/scenarios/rule-change.ts";
@@ -207,29 +207,10 @@ async function main(): Promise<number> {
       rss.stop();
       await service.stop();
       service = await startService({ ...serviceSettings, rateLimitPerMinute: 10_000_000 });
-      const limited = createClient(service.baseUrl, ctx.apiKey);
-      const probe = await limited.call(
-        "GET",
-        `/v0/workspaces/${ctx.workspaceId}/audiences/${state.everyone}`,
-        undefined,
-        200,
-      );
-      limited.close();
       ctx.service = service;
       ctx.rss = new RssSampler(service.pid);
-      const row = await measureGet(ctx, state.everyone, state.bareRps);
+      await getThroughputRateLimited(ctx, state.everyone, state.bareRps);
       ctx.rss.stop();
-      rows.push({
-        ...row,
-        scenario: "get_audience_throughput_rate_limited",
-        label: "GET …/audiences/:id throughput, rate limiting on",
-        target: "(info)",
-        pass: null,
-        note:
-          probe.headers["ratelimit-limit"] === undefined
-            ? "no RateLimit-Limit header: rate limiting is not active in this build"
-            : `limiter on: ${opts.store === "postgres" ? "one rate_limit_buckets upsert per request" : "in-memory counts"}`,
-      });
     }
   } catch (error) {
     if (rows.length > 0) print();
