@@ -34,8 +34,9 @@ type SkippableGroup = (typeof SKIPPABLE)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  PostgreSQL: DATABASE_URL=postgresql://user@host:5432/db npm run bench
-              (creates bench_<random> and bench_<random>_raw on that server, drops them at the end)
+  PostgreSQL: DATABASE_URL=postgresql://user@127.0.0.1:5432/db npm run bench
+              (a server on this machine: creates bench_<random> and bench_<random>_raw there,
+              drops them at the end)
   Embedded:   npm run bench -- --embedded
               (PGlite: the server in a temporary DATA_DIR, the raw baseline in-process)
 
@@ -52,10 +53,12 @@ Options:
                        the extra GET throughput run with rate limiting on (a server restart;
                        default on, off with --quick)
   --cpu-prof=DIR       run the server under test with node --cpu-prof, profiles in DIR
+                       (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
   --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
+  --help               this text
 `;
 
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {

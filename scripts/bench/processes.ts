@@ -71,7 +71,7 @@ interface Spawned {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Starts `node [nodeArgs] script` in the repository, tracking its output line by line. */
+/** Starts node with these arguments in the repository, tracking its output line by line. */
 function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
   const child = spawn(process.execPath, nodeArgs, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   if (child.pid === undefined) throw new Error(`could not start node ${nodeArgs.join(" ")}`);
@@ -143,7 +143,10 @@ function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
   };
 }
 
-/** The environment for a child: this process's, minus any database settings it must not inherit. */
+/**
+ * The environment for a child: this process's, minus what it must not inherit (the store, the
+ * address to listen on, NODE_OPTIONS).
+ */
 function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of ["DATABASE_URL", "DATA_DIR", "TEST_DATABASE_URL", "PORT", "HOST", "NODE_OPTIONS"]) delete env[key];

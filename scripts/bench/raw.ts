@@ -190,7 +190,7 @@ export const rawSql = {
     );
   },
 
-  /** The union of two audiences' includes and members into a third: one statement. */
+  /** The union of two audiences' includes, members and rule matches into a third: one statement. */
   async union(db: RawDb, workspaceId: string, targetId: string, sourceIds: string[]) {
     await db.query(
       `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)

@@ -4,7 +4,7 @@ import { bigId, range } from "./member-ids.ts";
 import { rateRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, createAudience, measure, type State, ws } from "./scenario-context.ts";
 
-/** Scenario: 1,000,000 new members into one audience, by id, `batch` per request. */
+/** Scenario: `size` new members (1,000,000 by default) into one audience, by id, `batch` per request. */
 export async function bulkAddNew(ctx: Context, state: State): Promise<void> {
   const { size, batch } = ctx.opts;
   const audienceId = await createAudience(ctx, "Bench: everyone");

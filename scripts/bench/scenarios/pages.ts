@@ -9,7 +9,7 @@ export async function pages(ctx: Context, state: State): Promise<void> {
   const audienceId = state.everyone;
   if (!audienceId) throw new Error("pages need the audience of the bulk add");
   const { size, pageWarmup, pageSamples } = ctx.opts;
-  if (ctx.rawDatabaseUrl) await pageBeforeAnalyze(ctx, audienceId);
+  if (ctx.opts.store === "postgres") await pageBeforeAnalyze(ctx, audienceId);
   await ctx.analyze();
   const depths = [0, Math.round(size * 0.5), Math.round(size * 0.99)];
   const medians: { service: number; raw: number }[] = [];

@@ -9,7 +9,10 @@ const suffixRule = (digits: string[]) => ({
 const countEndingIn = (size: number, digits: string[]) =>
   digits.map(Number).reduce((total, d) => total + (size > d ? Math.floor((size - 1 - d) / 10) + 1 : 0), 0);
 
-/** Scenario: set, then change, the rule of an audience of the big workspace; each recomputes it over every member. */
+/**
+ * Scenario: set, then change, the rule of an audience of the big workspace; each recomputes the
+ * audience over every member.
+ */
 export async function filterChange(ctx: Context): Promise<void> {
   const { size } = ctx.opts;
   const steps = [

@@ -1,6 +1,6 @@
-// What the scenarios share. Each scenario runs its raw baseline in the same run, interleaved with the service (a raw
-// batch, then the service's request for the same batch; a raw page read, then the service's), so
-// that on a shared machine both see the same background load.
+// What the scenarios share. Each scenario runs its raw baseline in the same run, interleaved with
+// the service (a raw batch, then the service's request for the same batch; a raw page read, then
+// the service's), so that on a shared machine both see the same background load.
 import type { Client } from "../http.ts";
 import type { BenchOptions } from "../options.ts";
 import { cpuSeconds, type RssSampler, type ServiceProcess } from "../processes.ts";
@@ -22,7 +22,10 @@ export interface Context {
   rows: ResultRow[];
   deadline: number;
   log(message: string): void;
-  /** PostgreSQL: ANALYZE both databases, as autovacuum would shortly after a bulk load. */
+  /**
+   * ANALYZE, as autovacuum would shortly after a bulk load: both databases on PostgreSQL; on the
+   * embedded store only the raw baseline's (PGlite has no autovacuum, so the service runs without).
+   */
   analyze(): Promise<void>;
 }
 
