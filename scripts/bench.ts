@@ -20,7 +20,7 @@ import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { pages } from "./bench/scenarios/pages.ts";
-import { filterChange } from "./bench/scenarios/rule-change.ts";
+import { ruleChange } from "./bench/scenarios/rule-change.ts";
 import type { Context, State } from "./bench/scenarios/scenario-context.ts";
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -184,7 +184,7 @@ async function main(): Promise<number> {
     if (!skip.has("throughput")) await getThroughput(ctx, state);
     if (!skip.has("data")) await bulkAddWithData(ctx);
     if (!skip.has("merge")) await mergeAudiences(ctx);
-    if (!skip.has("rules")) await filterChange(ctx);
+    if (!skip.has("rules")) await ruleChange(ctx);
 
     const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);
     rows.push({

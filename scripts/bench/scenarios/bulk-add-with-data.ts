@@ -41,19 +41,16 @@ export async function bulkAddWithData(ctx: Context): Promise<void> {
     ctx.log(`bulk add with data: seeding ${existing} members (raw upsert, POST …/members)`);
     for (let from = 0; from < existing; from += batch) {
       checkTime(ctx);
-      const members = range(from, Math.min(existing, from + batch), String).map((_, i) =>
-        importMember("p", from + i, 0),
-      );
+      const members = range(from, Math.min(existing, from + batch), (n) => importMember("p", n, 0));
       await rawSql.upsertMembers(ctx.raw, workspaceId, null, members);
       await api.call("POST", `${ws(ctx, workspaceId)}/members`, { members: members.map(asInput) }, 200);
     }
     const audienceId = await createAudience(ctx, "Bench: import", workspaceId, api);
     // Entry g of the import: even → existing member g/2 with new data, odd → a new member.
     const entries = (from: number) =>
-      range(from, Math.min(dataSize, from + batch), String).map((_, i) => {
-        const g = from + i;
-        return g % 2 === 0 ? importMember("p", g / 2, 1) : importMember("q", (g - 1) / 2, 0);
-      });
+      range(from, Math.min(dataSize, from + batch), (g) =>
+        g % 2 === 0 ? importMember("p", g / 2, 1) : importMember("q", (g - 1) / 2, 0),
+      );
     ctx.log(`bulk add with data: ${dataSize / batch} × (raw unnest upsert, POST …/members) of ${batch} members`);
     const rawMs: number[] = [];
     const serviceMs: number[] = [];

@@ -13,7 +13,7 @@ const countEndingIn = (size: number, digits: string[]) =>
  * Scenario: set, then change, the rule of an audience of the big workspace; each recomputes the
  * audience over every member.
  */
-export async function filterChange(ctx: Context): Promise<void> {
+export async function ruleChange(ctx: Context): Promise<void> {
   const { size } = ctx.opts;
   const steps = [
     { scenario: "filter_set", label: "set a rule (none → 50% match)", digits: ["0", "1", "2", "3", "4"] },
