@@ -75,7 +75,7 @@ describe("addAudienceMembers", () => {
     });
   });
 
-  it("matches a member by an alternative e-mail", async () => {
+  it("matches a member by an alternative e-mail, keeping its primary one", async () => {
     const audience = await createAudience(ws);
     await addMembers(ws, audience, {
       members: [{ id: "grace", email: "grace@example.com", alternativeEmails: ["gh@navy.example"] }],
@@ -88,9 +88,9 @@ describe("addAudienceMembers", () => {
     expect(members).toHaveLength(1);
     expect(members[0]).toMatchObject({
       id: "grace",
-      email: "GH@navy.example",
+      email: "grace@example.com",
       fields: { company: "Navy" },
-      alternativeEmails: ["grace@example.com"],
+      alternativeEmails: ["gh@navy.example"],
     });
   });
 
