@@ -12,13 +12,12 @@ import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
 import { createSecurityHandlers } from "./http/security.ts";
 import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
-import { createAdminService } from "./services/admin-service.ts";
 import { createAudienceCache } from "./services/audience-cache.ts";
-import { createAudienceMemberService } from "./services/audience-member-service.ts";
-import { createAudienceService } from "./services/audience-service.ts";
-import { createAuthService } from "./services/auth-service.ts";
-import { createMemberService } from "./services/member-service.ts";
+import { createServices } from "./services/index.ts";
+import type { MembershipListener } from "./services/membership-service.ts";
 import type { Store } from "./store/database.ts";
+import { idempotencyRepo } from "./store/idempotency-repo.ts";
+import { rateLimitRepo } from "./store/rate-limit-repo.ts";
 
 export interface AppOptions {
   store: Store;
@@ -29,6 +28,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** How long a read audience is trusted without change reports (the default: 5 s). */
   audienceCacheTtlMs?: number | undefined;
+  /** Told of every membership change, in the transaction that made it. */
+  membershipListeners?: MembershipListener[] | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
@@ -49,6 +50,7 @@ export async function buildApp({
   logger = false,
   rateLimit,
   audienceCacheTtlMs,
+  membershipListeners,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -70,20 +72,14 @@ export async function buildApp({
     frameworkErrors: (error, request, reply) =>
       sendProblem(request, reply, new BadRequestError("invalid_request", `The URL is not valid: ${error.message}`)),
   });
-  const auth = createAuthService({ store });
   const cache = createAudienceCache(audienceCacheTtlMs === undefined ? {} : { ttlMs: audienceCacheTtlMs });
   const stopWatching = store.watchAudiences({
     changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
     live: (isLive) => cache.setLive(isLive),
   });
   app.addHook("onClose", () => stopWatching());
-  const handlers = createHandlers({
-    ready: () => store.ready(),
-    admin: createAdminService({ store, auth }),
-    audiences: createAudienceService({ store, cache }),
-    audienceMembers: createAudienceMemberService({ store }),
-    members: createMemberService({ store }),
-  });
+  const services = createServices(store, { cache, membershipListeners: membershipListeners ?? [] });
+  const handlers = createHandlers({ ready: () => store.ready(), ...services });
 
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {
@@ -95,8 +91,8 @@ export async function buildApp({
     }
     done();
   });
-  const idempotency = idempotencyHooks(store);
-  if (rateLimit) await registerRateLimit(app, store, rateLimit);
+  const idempotency = idempotencyHooks(store, idempotencyRepo);
+  if (rateLimit) await registerRateLimit(app, store, rateLimitRepo, rateLimit);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(routeNotFound);
@@ -137,7 +133,7 @@ export async function buildApp({
   await app.register(openapiGlue, {
     specification: readContract(),
     serviceHandlers: handlers,
-    securityHandlers: createSecurityHandlers({ auth, adminToken }),
+    securityHandlers: createSecurityHandlers({ auth: services.auth, adminToken }),
   });
   return app;
 }

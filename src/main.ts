@@ -1,18 +1,17 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { createAdminService } from "./services/admin-service.ts";
-import { createAuthService } from "./services/auth-service.ts";
-import { refreshOutdatedRules } from "./services/rule-sync.ts";
+import { createServices } from "./services/index.ts";
 import { openStore } from "./store/database.ts";
 import { idempotencyRepo } from "./store/idempotency-repo.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const { membership, admin } = createServices(store);
   // After an upgrade that left rule matches to compute, before any request reads them.
-  const refreshed = await refreshOutdatedRules(store);
+  const refreshed = await membership.refreshOutdatedRules();
   if (refreshed > 0) process.stdout.write(`computed the rule matches of ${refreshed} audience(s) after an upgrade\n`);
-  const first = await createAdminService({ store, auth: createAuthService({ store }) }).bootstrap();
+  const first = await admin.bootstrap();
   // Responses kept for Idempotency-Key replays expire after 24 hours.
   const purge = () => idempotencyRepo.purgeExpired(store.db).catch(() => 0);
   await purge();

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, ConflictError } from "../domain/errors.ts";
 import type { Store } from "../store/database.ts";
-import { type IdempotencyScope, idempotencyRepo } from "../store/idempotency-repo.ts";
+import type { IdempotencyRepo, IdempotencyScope } from "../store/idempotency-repo.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -29,7 +29,10 @@ const reusedKey = () =>
  * validation, completed with the response as it is sent, replayed for a retry with the same body.
  * The hooks are attached to the POST routes only (see app.ts), so reads pay nothing for them.
  */
-export function idempotencyHooks(store: Store) {
+export function idempotencyHooks(
+  store: Pick<Store, "db">,
+  idempotencyRepo: Pick<IdempotencyRepo, "claim" | "release" | "complete">,
+) {
   async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const key = request.headers["idempotency-key"];
     if (typeof key !== "string" || !request.principal) return;

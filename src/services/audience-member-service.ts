@@ -1,28 +1,23 @@
 import type { components } from "../../generated/api.d.ts";
 import { BadRequestError } from "../domain/errors.ts";
-import { audienceRepo } from "../store/audience-repo.ts";
-import type { Store } from "../store/database.ts";
-import { membershipRepo } from "../store/membership-repo.ts";
-import { workspaceRepo } from "../store/workspace-repo.ts";
-import { lockWritable } from "./audience-service.ts";
-import { resolveMemberInputs } from "./member-resolution.ts";
-import { listMemberPage } from "./member-service.ts";
-import { syncRuleMemberships } from "./rule-sync.ts";
+import { sizeOf } from "../domain/member-set.ts";
+import type { MemberPageQuery, MemberPages } from "./member-pages.ts";
+import { type MemberWrites, resolveMemberInputs } from "./member-resolution.ts";
+import type { MembershipService } from "./membership-service.ts";
 
 type Schemas = components["schemas"];
 
 /** The most members one add or remove request may name, in memberIds and members together. */
 export const MAX_MEMBERS_PER_REQUEST = 10_000;
 
-export interface MemberPageQuery {
-  limit?: number | undefined;
-  after?: string | undefined;
-  before?: string | undefined;
-  sortDirection?: "ASC" | "DESC" | undefined;
-  search?: string | undefined;
+export interface AudienceMemberDeps {
+  membership: Pick<MembershipService, "write">;
+  members: MemberWrites;
+  pages: MemberPages;
 }
 
-export function createAudienceMemberService({ store }: { store: Store }) {
+/** Adding, removing and listing the members of one audience. */
+export function createAudienceMemberService({ membership, members, pages }: AudienceMemberDeps) {
   return {
     add(
       workspaceId: string,
@@ -43,21 +38,18 @@ export function createAudienceMemberService({ store }: { store: Store }) {
           `A request may name at most ${MAX_MEMBERS_PER_REQUEST} members; this one names ${total}.`,
         );
       }
-      return store.transaction(async (tx) => {
-        await workspaceRepo.lockMemberWrites(tx, workspaceId);
-        await lockWritable(tx, workspaceId, audienceId);
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        await w.locks.writable(audienceId);
         // An id also listed in members is created with its data.
-        const resolved = await resolveMemberInputs(tx, workspaceId, inputs, bareIds);
-        const createdBare = resolved.createdBare;
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
-        const added = await membershipRepo.include(tx, workspaceId, audienceId, resolved.seqs);
-        await audienceRepo.addToMemberCount(tx, workspaceId, audienceId, added);
-        // After the include entries: a member added by hand is in this audience whatever its rule says.
-        await syncRuleMemberships(tx, workspaceId, [...resolved.changedIds, ...createdBare]);
+        const added = sizeOf((await w.include(audienceId, resolved.seqs)).entered);
+        // After the include: a member added by hand is in this audience whatever its rule says.
+        await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
         return {
           added,
           alreadyMembers: memberIds.length - added,
-          created: resolved.created + createdBare.length,
+          created: resolved.created + resolved.createdBare.length,
           merged: resolved.merged,
         };
       });
@@ -69,16 +61,15 @@ export function createAudienceMemberService({ store }: { store: Store }) {
       request: Schemas["RemoveMembersRequest"],
     ): Promise<Schemas["RemoveMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
-      return store.transaction(async (tx) => {
-        await lockWritable(tx, workspaceId, audienceId);
-        const removed = await membershipRepo.exclude(tx, workspaceId, audienceId, memberIds);
-        await audienceRepo.addToMemberCount(tx, workspaceId, audienceId, -removed);
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        await w.locks.writable(audienceId);
+        const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
         return { removed, notMembers: memberIds.length - removed };
       });
     },
 
     list: (workspaceId: string, audienceId: string, query: MemberPageQuery) =>
-      listMemberPage(store, workspaceId, { ...query, audienceId }),
+      pages.list(workspaceId, { ...query, audienceId }),
   };
 }
 

@@ -1,16 +1,15 @@
 import type { components } from "../../generated/api.d.ts";
-import { audienceArchived, audienceNotFound, BadRequestError } from "../domain/errors.ts";
-import { parseFilter, unionFilter } from "../domain/filter.ts";
+import { audienceNotFound, BadRequestError } from "../domain/errors.ts";
+import { type Filter, parseFilter, unionFilter } from "../domain/filter.ts";
 import { newId } from "../domain/ids.ts";
+import { countDelta } from "../domain/member-set.ts";
 import { normalizeName } from "../domain/names.ts";
-import { type AudienceRow, audienceRepo } from "../store/audience-repo.ts";
-import type { Store, Tx } from "../store/database.ts";
-import { memberRepo } from "../store/member-repo.ts";
-import { membershipRepo } from "../store/membership-repo.ts";
-import { workspaceRepo } from "../store/workspace-repo.ts";
+import type { AudienceRepo } from "../store/audience-repo.ts";
+import type { Store } from "../store/database.ts";
+import type { MemberRepo } from "../store/member-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 import { toMember } from "./member-view.ts";
-import { applyRule } from "./rule-sync.ts";
+import type { MembershipService } from "./membership-service.ts";
 
 type Schemas = components["schemas"];
 
@@ -20,18 +19,18 @@ export interface ListAudiencesQuery {
   sortDirection?: "ASC" | "DESC" | undefined;
 }
 
-/** Locks the audience for a change; it must exist and be unarchived. */
-export async function lockWritable(tx: Tx, workspaceId: string, id: string): Promise<AudienceRow> {
-  const audience = (await audienceRepo.lock(tx, workspaceId, [id], "update")).get(id);
-  if (!audience) throw audienceNotFound(id);
-  if (audience.isArchived) throw audienceArchived(id);
-  return audience;
+export interface AudienceServiceDeps {
+  store: Pick<Store, "db">;
+  cache: AudienceCache;
+  membership: Pick<MembershipService, "write">;
+  audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
+  members: Pick<MemberRepo, "matching">;
 }
 
-export function createAudienceService({ store, cache }: { store: Store; cache: AudienceCache }) {
+export function createAudienceService({ store, cache, membership, audiences, members }: AudienceServiceDeps) {
   return {
     async create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
-      const audience = await audienceRepo.create(store.db, {
+      const audience = await audiences.create(store.db, {
         workspaceId,
         id: newId("aud"),
         name: normalizeName(rawName),
@@ -40,13 +39,13 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     },
 
     async get(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
-      const audience = await cache.read(workspaceId, id, () => audienceRepo.findName(store.db, workspaceId, id));
+      const audience = await cache.read(workspaceId, id, () => audiences.findName(store.db, workspaceId, id));
       if (!audience) throw audienceNotFound(id);
       return { id: audience.id, name: audience.name };
     },
 
     async list(workspaceId: string, query: ListAudiencesQuery): Promise<Schemas["AudienceList"]> {
-      const rows = await audienceRepo.list(store.db, workspaceId, {
+      const rows = await audiences.list(store.db, workspaceId, {
         includeArchived: query.includeArchived ?? false,
         search: query.search,
         sortDirection: query.sortDirection ?? "DESC",
@@ -62,14 +61,14 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     },
 
     async archive(workspaceId: string, id: string): Promise<void> {
-      if (!(await audienceRepo.archive(store.db, workspaceId, id))) throw audienceNotFound(id);
+      if (!(await audiences.archive(store.db, workspaceId, id))) throw audienceNotFound(id);
     },
 
     restore(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
-      return store.transaction(async (tx) => {
-        const audience = (await audienceRepo.lock(tx, workspaceId, [id], "update")).get(id);
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
-        if (audience.isArchived) await audienceRepo.restore(tx, workspaceId, audience);
+        if (audience.isArchived) await audiences.restore(w.tx, workspaceId, audience);
         return { id: audience.id, name: audience.name };
       });
     },
@@ -77,9 +76,9 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     async rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
       const name = normalizeName(rawName);
       try {
-        return await store.transaction(async (tx) => {
-          const audience = await lockWritable(tx, workspaceId, id);
-          if (audience.name !== name) await audienceRepo.rename(tx, workspaceId, { id, name });
+        return await membership.write(workspaceId, { memberWrites: false }, async (w) => {
+          const audience = await w.locks.writable(id);
+          if (audience.name !== name) await audiences.rename(w.tx, workspaceId, { id, name });
           return { id, name };
         });
       } finally {
@@ -89,7 +88,7 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     },
 
     async getFilter(workspaceId: string, id: string): Promise<Schemas["AudienceFilter"]> {
-      const audience = await audienceRepo.find(store.db, workspaceId, id);
+      const audience = await audiences.find(store.db, workspaceId, id);
       if (!audience) throw audienceNotFound(id);
       return { filter: audience.filter, memberCount: audience.memberCount };
     },
@@ -97,13 +96,10 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
     /** Replaces the rule and recomputes the membership before answering. */
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
       const filter = rawFilter === null ? null : parseFilter(rawFilter);
-      return store.transaction(async (tx) => {
-        // The member lock first: a member created meanwhile is either seen by the evaluation or
-        // evaluated against the new rule by its own request afterwards.
-        await workspaceRepo.lockMemberWrites(tx, workspaceId);
-        const audience = await lockWritable(tx, workspaceId, id);
-        const delta = await applyRule(tx, workspaceId, id, filter);
-        return { filter, memberCount: audience.memberCount + delta };
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const audience = await w.locks.writable(id);
+        const change = await w.setRule(id, filter);
+        return { filter, memberCount: audience.memberCount + countDelta(change) };
       });
     },
 
@@ -113,7 +109,7 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
       request: { filter: unknown; limit?: number },
     ): Promise<Schemas["PreviewResult"]> {
       const filter = parseFilter(request.filter);
-      const { totalCount, rows } = await memberRepo.matching(store.db, workspaceId, filter, request.limit ?? 30);
+      const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, request.limit ?? 30);
       return { totalCount, results: rows.map(toMember) };
     },
 
@@ -126,23 +122,14 @@ export function createAudienceService({ store, cache }: { store: Store; cache: A
           { pointer: "/body/audienceIds", message: "must name two different audiences" },
         ]);
       }
-      return store.transaction(async (tx) => {
-        // The member lock: no member the union holds can be deleted before the new audience exists.
-        await workspaceRepo.lockMemberWrites(tx, workspaceId);
-        // FOR SHARE: the sources' members cannot change while they are copied.
-        const sources = await audienceRepo.lock(tx, workspaceId, sourceIds, "share");
-        for (const sourceId of sourceIds) {
-          const source = sources.get(sourceId);
-          if (!source) throw audienceNotFound(sourceId);
-          if (source.isArchived) throw audienceArchived(sourceId);
-        }
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const sources = await w.locks.sources(sourceIds);
         // The merged audience follows either source's rule from now on; members the rule matches
         // that are in neither source now are excluded, so it starts as exactly their union.
-        const [first, second] = sourceIds.map((id) => sources.get(id)?.filter ?? null);
+        const [first, second] = sourceIds.map((id): Filter | null => sources.get(id)?.filter ?? null);
         const filter = unionFilter(first ?? null, second ?? null);
-        const merged = await audienceRepo.create(tx, { workspaceId, id: newId("aud"), name, filter });
-        const count = await membershipRepo.copyUnion(tx, workspaceId, merged.id, sourceIds);
-        await audienceRepo.addToMemberCount(tx, workspaceId, merged.id, count);
+        const merged = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name, filter });
+        await w.copyUnion(merged.id, sourceIds);
         return { id: merged.id };
       });
     },

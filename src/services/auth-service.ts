@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { UnauthorizedError } from "../domain/errors.ts";
 import { randomBase62 } from "../domain/ids.ts";
 import type { Store } from "../store/database.ts";
-import { apiKeyRepo } from "../store/workspace-repo.ts";
+import type { ApiKeyRepo } from "../store/workspace-repo.ts";
 
 /**
  * API keys read `ak_<workspace>_<key>_<secret>`: the workspace and key ids let a request find its
@@ -30,7 +30,13 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest();
 export const KEY_CACHE_MS = 5_000;
 const KEY_CACHE_SIZE = 10_000;
 
-export function createAuthService({ store, now = Date.now }: { store: Store; now?: () => number }) {
+export interface AuthServiceDeps {
+  store: Pick<Store, "db">;
+  apiKeys: Pick<ApiKeyRepo, "find">;
+  now?: () => number;
+}
+
+export function createAuthService({ store, apiKeys, now = Date.now }: AuthServiceDeps) {
   // Verified key → principal and expiry, kept in this process's memory only (as the request that
   // carried the key was). Map keeps insertion order, so the first entry is the oldest.
   const cache = new Map<string, { principal: Principal; expires: number }>();
@@ -45,7 +51,7 @@ export function createAuthService({ store, now = Date.now }: { store: Store; now
       if (!match) throw new UnauthorizedError();
       const [, workspacePart, keyPart, secret] = match as unknown as [string, string, string, string];
       const principal = { workspaceId: `ws_${workspacePart}`, keyId: `key_${keyPart}` };
-      const row = await apiKeyRepo.find(store.db, principal.workspaceId, principal.keyId);
+      const row = await apiKeys.find(store.db, principal.workspaceId, principal.keyId);
       if (!row || row.revokedAt !== null || !timingSafeEqual(Buffer.from(row.secretHash), sha256(secret))) {
         cache.delete(token);
         throw new UnauthorizedError("The API key is unknown or revoked.");

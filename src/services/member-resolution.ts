@@ -2,7 +2,9 @@ import { newId } from "../domain/ids.ts";
 import { type MemberInput, planMemberUpserts, type UpsertPlan } from "../domain/member-identity.ts";
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
 import type { Tx } from "../store/database.ts";
-import { memberRepo } from "../store/member-repo.ts";
+import type { MemberRepo } from "../store/member-repo.ts";
+
+export type MemberWrites = Pick<MemberRepo, "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails">;
 
 export interface ResolvedMembers {
   memberIds: string[];
@@ -23,13 +25,14 @@ export interface ResolvedMembers {
  * the same batch, so that every member a request creates has the same creation time.
  */
 export async function resolveMemberInputs(
+  members: MemberWrites,
   tx: Tx,
   workspaceId: string,
   inputs: MemberInput[],
   bareIds: string[] = [],
 ): Promise<ResolvedMembers> {
   if (inputs.length === 0) {
-    const { createdBare, seqs } = await memberRepo.insert(tx, workspaceId, [], bareIds);
+    const { createdBare, seqs } = await members.insert(tx, workspaceId, [], bareIds);
     return {
       memberIds: [],
       createdBare,
@@ -46,10 +49,10 @@ export async function resolveMemberInputs(
       keys.add(key);
     }
   }
-  const owners = await memberRepo.findEmailOwners(tx, workspaceId, [...keys]);
+  const owners = await members.findEmailOwners(tx, workspaceId, [...keys]);
   const candidateIds = new Set([...owners.values()]);
   for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
-  const rows = await memberRepo.findByIds(tx, workspaceId, [...candidateIds]);
+  const rows = await members.findByIds(tx, workspaceId, [...candidateIds]);
   const stored = new Map<string, MemberData>(
     rows.map((row) => [
       row.id,
@@ -58,10 +61,10 @@ export async function resolveMemberInputs(
   );
 
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));
-  const { createdBare, seqs } = await memberRepo.insert(tx, workspaceId, plan.create, bareIds);
+  const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
   for (const row of rows) seqs.set(row.id, row.seq);
-  await memberRepo.updateData(tx, workspaceId, plan.update);
-  await memberRepo.claimEmails(tx, workspaceId, plan.claims);
+  await members.updateData(tx, workspaceId, plan.update);
+  await members.claimEmails(tx, workspaceId, plan.claims);
   return {
     memberIds: plan.memberIds,
     createdBare,

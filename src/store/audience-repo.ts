@@ -66,23 +66,6 @@ export const audienceRepo = {
     return row ?? null;
   },
 
-  /**
-   * Reads the audiences and locks their rows for the rest of the transaction: FOR UPDATE for a
-   * writer of the audience's membership, FOR SHARE for a reader that needs it stable (merge).
-   * Rows are locked in id order so that two transactions never wait on each other in a cycle.
-   */
-  async lock(tx: Tx, workspaceId: string, ids: string[], mode: "update" | "share"): Promise<Map<string, AudienceRow>> {
-    const sorted = [...new Set(ids)].sort();
-    const lockClause = mode === "update" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR SHARE`;
-    const rows = await tx.$queryRaw<AudienceRow[]>`
-      SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
-      FROM audiences
-      WHERE workspace_id = ${workspaceId} AND id = ANY(${sorted}::text[])
-      ORDER BY id
-      ${lockClause}`;
-    return new Map(rows.map((row) => [row.id, row]));
-  },
-
   list(
     db: Reader,
     workspaceId: string,
@@ -126,7 +109,7 @@ export const audienceRepo = {
     );
   },
 
-  /** Stores the rule; the caller has just computed its matches (membershipRepo.recompute). */
+  /** Stores the rule; the caller computes its matches in the same transaction (membershipRepo.recompute). */
   async setFilter(tx: Tx, workspaceId: string, id: string, filter: Filter | null): Promise<void> {
     await tx.audience.update({
       where: { workspaceId_id: { workspaceId, id } },
@@ -138,45 +121,6 @@ export const audienceRepo = {
   listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
     return db.audience.findMany({ where: { ruleOutdated: true }, select: { workspaceId: true, id: true } });
   },
-
-  /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */
-  async lockRuleOutdated(tx: Tx, workspaceId: string, id: string): Promise<{ filter: Filter | null } | undefined> {
-    const [row] = await tx.$queryRaw<{ filter: Filter | null }[]>`
-      SELECT filter FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} AND rule_outdated FOR UPDATE`;
-    return row;
-  },
-
-  /** Locks every audience of the workspace, archived ones too, in id order. */
-  async lockAll(tx: Tx, workspaceId: string): Promise<void> {
-    await tx.$queryRaw`SELECT 1 FROM audiences WHERE workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
-  },
-
-  /**
-   * Locks every rule-based audience of the workspace (archived ones too: they keep following
-   * their rule, so they are current when restored), in id order, before member data changes:
-   * no filter or manual decision can change underneath the evaluation.
-   */
-  lockRuleBased(tx: Tx, workspaceId: string): Promise<{ id: string; filter: Filter }[]> {
-    return tx.$queryRaw`
-      SELECT id, filter FROM audiences
-      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-      ORDER BY id FOR UPDATE`;
-  },
-
-  /** Applies several audiences' member count changes in one statement. */
-  async addToMemberCounts(tx: Tx, workspaceId: string, deltas: Map<string, number>): Promise<void> {
-    const changed = [...deltas].filter(([, delta]) => delta !== 0);
-    if (changed.length === 0) return;
-    await tx.$executeRaw`
-      UPDATE audiences AS a SET member_count = a.member_count + v.delta, updated_at = now()
-      FROM unnest(${changed.map(([id]) => id)}::text[], ${changed.map(([, delta]) => delta)}::int[]) AS v(id, delta)
-      WHERE a.workspace_id = ${workspaceId} AND a.id = v.id`;
-  },
-
-  async addToMemberCount(tx: Tx, workspaceId: string, id: string, delta: number): Promise<void> {
-    if (delta === 0) return;
-    await tx.$executeRaw`
-      UPDATE audiences SET member_count = member_count + ${delta}::int, updated_at = now()
-      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
-  },
 };
+
+export type AudienceRepo = typeof audienceRepo;

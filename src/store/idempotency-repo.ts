@@ -71,3 +71,5 @@ export const idempotencyRepo = {
       DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${KEEP_HOURS}::int)`;
   },
 };
+
+export type IdempotencyRepo = typeof idempotencyRepo;

@@ -3,7 +3,7 @@ import { setBitPositions } from "../domain/bitset.ts";
 import type { Position } from "../domain/cursor.ts";
 import { fold } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
-import { bitOf, CHUNK_BITS, chunkOf, kind } from "./member-bits.ts";
+import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
 
 type Reader = PrismaClient | Tx;
@@ -41,11 +41,7 @@ export const audienceListing = (workspaceId: string, audienceId: string): Listin
   where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
 });
 
-/**
- * A chunk's bits as base64 text (bit_send gives its bytes after a 4-byte length): on the embedded
- * store a bytea column costs a query 0.2 ms more to hand over than this text.
- */
-const CHUNK_BASE64 = Prisma.sql`encode(substring(bit_send(t.bits) FROM 5), 'base64')`;
+const CHUNK_BASE64 = base64Of(Prisma.sql`t.bits`);
 
 /** Walking backwards scans against the sort order and reverses the rows afterwards. */
 const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
@@ -136,7 +132,7 @@ export async function pageAudience(
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
       // In scan order, the edge chunk's bits behind the edge come first.
-      for (const bit of setBitPositions(Buffer.from(bits, "base64"), !ascending)) {
+      for (const bit of setBitPositions(chunkBytes(bits), !ascending)) {
         const seq = chunk * CHUNK_BITS + bit;
         if (ascending ? seq < edgeSeq : seq > edgeSeq) behind = true;
         else if (seqs.push(seq) === wanted) break;
@@ -204,3 +200,8 @@ function beyond(position: Position, ascending: boolean, inclusive: boolean): Pri
   const operator = Prisma.raw(ascending ? (inclusive ? ">=" : ">") : inclusive ? "<=" : "<");
   return Prisma.sql`(m.created_at, m.id) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
 }
+
+/** The page reads, as one object a service can be given. */
+export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience, countMatching };
+
+export type MemberPageRepo = typeof memberPageRepo;

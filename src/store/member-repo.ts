@@ -34,7 +34,7 @@ export const byIds = (workspaceId: string, ids: string[]) =>
 export const memberRepo = {
   /**
    * The members with these ids. Writers read them under the workspace's member lock
-   * (workspaceRepo.lockMemberWrites), so nothing changes them before the transaction ends.
+   * (src/services/write-locks.ts), so nothing changes them before the transaction ends.
    */
   findByIds(tx: Tx, workspaceId: string, ids: string[]): Promise<NumberedMemberRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
@@ -172,11 +172,13 @@ export const memberRepo = {
   },
 };
 
+export type MemberRepo = typeof memberRepo;
+
 /**
  * Numbers and a creation time for the rows of the CTE `fresh`, taken from the workspace row: the
  * batch gets the next numbers in id order (byte order, as listings sort) and a creation time
  * later than any batch before it, so number order is (createdAt, id) order. The caller holds the
- * workspace's member lock (workspaceRepo.lockMemberWrites), so batches never interleave.
+ * workspace's member lock (src/services/write-locks.ts), so batches never interleave.
  */
 function numbering(workspaceId: string): Prisma.Sql {
   return Prisma.sql`tick AS (

@@ -1,96 +1,126 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
+import type { MemberSet } from "../domain/member-set.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
 import { jsonRows } from "./json-rows.ts";
-import { bitOf, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS, type SetKind } from "./member-bits.ts";
+import {
+  base64Of,
+  bitOf,
+  chunkBytes,
+  chunkOf,
+  chunksOf,
+  groupedChunksOf,
+  kind,
+  NO_BITS,
+  type SetKind,
+} from "./member-bits.ts";
 import { byIds } from "./member-repo.ts";
+
+/** What one statement did to one audience's members: who entered and who left, by member number. */
+export interface SetChange {
+  audienceId: string;
+  entered: MemberSet;
+  left: MemberSet;
+}
 
 /**
  * An audience's sets, as bitsets over member numbers (see member-bits.ts): `include` and
  * `exclude` (manual decisions), `match` (what its rule matches) and `member`, kept equal to
- * include ∨ (match ∧ ¬exclude) by every statement here. Callers hold the audience row lock
- * (audienceRepo.lock) and keep member_count in step with the counts these return.
- *
- * Each operation is one statement: the sets it computes are CTEs that its writes share.
+ * include ∨ (match ∧ ¬exclude) by every statement here. Each operation is one statement, which
+ * also moves the audiences' member_count by what entered and left and returns those changes
+ * (see `changesOf`). Only src/services/membership-service.ts calls these, holding the locks
+ * src/services/write-locks.ts describes.
  */
 export const membershipRepo = {
-  /** Adds the members with these numbers by hand (include, no longer exclude); returns how many joined. */
-  async include(tx: Tx, workspaceId: string, audienceId: string, seqs: number[]): Promise<number> {
-    if (seqs.length === 0) return 0;
+  /** Adds the members with these numbers by hand: include, no longer exclude. */
+  async include(tx: Tx, workspaceId: string, audienceId: string, seqs: number[]): Promise<SetChange[]> {
+    if (seqs.length === 0) return [];
     const target = { workspaceId, audienceId };
-    const [row] = await tx.$queryRaw<{ count: number }[]>`
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(numbers(seqs))} AS p),
-      joined AS (${countOutside(target)}),
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, coalesce(t.bits, ${NO_BITS}) | p.bits AS new
+        FROM p LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
+      ),
       i AS (${setBits(target, "include")}),
       e AS (${clearBits(target, "exclude")}),
-      m AS (${setBits(target, "member")})
-      SELECT count FROM joined`;
-    return row?.count ?? 0;
+      m AS (${setBits(target, "member")})`,
+    );
   },
 
-  /**
-   * Removes the existing members by hand (exclude, so a rule cannot bring them back; no longer
-   * include); returns how many left.
-   */
-  async exclude(tx: Tx, workspaceId: string, audienceId: string, memberIds: string[]): Promise<number> {
-    if (memberIds.length === 0) return 0;
+  /** Removes these members by hand: exclude (a rule cannot bring them back), no longer include. */
+  async exclude(tx: Tx, workspaceId: string, audienceId: string, memberIds: string[]): Promise<SetChange[]> {
+    if (memberIds.length === 0) return [];
     const target = { workspaceId, audienceId };
-    const [row] = await tx.$queryRaw<{ count: number }[]>`
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(seqsOf(workspaceId, memberIds))} AS p),
-      leaving AS (
-        SELECT coalesce(sum(bit_count(t.bits & p.bits)), 0)::int AS count FROM p
-        JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, t.bits & ~p.bits AS new
+        FROM p JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
       ),
       e AS (${setBits(target, "exclude")}),
       i AS (${clearBits(target, "include")}),
-      m AS (${clearBits(target, "member")})
-      SELECT count FROM leaving`;
-    return row?.count ?? 0;
+      m AS (${clearBits(target, "member")})`,
+    );
   },
 
-  /**
-   * Evaluates the audience's rule over every member of the workspace and makes its members
-   * include ∨ (match ∧ ¬exclude) again. Returns how much its member count changed.
-   */
-  async recompute(tx: Tx, workspaceId: string, audienceId: string, filter: Filter | null): Promise<number> {
+  /** Evaluates the audience's rule over every member of the workspace and recomputes its members. */
+  async recompute(tx: Tx, workspaceId: string, audienceId: string, filter: Filter | null): Promise<SetChange[]> {
     const target = { workspaceId, audienceId };
-    const [row] = await tx.$queryRaw<{ delta: number }[]>`
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH r AS MATERIALIZED (
         SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter)}`)} AS r
       ),
       cur AS MATERIALIZED (
-        SELECT t.kind, t.chunk, t.bits, t.count FROM membership_chunks AS t
+        SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
       ),
-      m AS MATERIALIZED (
+      nm AS MATERIALIZED (
         SELECT c.chunk, coalesce(i.bits, ${NO_BITS}) | (coalesce(r.bits, ${NO_BITS}) & ~coalesce(e.bits, ${NO_BITS})) AS bits
         FROM (SELECT chunk FROM cur WHERE kind = ${kind("include")} UNION SELECT chunk FROM r) AS c
         LEFT JOIN cur AS i ON i.kind = ${kind("include")} AND i.chunk = c.chunk
         LEFT JOIN cur AS e ON e.kind = ${kind("exclude")} AND e.chunk = c.chunk
         LEFT JOIN r ON r.chunk = c.chunk
       ),
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, coalesce(nm.chunk, o.chunk) AS chunk, o.bits AS old, nm.bits AS new
+        FROM nm FULL JOIN (SELECT chunk, bits FROM cur WHERE kind = ${kind("member")}) AS o ON o.chunk = nm.chunk
+      ),
       r_drop AS (${dropChunksOutside(target, "match", Prisma.sql`SELECT chunk FROM r`)}),
       r_put AS (${replaceChunks(target, "match", Prisma.sql`SELECT chunk, bits FROM r`)}),
-      m_drop AS (${dropChunksOutside(target, "member", Prisma.sql`SELECT chunk FROM m WHERE bits <> ${NO_BITS}`)}),
-      m_put AS (${replaceChunks(target, "member", Prisma.sql`SELECT chunk, bits FROM m WHERE bits <> ${NO_BITS}`)})
-      SELECT ((SELECT coalesce(sum(bit_count(bits)), 0) FROM m)
-            - (SELECT coalesce(sum(count), 0) FROM cur WHERE kind = ${kind("member")}))::int AS delta`;
-    return row?.delta ?? 0;
+      m_drop AS (${dropChunksOutside(target, "member", Prisma.sql`SELECT chunk FROM nm WHERE bits <> ${NO_BITS}`)}),
+      m_put AS (${replaceChunks(target, "member", Prisma.sql`SELECT chunk, bits FROM nm WHERE bits <> ${NO_BITS}`)})`,
+    );
   },
 
   /**
    * Gives a new audience the union of the sources: their includes, members and rule matches,
    * and as excludes the matches that are members of neither, so that it starts as exactly their
-   * union while following either rule. Returns its member count.
+   * union while following either rule.
    */
-  async copyUnion(tx: Tx, workspaceId: string, targetId: string, sourceIds: string[]): Promise<number> {
-    const [row] = await tx.$queryRaw<{ count: number }[]>`
+  async copyUnion(tx: Tx, workspaceId: string, targetId: string, sourceIds: string[]): Promise<SetChange[]> {
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH src AS MATERIALIZED (
         SELECT t.kind, t.chunk, bit_or(t.bits) AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ANY(${sourceIds}::text[])
           AND t.kind IN (${kind("include")}, ${kind("member")}, ${kind("match")})
         GROUP BY t.kind, t.chunk
+      ),
+      d AS (
+        SELECT ${targetId}::text AS audience_id, chunk, ${NO_BITS} AS old, bits AS new FROM src WHERE kind = ${kind("member")}
       ),
       copied AS (
         INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
@@ -105,28 +135,30 @@ export const membershipRepo = {
           WHERE r.kind = ${kind("match")}
         ) AS x
         WHERE x.bits <> ${NO_BITS}
-      )
-      SELECT coalesce(sum(bit_count(bits)) FILTER (WHERE kind = ${kind("member")}), 0)::int AS count FROM src`;
-    return row?.count ?? 0;
+      )`,
+    );
   },
 
   /**
    * After members were created or their data changed: sets their bits in each rule-based
    * audience's match set as `matched` says (the rule evaluated in process), and their member
-   * bits to include ∨ (match ∧ ¬exclude). Returns each audience's member count change.
+   * bits to include ∨ (match ∧ ¬exclude).
    */
   async applyMatches(
     tx: Tx,
     workspaceId: string,
     changed: number[],
     matched: { audienceId: string; seqs: number[] }[],
-  ): Promise<Map<string, number>> {
-    if (changed.length === 0 || matched.length === 0) return new Map();
+  ): Promise<SetChange[]> {
+    if (changed.length === 0 || matched.length === 0) return [];
     const pairs = matched.flatMap(({ audienceId, seqs }) => seqs.map((seq) => [audienceId, seq] as const));
     const on = (alias: string, k: SetKind) =>
       Prisma.sql`${Prisma.raw(alias)}.workspace_id = ${workspaceId} AND ${Prisma.raw(alias)}.audience_id = n.audience_id
         AND ${Prisma.raw(alias)}.kind = ${kind(k)} AND ${Prisma.raw(alias)}.chunk = n.chunk`;
-    const rows = await tx.$queryRaw<{ audienceId: string; delta: number }[]>`
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH changed AS MATERIALIZED (
         SELECT * FROM ${chunksOf(numbers(changed))} AS c
       ),
@@ -151,25 +183,27 @@ export const membershipRepo = {
         LEFT JOIN membership_chunks AS e ON ${on("e", "exclude")}
         LEFT JOIN membership_chunks AS old ON ${on("old", "member")}
       ),
+      d AS (SELECT audience_id, chunk, old, bits AS new FROM m),
       r_put AS (${upsertChanged(workspaceId, "match", "r")}),
-      m_put AS (${upsertChanged(workspaceId, "member", "m")})
-      SELECT audience_id AS "audienceId", sum(bit_count(bits) - coalesce(bit_count(old), 0))::int AS delta
-      FROM m WHERE coalesce(old, ${NO_BITS}) <> bits GROUP BY audience_id`;
-    return new Map(rows.map((row) => [row.audienceId, row.delta]));
+      m_put AS (${upsertChanged(workspaceId, "member", "m")})`,
+    );
   },
 
   /**
-   * Takes members that are being deleted out of every set of every audience of the workspace;
-   * returns how many members each audience lost. The caller holds every audience's row lock.
+   * Takes members that are being deleted out of every set of every audience of the workspace.
+   * The caller holds every audience's row lock.
    */
-  async forget(tx: Tx, workspaceId: string, seqs: number[]): Promise<Map<string, number>> {
-    if (seqs.length === 0) return new Map();
-    const rows = await tx.$queryRaw<{ audienceId: string; removed: number }[]>`
+  async forget(tx: Tx, workspaceId: string, seqs: number[]): Promise<SetChange[]> {
+    if (seqs.length === 0) return [];
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
       WITH p AS MATERIALIZED (
         SELECT * FROM ${chunksOf(numbers(seqs))} AS p
       ),
       hit AS MATERIALIZED (
-        SELECT t.audience_id, t.kind, t.chunk, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest
+        SELECT t.audience_id, t.kind, t.chunk, t.bits, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest
         FROM audiences AS a
         CROSS JOIN p
         CROSS JOIN unnest(enum_range(NULL::membership_kind)) AS k(kind)
@@ -177,12 +211,12 @@ export const membershipRepo = {
           ON t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = k.kind AND t.chunk = p.chunk
         WHERE a.workspace_id = ${workspaceId} AND (t.bits & p.bits) <> ${NO_BITS}
       ),
+      d AS (SELECT audience_id, chunk, bits AS old, rest AS new FROM hit WHERE kind = ${kind("member")}),
       cleared AS (
         UPDATE membership_chunks AS t SET bits = hit.rest, count = t.count - hit.n FROM hit
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = hit.audience_id AND t.kind = hit.kind AND t.chunk = hit.chunk
-      )
-      SELECT audience_id AS "audienceId", sum(n)::int AS removed FROM hit WHERE kind = ${kind("member")} GROUP BY audience_id`;
-    return new Map(rows.map((row) => [row.audienceId, row.removed]));
+      )`,
+    );
   },
 
   /** The audiences a member belongs to, and whether by hand or by rule. */
@@ -202,6 +236,48 @@ export const membershipRepo = {
   },
 };
 
+export type MembershipRepo = typeof membershipRepo;
+
+/**
+ * Runs a membership statement and reads back what it changed. `statement` is a WITH list, one of
+ * whose queries, `d`, holds (audience_id, chunk, old, new): each touched chunk's member bits
+ * before and after (NULL: no such chunk). The end appended here works out who entered and who
+ * left, moves each audience's member_count by the difference, and returns the changed chunks.
+ */
+async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
+  const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
+    ${statement},
+    diff AS MATERIALIZED (
+      SELECT d.audience_id, d.chunk,
+             coalesce(d.new, ${NO_BITS}) & ~coalesce(d.old, ${NO_BITS}) AS entered,
+             coalesce(d.old, ${NO_BITS}) & ~coalesce(d.new, ${NO_BITS}) AS exited
+      FROM d WHERE coalesce(d.old, ${NO_BITS}) <> coalesce(d.new, ${NO_BITS})
+    ),
+    counted AS (
+      UPDATE audiences AS a SET member_count = a.member_count + s.delta, updated_at = now()
+      FROM (SELECT audience_id, sum(bit_count(entered) - bit_count(exited))::int AS delta FROM diff GROUP BY audience_id) AS s
+      WHERE a.workspace_id = ${workspaceId} AND a.id = s.audience_id AND s.delta <> 0
+    )
+    SELECT audience_id AS "audienceId", chunk,
+           CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
+           CASE WHEN exited <> ${NO_BITS} THEN ${base64Of(Prisma.sql`exited`)} END AS "left"
+    FROM diff`;
+  const changes = new Map<
+    string,
+    { audienceId: string; entered: Map<number, Uint8Array>; left: Map<number, Uint8Array> }
+  >();
+  for (const row of rows) {
+    let change = changes.get(row.audienceId);
+    if (!change) {
+      change = { audienceId: row.audienceId, entered: new Map(), left: new Map() };
+      changes.set(row.audienceId, change);
+    }
+    if (row.entered !== null) change.entered.set(row.chunk, chunkBytes(row.entered));
+    if (row.left !== null) change.left.set(row.chunk, chunkBytes(row.left));
+  }
+  return [...changes.values()];
+}
+
 interface Target {
   workspaceId: string;
   audienceId: string;
@@ -217,11 +293,6 @@ const seqsOf = (workspaceId: string, memberIds: string[]) =>
 /** The target's row of a kind for the chunk aliased t (join condition). */
 const chunkRow = ({ workspaceId, audienceId }: Target, k: SetKind) =>
   Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.kind = ${kind(k)}`;
-
-/** How many of the bits in p are not yet members of the target. */
-const countOutside = (target: Target) => Prisma.sql`
-  SELECT coalesce(sum(bit_count(p.bits & ~coalesce(t.bits, ${NO_BITS}))), 0)::int AS count FROM p
-  LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk`;
 
 /** Sets the bits of p in the target's set of a kind (writing only chunks that change). */
 const setBits = ({ workspaceId, audienceId }: Target, k: SetKind) => Prisma.sql`

@@ -22,21 +22,12 @@ export const workspaceRepo = {
     return db.workspace.count({ where: { id } }).then((n) => n > 0);
   },
 
-  /**
-   * Takes the workspace's member lock for the rest of the transaction. Every write that creates,
-   * changes or deletes members, evaluates a rule over them, or merges audiences takes it first:
-   * such writes run one at a time per workspace, so member numbers are handed out in order, a rule
-   * never misses a member created meanwhile, and they cannot deadlock with each other. (FOR NO KEY
-   * UPDATE leaves inserts that reference the workspace free.)
-   */
-  async lockMemberWrites(tx: Tx, workspaceId: string): Promise<void> {
-    await tx.$queryRaw`SELECT 1 FROM workspaces WHERE workspace_id = ${workspaceId} FOR NO KEY UPDATE`;
-  },
-
   async isEmpty(db: Reader): Promise<boolean> {
     return (await db.workspace.findFirst({ select: { id: true } })) === null;
   },
 };
+
+export type WorkspaceRepo = typeof workspaceRepo;
 
 export interface ApiKeyRow {
   workspaceId: string;
@@ -69,3 +60,5 @@ export const apiKeyRepo = {
     return true;
   },
 };
+
+export type ApiKeyRepo = typeof apiKeyRepo;

@@ -8,11 +8,7 @@ import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { createAudienceCache } from "../../src/services/audience-cache.ts";
-import { createAudienceMemberService } from "../../src/services/audience-member-service.ts";
-import { createAudienceService } from "../../src/services/audience-service.ts";
-import { createMemberService } from "../../src/services/member-service.ts";
-import { refreshOutdatedRules } from "../../src/services/rule-sync.ts";
+import { createServices } from "../../src/services/index.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
 import { createDatabase } from "../support/live-server.ts";
@@ -106,12 +102,10 @@ describe.each(kinds)("upgrading stored memberships to bitsets (%s)", { timeout: 
   it("keeps every membership, order and reason, and computes the rule's matches at start", async () => {
     old = await oldStore(kind);
     store = await old.open();
-    expect(await refreshOutdatedRules(store)).toBe(1);
-    expect(await refreshOutdatedRules(store)).toBe(0);
+    const { membership, audiences, audienceMembers, members } = createServices(store);
+    expect(await membership.refreshOutdatedRules()).toBe(1);
+    expect(await membership.refreshOutdatedRules()).toBe(0);
 
-    const audiences = createAudienceService({ store, cache: createAudienceCache() });
-    const audienceMembers = createAudienceMemberService({ store });
-    const members = createMemberService({ store });
     const ids = async (audienceId: string, sortDirection: "ASC" | "DESC" = "DESC") =>
       (await audienceMembers.list(WS, audienceId, { sortDirection })).results.map((m) => m.id);
 

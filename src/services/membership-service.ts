@@ -1,0 +1,167 @@
+import { type Filter, matches } from "../domain/filter.ts";
+import type { ChangeReason, MembershipChange } from "../domain/member-set.ts";
+import { EMPTY_SET } from "../domain/member-set.ts";
+import type { AudienceRepo } from "../store/audience-repo.ts";
+import type { Store, Tx } from "../store/database.ts";
+import type { MemberRepo } from "../store/member-repo.ts";
+import type { MembershipRepo, SetChange } from "../store/membership-repo.ts";
+import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
+
+/** Told of every change of an audience's members, in the transaction that made it. */
+export type MembershipListener = (tx: Tx, workspaceId: string, changes: MembershipChange[]) => Promise<void>;
+
+export interface MembershipDeps {
+  store: Pick<Store, "transaction" | "db">;
+  locks: LockRows;
+  sets: Pick<MembershipRepo, "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget">;
+  members: Pick<MemberRepo, "folded">;
+  audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
+  listeners?: MembershipListener[];
+}
+
+/**
+ * One write transaction of a workspace: its locks (taken in order, see write-locks.ts) and every
+ * change to audiences' members. Each change is one statement that keeps the audience's sets and
+ * member_count consistent (membership-repo.ts) and is reported to `membershipChanged`.
+ */
+export interface MembershipWriter {
+  readonly tx: Tx;
+  readonly workspaceId: string;
+  readonly locks: WriteLocks;
+  /** Adds members (by number) by hand to an audience locked with locks.writable. */
+  include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
+  /** Removes members by hand from an audience locked with locks.writable. */
+  exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
+  /** Stores the audience's rule and recomputes its members (member lock, audience locked). */
+  setRule(audienceId: string, filter: Filter | null): Promise<MembershipChange>;
+  /** Fills a new audience with the union of two sources locked with locks.sources. */
+  copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
+  /** After members were created or changed: every rule-based audience follows (member lock). */
+  followMembers(memberIds: string[]): Promise<MembershipChange[]>;
+  /** Members being deleted leave every audience (member lock, every audience locked). */
+  forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
+}
+
+export function createMembershipService(deps: MembershipDeps) {
+  const { sets } = deps;
+  const listeners = deps.listeners ?? [];
+
+  /**
+   * Every change of an audience's members passes through here, in the transaction that made it:
+   * which members entered and which left each audience, and why. To make something happen when
+   * membership changes, add a listener (the composition root, src/services/index.ts, wires them).
+   */
+  async function membershipChanged(
+    tx: Tx,
+    workspaceId: string,
+    reason: ChangeReason,
+    setChanges: SetChange[],
+  ): Promise<MembershipChange[]> {
+    const changes = setChanges.map((change) => ({ ...change, reason }));
+    if (changes.length > 0) for (const listener of listeners) await listener(tx, workspaceId, changes);
+    return changes;
+  }
+
+  function writer(tx: Tx, workspaceId: string, locks: WriteLocks): MembershipWriter {
+    const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
+      if (!locks.holds(audienceId, mode)) throw new LockOrderError(`${what} needs audience ${audienceId} locked`);
+    };
+    const requireMembers = (what: string) => {
+      if (!locks.holdsMembers()) throw new LockOrderError(`${what} needs the workspace's member lock`);
+    };
+    /** The change of one audience, or an empty one when it did not change. */
+    const one = (audienceId: string, reason: ChangeReason, changes: MembershipChange[]): MembershipChange =>
+      changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
+    const report = (reason: ChangeReason, setChanges: SetChange[]) =>
+      membershipChanged(tx, workspaceId, reason, setChanges);
+
+    return {
+      tx,
+      workspaceId,
+      locks,
+      async include(audienceId, seqs) {
+        requireAudience(audienceId, "update", "adding members");
+        return one(audienceId, "manual", await report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
+      },
+      async exclude(audienceId, memberIds) {
+        requireAudience(audienceId, "update", "removing members");
+        const changes = await report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
+        return one(audienceId, "manual", changes);
+      },
+      async setRule(audienceId, filter) {
+        // The member lock first: a member created meanwhile is either seen by the evaluation or
+        // evaluated against the new rule by its own request afterwards.
+        requireMembers("setting a rule");
+        requireAudience(audienceId, "update", "setting a rule");
+        await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
+        return one(audienceId, "rule", await report("rule", await sets.recompute(tx, workspaceId, audienceId, filter)));
+      },
+      async copyUnion(targetId, sourceIds) {
+        // The member lock: no member the union holds can be deleted before the new audience exists.
+        requireMembers("merging");
+        for (const id of sourceIds) requireAudience(id, "share", "merging");
+        return one(
+          targetId,
+          "merge",
+          await report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)),
+        );
+      },
+      async followMembers(memberIds) {
+        requireMembers("following member changes");
+        if (memberIds.length === 0) return [];
+        const audiences = await locks.ruleBased();
+        if (audiences.length === 0) return [];
+        // The rule is evaluated in process (the same semantics as its SQL compilation); one
+        // statement then writes every audience's match and member bits.
+        const members = await deps.members.folded(tx, workspaceId, memberIds);
+        const matched = audiences.map((audience) => ({
+          audienceId: audience.id,
+          seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
+        }));
+        const changed = members.map((m) => m.seq);
+        return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, matched));
+      },
+      async forgetMembers(seqs) {
+        requireMembers("deleting members");
+        if (!locks.holdsAll()) throw new LockOrderError("deleting members needs every audience locked");
+        return report("member_deleted", await sets.forget(tx, workspaceId, seqs));
+      },
+    };
+  }
+
+  /**
+   * Runs fn as one transaction of the workspace. With `memberWrites`, the workspace's member lock
+   * is taken first: for writes that create, change or delete members, set a rule or merge.
+   */
+  function write<T>(workspaceId: string, options: { memberWrites: boolean }, fn: (w: MembershipWriter) => Promise<T>) {
+    return deps.store.transaction(async (tx) => {
+      const locks = createWriteLocks(deps.locks, tx, workspaceId);
+      if (options.memberWrites) await locks.members();
+      return fn(writer(tx, workspaceId, locks));
+    });
+  }
+
+  return {
+    write,
+
+    /**
+     * Computes the rule matches that an upgrade could not (it marks such audiences rule_outdated):
+     * run at start, before the service answers. Each audience in a transaction of its own; a
+     * process that finds one already done by another skips it.
+     */
+    async refreshOutdatedRules(): Promise<number> {
+      let refreshed = 0;
+      for (const { workspaceId, id } of await deps.audiences.listRuleOutdated(deps.store.db)) {
+        refreshed += await write(workspaceId, { memberWrites: true }, async (w) => {
+          const audience = await w.locks.ruleOutdated(id);
+          if (!audience) return 0;
+          await w.setRule(id, audience.filter);
+          return 1;
+        });
+      }
+      return refreshed;
+    },
+  };
+}
+
+export type MembershipService = ReturnType<typeof createMembershipService>;

@@ -1,0 +1,250 @@
+// The membership module's statements report who entered and who left each audience (the event
+// feed publishes exactly that) and move member_count in the same statement. Random sequences of
+// writes run against the real store and against the in-memory model of test/unit/fakes; after
+// every write both must have reported the same changes, and every stored count must equal the
+// model's. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Filter, unionFilter } from "../../src/domain/filter.ts";
+import { type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
+import { createMembership } from "../../src/services/index.ts";
+import { createMembershipService, type MembershipService } from "../../src/services/membership-service.ts";
+import { audienceRepo } from "../../src/store/audience-repo.ts";
+import { openStore, type Store } from "../../src/store/database.ts";
+import { memberRepo } from "../../src/store/member-repo.ts";
+import { workspaceRepo } from "../../src/store/workspace-repo.ts";
+import { createDatabase } from "../support/live-server.ts";
+import { FakeAudiences, FakeSets, fakeStore } from "../unit/fakes/fake-stores.ts";
+
+const RUNS = 12;
+const MEMBERS = ["m0", "m1", "m2", "m3", "m4", "m5"];
+const AUDIENCES = ["aud_a", "aud_b", "aud_c"];
+const COMPANIES = ["Acme", "Beta"];
+const RULES: (Filter | null)[] = [
+  null,
+  { field: "fields.company", op: "eq", value: "acme" },
+  { field: "fields.company", op: "eq", value: "beta" },
+  {
+    any: [
+      { field: "id", op: "in", value: ["m1", "m2"] },
+      { field: "fields.company", op: "eq", value: "acme" },
+    ],
+  },
+];
+
+type Step =
+  | { op: "create"; ids: string[]; company: string }
+  | { op: "change"; id: string; company: string }
+  | { op: "add" | "remove"; audience: string; ids: string[] }
+  | { op: "rule"; audience: string; rule: number }
+  | { op: "merge"; sources: [string, string] }
+  | { op: "delete"; ids: string[] };
+
+const ids = fc.subarray(MEMBERS, { minLength: 1 });
+const audience = fc.constantFrom(...AUDIENCES);
+const company = fc.constantFrom(...COMPANIES);
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ op: fc.constant("create" as const), ids, company }),
+  fc.record({ op: fc.constant("change" as const), id: fc.constantFrom(...MEMBERS), company }),
+  fc.record({ op: fc.constantFrom("add" as const, "remove" as const), audience, ids }),
+  fc.record({ op: fc.constant("rule" as const), audience, rule: fc.integer({ min: 0, max: RULES.length - 1 }) }),
+  fc.record({ op: fc.constant("merge" as const), sources: fc.uniqueArray(audience, { minLength: 2, maxLength: 2 }) }),
+  fc.record({ op: fc.constant("delete" as const), ids }),
+) as fc.Arbitrary<Step>;
+
+type Seen = { reason: string; audienceId: string; entered: string[]; left: string[] }[];
+
+/** A world the steps can run in: the real store, or the model. */
+interface World {
+  membership: MembershipService;
+  /** Member numbers → ids, for reading changes. */
+  idOf(seq: number): string;
+  seqsOf(tx: unknown, ids: string[]): Promise<number[]>;
+  createMembers(tx: unknown, ids: string[], company: string): Promise<void>;
+  changeMember(tx: unknown, id: string, company: string): Promise<void>;
+  createAudience(tx: unknown, id: string, filter: Filter | null): Promise<void>;
+  deleteMembers(tx: unknown, ids: string[]): Promise<number[]>;
+  memberCount(id: string): Promise<number>;
+}
+
+async function run(world: World, ws: string, step: Step, existing: Set<string>, rules: Map<string, Filter | null>) {
+  const write = world.membership.write;
+  switch (step.op) {
+    case "create": {
+      const fresh = step.ids.filter((id) => !existing.has(id));
+      for (const id of fresh) existing.add(id);
+      return write(ws, { memberWrites: true }, async (w) => {
+        await world.createMembers(w.tx, fresh, step.company);
+        await w.followMembers(fresh);
+      });
+    }
+    case "change":
+      if (!existing.has(step.id)) return;
+      return write(ws, { memberWrites: true }, async (w) => {
+        await world.changeMember(w.tx, step.id, step.company);
+        await w.followMembers([step.id]);
+      });
+    case "add":
+      return write(ws, { memberWrites: true }, async (w) => {
+        await w.locks.writable(step.audience);
+        await w.include(
+          step.audience,
+          await world.seqsOf(
+            w.tx,
+            step.ids.filter((id) => existing.has(id)),
+          ),
+        );
+      });
+    case "remove":
+      return write(ws, { memberWrites: false }, async (w) => {
+        await w.locks.writable(step.audience);
+        await w.exclude(step.audience, step.ids);
+      });
+    case "rule":
+      rules.set(step.audience, RULES[step.rule] ?? null);
+      return write(ws, { memberWrites: true }, async (w) => {
+        await w.locks.writable(step.audience);
+        await w.setRule(step.audience, RULES[step.rule] ?? null);
+      });
+    case "merge": {
+      const id = `aud_merged_${rules.size}`;
+      const filter = unionFilter(rules.get(step.sources[0]) ?? null, rules.get(step.sources[1]) ?? null);
+      rules.set(id, filter);
+      return write(ws, { memberWrites: true }, async (w) => {
+        await w.locks.sources(step.sources);
+        await world.createAudience(w.tx, id, filter);
+        await w.copyUnion(id, step.sources);
+      });
+    }
+    case "delete":
+      for (const id of step.ids) existing.delete(id);
+      return write(ws, { memberWrites: true }, async (w) => {
+        await w.locks.all();
+        await w.forgetMembers(await world.deleteMembers(w.tx, step.ids));
+      });
+  }
+}
+
+const recorder =
+  (idOf: () => (seq: number) => string, seen: Seen) =>
+  async (_tx: unknown, _ws: string, changes: MembershipChange[]) => {
+    for (const c of changes) {
+      const read = (set: MembershipChange["entered"]) => membersOf(set).map(idOf()).sort();
+      seen.push({ reason: c.reason, audienceId: c.audienceId, entered: read(c.entered), left: read(c.left) });
+    }
+  };
+const sorted = (seen: Seen) => [...seen].sort((a, b) => (a.audienceId < b.audienceId ? -1 : 1));
+
+describe("membership changes reported by the store's statements", () => {
+  let store: Store;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
+    drop = database?.drop;
+    store = await openStore({ databaseUrl: database?.url });
+  });
+  afterAll(async () => {
+    await store.close();
+    await drop?.();
+  });
+
+  it("equal the model's after every write, and so do the member counts", async () => {
+    let runNo = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 5, maxLength: 25 }), async (steps) => {
+        const ws = `ws_changes_${runNo++}`;
+        await workspaceRepo.create(store.db, { id: ws, name: ws });
+        const real = realWorld(store, ws);
+        const model = modelWorld();
+        const rules = [new Map<string, Filter | null>(), new Map<string, Filter | null>()] as const;
+        const existing = [new Set<string>(), new Set<string>()] as const;
+        for (const id of AUDIENCES) {
+          await audienceRepo.create(store.db, { workspaceId: ws, id, name: id });
+          await model.world.createAudience(undefined, id, null);
+        }
+        for (const s of steps) {
+          real.seen.length = 0;
+          model.seen.length = 0;
+          await run(real.world, ws, s, existing[0], rules[0]);
+          await run(model.world, "ws", s, existing[1], rules[1]);
+          expect(sorted(real.seen), JSON.stringify(s)).toEqual(sorted(model.seen));
+          for (const id of rules[1].keys()) {
+            expect(await real.world.memberCount(id), `member_count of ${id}`).toBe(await model.world.memberCount(id));
+          }
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
+  const names = new Map<number, string>();
+  const seen: Seen = [];
+  const membership = createMembership(store, [recorder(() => (seq) => names.get(seq) as string, seen)]);
+  const data = (company: string) => ({ email: null, fields: { company }, alternativeEmails: [] });
+  const world: World = {
+    membership,
+    idOf: (seq) => names.get(seq) as string,
+    async seqsOf(tx, memberIds) {
+      return (await memberRepo.findByIds(tx as never, ws, memberIds)).map((row) => row.seq);
+    },
+    async createMembers(tx, memberIds, company) {
+      const { seqs } = await memberRepo.insert(
+        tx as never,
+        ws,
+        memberIds.map((id) => ({ id, data: data(company) })),
+        [],
+      );
+      for (const [id, seq] of seqs) names.set(seq, id);
+    },
+    async changeMember(tx, id, company) {
+      await memberRepo.updateData(tx as never, ws, [{ id, data: data(company) }]);
+    },
+    async createAudience(tx, id, filter) {
+      await audienceRepo.create(tx as never, { workspaceId: ws, id, name: id, filter });
+    },
+    async deleteMembers(tx, memberIds) {
+      return (await memberRepo.delete(tx as never, ws, memberIds)).map((m) => m.seq);
+    },
+    async memberCount(id) {
+      return (await audienceRepo.find(store.db, ws, id))?.memberCount ?? -1;
+    },
+  };
+  return { world, seen };
+}
+
+function modelWorld(): { world: World; seen: Seen } {
+  const sets = new FakeSets();
+  const audiences = new FakeAudiences();
+  const seen: Seen = [];
+  const membership = createMembershipService({
+    store: fakeStore,
+    locks: audiences.locks,
+    sets: sets.repo,
+    members: sets.memberReads,
+    audiences: audiences.repo,
+    listeners: [recorder(() => sets.idOf, seen)],
+  });
+  const world: World = {
+    membership,
+    idOf: sets.idOf,
+    seqsOf: async (_tx, memberIds) => memberIds.map(sets.seqOf),
+    async createMembers(_tx, memberIds, company) {
+      for (const id of memberIds) sets.addMember(id, { company });
+    },
+    async changeMember(_tx, id, company) {
+      sets.setFields(id, { company });
+    },
+    async createAudience(_tx, id, filter) {
+      audiences.add(id, { filter });
+    },
+    async deleteMembers(_tx, memberIds) {
+      const seqs = memberIds.flatMap((id) => (sets.members.has(id) ? [sets.seqOf(id)] : []));
+      for (const id of memberIds) sets.members.delete(id);
+      return seqs;
+    },
+    memberCount: async (id) => sets.of(id).member.size,
+  };
+  return { world, seen };
+}

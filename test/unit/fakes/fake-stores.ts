@@ -1,0 +1,196 @@
+// In-memory stand-ins for the repositories the membership module is given, so that services can be
+// tested without a database. FakeSets keeps each audience's four sets as JS sets and reports
+// changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
+import type { PrismaClient } from "../../../generated/prisma/client.ts";
+import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/domain/filter.ts";
+import { memberSetOf } from "../../../src/domain/member-set.ts";
+import type { MembershipDeps } from "../../../src/services/membership-service.ts";
+import type { LockRows } from "../../../src/services/write-locks.ts";
+import type { AudienceRow } from "../../../src/store/audience-repo.ts";
+import type { Tx } from "../../../src/store/database.ts";
+import type { SetChange } from "../../../src/store/membership-repo.ts";
+
+export const fakeTx = {} as Tx;
+export const fakeDb = {} as PrismaClient;
+
+/** A store whose transactions run the function once, on a transaction that fakes ignore. */
+export const fakeStore = { db: fakeDb, transaction: <T>(fn: (tx: Tx) => Promise<T>) => fn(fakeTx) };
+
+export interface FakeMember {
+  id: string;
+  seq: number;
+  createdAt: Date;
+  folded: FoldedMember;
+}
+
+interface Sets {
+  include: Set<number>;
+  exclude: Set<number>;
+  match: Set<number>;
+  member: Set<number>;
+}
+
+/** Members and audiences' sets in memory, with the membership repository's operations. */
+export class FakeSets {
+  readonly members = new Map<string, FakeMember>();
+  readonly sets = new Map<string, Sets>();
+  /** Every number ever given, deleted members' too: changes name them after they are gone. */
+  private readonly names = new Map<number, string>();
+  private nextSeq = 0;
+
+  addMember(id: string, fields: Record<string, string> = {}): FakeMember {
+    const member = {
+      id,
+      seq: this.nextSeq++,
+      createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, this.nextSeq)),
+      folded: foldMember({ id, email: null, fields, alternativeEmails: [] }),
+    };
+    this.members.set(id, member);
+    this.names.set(member.seq, id);
+    return member;
+  }
+
+  setFields(id: string, fields: Record<string, string>): void {
+    const member = this.members.get(id) as FakeMember;
+    member.folded = foldMember({ id, email: null, fields, alternativeEmails: [] });
+  }
+
+  seqOf = (id: string) => (this.members.get(id) as FakeMember).seq;
+  idOf = (seq: number) => this.names.get(seq) as string;
+  /** The ids of an audience's members, in number order. */
+  memberIds = (audienceId: string) => [...this.of(audienceId).member].sort((a, b) => a - b).map(this.idOf);
+
+  of(audienceId: string): Sets {
+    let sets = this.sets.get(audienceId);
+    if (!sets) {
+      sets = { include: new Set(), exclude: new Set(), match: new Set(), member: new Set() };
+      this.sets.set(audienceId, sets);
+    }
+    return sets;
+  }
+
+  /** Makes member = include ∨ (match ∧ ¬exclude) again and reports the difference. */
+  private settle(audienceIds: string[]): SetChange[] {
+    const changes: SetChange[] = [];
+    for (const audienceId of audienceIds) {
+      const sets = this.of(audienceId);
+      const next = new Set([...sets.include, ...[...sets.match].filter((s) => !sets.exclude.has(s))]);
+      const entered = [...next].filter((s) => !sets.member.has(s));
+      const left = [...sets.member].filter((s) => !next.has(s));
+      sets.member = next;
+      if (entered.length + left.length > 0) {
+        changes.push({ audienceId, entered: memberSetOf(entered), left: memberSetOf(left) });
+      }
+    }
+    return changes;
+  }
+
+  readonly repo: MembershipDeps["sets"] = {
+    include: async (_tx, _ws, audienceId, seqs) => {
+      const sets = this.of(audienceId);
+      for (const seq of seqs) {
+        sets.include.add(seq);
+        sets.exclude.delete(seq);
+      }
+      return this.settle([audienceId]);
+    },
+    exclude: async (_tx, _ws, audienceId, memberIds) => {
+      const sets = this.of(audienceId);
+      for (const id of memberIds) {
+        const member = this.members.get(id);
+        if (!member) continue;
+        sets.exclude.add(member.seq);
+        sets.include.delete(member.seq);
+      }
+      return this.settle([audienceId]);
+    },
+    recompute: async (_tx, _ws, audienceId, filter) => {
+      this.of(audienceId).match = new Set(this.matching(filter));
+      return this.settle([audienceId]);
+    },
+    copyUnion: async (_tx, _ws, targetId, sourceIds) => {
+      const sources = sourceIds.map((id) => this.of(id));
+      const target = this.of(targetId);
+      for (const source of sources) {
+        for (const seq of source.include) target.include.add(seq);
+        for (const seq of source.match) target.match.add(seq);
+        for (const seq of source.member) target.member.add(seq);
+      }
+      for (const seq of target.match) if (!target.member.has(seq)) target.exclude.add(seq);
+      if (target.member.size === 0) return [];
+      return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
+    },
+    applyMatches: async (_tx, _ws, changed, matched) => {
+      for (const { audienceId, seqs } of matched) {
+        const match = this.of(audienceId).match;
+        for (const seq of changed) match.delete(seq);
+        for (const seq of seqs) match.add(seq);
+      }
+      return this.settle(matched.map((m) => m.audienceId));
+    },
+    forget: async (_tx, _ws, seqs) => {
+      const changes: SetChange[] = [];
+      for (const [audienceId, sets] of this.sets) {
+        const left = seqs.filter((seq) => sets.member.has(seq));
+        for (const set of Object.values(sets)) for (const seq of seqs) set.delete(seq);
+        if (left.length > 0) changes.push({ audienceId, entered: memberSetOf([]), left: memberSetOf(left) });
+      }
+      return changes;
+    },
+  };
+
+  matching(filter: Filter | null): number[] {
+    return [...this.members.values()].filter((m) => matches(filter, m.folded, m.createdAt)).map((m) => m.seq);
+  }
+
+  readonly memberReads: MembershipDeps["members"] = {
+    folded: async (_tx, _ws, ids) => ids.flatMap((id) => this.members.get(id) ?? []),
+  };
+}
+
+/** Audience rows in memory, and a lock repository over them that records every lock taken. */
+export class FakeAudiences {
+  readonly rows = new Map<string, AudienceRow & { ruleOutdated?: boolean }>();
+  readonly taken: string[] = [];
+
+  add(id: string, row: Partial<AudienceRow> = {}): AudienceRow {
+    const audience = { id, name: id, filter: null, isArchived: false, memberCount: 0, createdAt: new Date(0), ...row };
+    this.rows.set(id, audience);
+    return audience;
+  }
+
+  readonly locks: LockRows = {
+    memberWrites: async () => {
+      this.taken.push("members");
+    },
+    audiences: async (_tx, _ws, ids, mode) => {
+      const sorted = [...new Set(ids)].sort();
+      this.taken.push(...sorted.map((id) => `${mode} ${id}`));
+      return sorted.flatMap((id) => this.rows.get(id) ?? []);
+    },
+    allAudiences: async () => {
+      const ids = [...this.rows.keys()].sort();
+      this.taken.push(...ids.map((id) => `update ${id}`));
+      return ids;
+    },
+    ruleBasedAudiences: async () => {
+      const rows = [...this.rows.values()].filter((row) => row.filter !== null).sort((a, b) => (a.id < b.id ? -1 : 1));
+      this.taken.push(...rows.map((row) => `update ${row.id}`));
+      return rows;
+    },
+    ruleOutdated: async (_tx, _ws, id) => {
+      const row = this.rows.get(id);
+      return row?.ruleOutdated ? row : undefined;
+    },
+  };
+
+  readonly repo: MembershipDeps["audiences"] = {
+    setFilter: async (_tx, _ws, id, filter) => {
+      const row = this.rows.get(id) as AudienceRow & { ruleOutdated?: boolean };
+      row.filter = filter;
+      row.ruleOutdated = false;
+    },
+    listRuleOutdated: async () =>
+      [...this.rows.values()].filter((row) => row.ruleOutdated).map((row) => ({ workspaceId: "ws", id: row.id })),
+  };
+}

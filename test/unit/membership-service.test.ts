@@ -1,0 +1,210 @@
+import { describe, expect, it } from "vitest";
+import type { Filter } from "../../src/domain/filter.ts";
+import { type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
+import { createMembershipService, type MembershipWriter } from "../../src/services/membership-service.ts";
+import { LockOrderError } from "../../src/services/write-locks.ts";
+import { FakeAudiences, FakeSets, fakeStore } from "./fakes/fake-stores.ts";
+
+const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };
+
+/** A membership service on fakes, and every change its one reporting function passed on. */
+function setUp() {
+  const sets = new FakeSets();
+  const audiences = new FakeAudiences();
+  const reported: { reason: string; audienceId: string; entered: string[]; left: string[] }[] = [];
+  const membership = createMembershipService({
+    store: fakeStore,
+    locks: audiences.locks,
+    sets: sets.repo,
+    members: sets.memberReads,
+    audiences: audiences.repo,
+    listeners: [
+      async (_tx, workspaceId, changes) => {
+        expect(workspaceId).toBe("ws");
+        for (const change of changes) reported.push(readable(change));
+      },
+    ],
+  });
+  const readable = (change: MembershipChange) => ({
+    reason: change.reason,
+    audienceId: change.audienceId,
+    entered: membersOf(change.entered).map(sets.idOf),
+    left: membersOf(change.left).map(sets.idOf),
+  });
+  const write = <T>(memberWrites: boolean, fn: (w: MembershipWriter) => Promise<T>) =>
+    membership.write("ws", { memberWrites }, fn);
+  return { sets, audiences, membership, reported, readable, write };
+}
+
+describe("the membership module reports who entered and who left", () => {
+  it("adding by hand: the members not yet in entered, reason manual", async () => {
+    const { sets, audiences, reported, readable, write } = setUp();
+    audiences.add("aud_a");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      expect(readable(await w.include("aud_a", [ada.seq]))).toEqual({
+        reason: "manual",
+        audienceId: "aud_a",
+        entered: ["ada"],
+        left: [],
+      });
+      await w.include("aud_a", [ada.seq, bob.seq]);
+    });
+    expect(reported).toEqual([
+      { reason: "manual", audienceId: "aud_a", entered: ["ada"], left: [] },
+      { reason: "manual", audienceId: "aud_a", entered: ["bob"], left: [] },
+    ]);
+  });
+
+  it("removing by hand: members left; a rule cannot bring them back; re-adding brings them back", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    sets.addMember("ada", { company: "Acme" });
+    sets.addMember("bob", { company: "Acme" });
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.setRule("aud_a", ACME);
+      await w.exclude("aud_a", ["ada", "nobody"]);
+      await w.setRule("aud_a", ACME);
+      await w.include("aud_a", [sets.seqOf("ada")]);
+    });
+    expect(reported).toEqual([
+      { reason: "rule", audienceId: "aud_a", entered: ["ada", "bob"], left: [] },
+      { reason: "manual", audienceId: "aud_a", entered: [], left: ["ada"] },
+      { reason: "manual", audienceId: "aud_a", entered: ["ada"], left: [] },
+    ]);
+    expect(sets.memberIds("aud_a")).toEqual(["ada", "bob"]);
+  });
+
+  it("a rule change: who matches now entered, who no longer does left; added by hand stays", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    sets.addMember("ada", { company: "Acme" });
+    sets.addMember("bob", { company: "Beta" });
+    sets.addMember("cy", { company: "Beta" });
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.include("aud_a", [sets.seqOf("cy")]);
+      await w.setRule("aud_a", ACME);
+      await w.setRule("aud_a", { field: "fields.company", op: "eq", value: "beta" });
+      await w.setRule("aud_a", null);
+    });
+    expect(reported).toEqual([
+      { reason: "manual", audienceId: "aud_a", entered: ["cy"], left: [] },
+      { reason: "rule", audienceId: "aud_a", entered: ["ada"], left: [] },
+      { reason: "rule", audienceId: "aud_a", entered: ["bob"], left: ["ada"] },
+      { reason: "rule", audienceId: "aud_a", entered: [], left: ["bob"] },
+    ]);
+    expect(audiences.rows.get("aud_a")?.filter).toBeNull();
+  });
+
+  it("member data changes: each rule-based audience reports its own entries and exits, reason member_changed", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    audiences.add("aud_beta", { filter: { field: "fields.company", op: "eq", value: "beta" } });
+    audiences.add("aud_manual");
+    sets.addMember("ada", { company: "Acme" });
+    await write(true, (w) => w.followMembers(["ada"]));
+    sets.setFields("ada", { company: "Beta" });
+    await write(true, (w) => w.followMembers(["ada"]));
+    expect(reported).toEqual([
+      { reason: "member_changed", audienceId: "aud_acme", entered: ["ada"], left: [] },
+      { reason: "member_changed", audienceId: "aud_acme", entered: [], left: ["ada"] },
+      { reason: "member_changed", audienceId: "aud_beta", entered: ["ada"], left: [] },
+    ]);
+  });
+
+  it("merging: the new audience's members all entered, reason merge; the sources report nothing", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    await write(true, async (w) => {
+      await w.locks.sources(["aud_a", "aud_b"]);
+      await w.copyUnion("aud_new", ["aud_a", "aud_b"]);
+    });
+    await write(true, async (w) => {
+      await w.locks.audience("aud_a");
+      await w.include("aud_a", [ada.seq]);
+    });
+    await write(true, async (w) => {
+      await w.locks.sources(["aud_a", "aud_b"]);
+      await w.locks.audience("aud_b");
+      await w.include("aud_b", [bob.seq]);
+      await w.copyUnion("aud_both", ["aud_a", "aud_b"]);
+    });
+    expect(reported).toEqual([
+      { reason: "manual", audienceId: "aud_a", entered: ["ada"], left: [] },
+      { reason: "manual", audienceId: "aud_b", entered: ["bob"], left: [] },
+      { reason: "merge", audienceId: "aud_both", entered: ["ada", "bob"], left: [] },
+    ]);
+  });
+
+  it("deleting members: they left every audience that held them, reason member_deleted", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b", { isArchived: true });
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    sets.of("aud_a").include.add(ada.seq);
+    sets.of("aud_a").member.add(ada.seq);
+    sets.of("aud_b").include.add(bob.seq);
+    sets.of("aud_b").member.add(bob.seq);
+    await write(true, async (w) => {
+      await w.locks.all();
+      await w.forgetMembers([ada.seq, bob.seq]);
+    });
+    expect(reported).toEqual([
+      { reason: "member_deleted", audienceId: "aud_a", entered: [], left: ["ada"] },
+      { reason: "member_deleted", audienceId: "aud_b", entered: [], left: ["bob"] },
+    ]);
+  });
+
+  it("reports nothing when nothing changed", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a", { filter: ACME });
+    sets.addMember("ada", { company: "Beta" });
+    const change = await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.followMembers(["ada"]);
+      return w.exclude("aud_a", ["ada"]);
+    });
+    expect(membersOf(change.left)).toEqual([]);
+    expect(reported).toEqual([]);
+  });
+
+  it("computes outdated rules once at start, with reason rule", async () => {
+    const { sets, audiences, membership, reported } = setUp();
+    audiences.rows.set("aud_old", { ...audiences.add("aud_old", { filter: ACME }), ruleOutdated: true });
+    sets.addMember("ada", { company: "Acme" });
+    expect(await membership.refreshOutdatedRules()).toBe(1);
+    expect(await membership.refreshOutdatedRules()).toBe(0);
+    expect(reported).toEqual([{ reason: "rule", audienceId: "aud_old", entered: ["ada"], left: [] }]);
+  });
+});
+
+describe("the membership module refuses writes without their locks", () => {
+  const writes: [string, (w: MembershipWriter) => Promise<unknown>][] = [
+    ["adding without the audience's lock", (w) => w.include("aud_a", [0])],
+    ["removing without the audience's lock", (w) => w.exclude("aud_a", ["ada"])],
+    ["following members without the member lock", (w) => w.followMembers(["ada"])],
+    ["deleting without every audience locked", (w) => w.forgetMembers([0])],
+  ];
+  it.each(writes)("%s", async (_case, act) => {
+    const { audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    await expect(write(false, act)).rejects.toBeInstanceOf(LockOrderError);
+    expect(reported).toEqual([]);
+  });
+
+  it("setting a rule needs the member lock even with the audience locked", async () => {
+    const { audiences, write } = setUp();
+    audiences.add("aud_a");
+    const setRule = write(false, async (w) => {
+      await w.locks.writable("aud_a");
+      return w.setRule("aud_a", ACME);
+    });
+    await expect(setRule).rejects.toBeInstanceOf(LockOrderError);
+    expect(audiences.rows.get("aud_a")?.filter).toBeNull();
+  });
+});

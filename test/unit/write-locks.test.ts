@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { createWriteLocks, LockOrderError } from "../../src/services/write-locks.ts";
+import { FakeAudiences, fakeTx } from "./fakes/fake-stores.ts";
+
+function setUp() {
+  const audiences = new FakeAudiences();
+  for (const id of ["aud_b", "aud_a", "aud_c"]) audiences.add(id);
+  audiences.add("aud_old", { isArchived: true });
+  audiences.add("aud_rule", { filter: { field: "id", op: "eq", value: "x" } });
+  return { audiences, locks: createWriteLocks(audiences.locks, fakeTx, "ws") };
+}
+
+describe("write locks", () => {
+  it("take the member lock first, then audiences in id order", async () => {
+    const { audiences, locks } = setUp();
+    await locks.members();
+    await locks.sources(["aud_c", "aud_a"]);
+    await locks.writable("aud_b");
+    await locks.ruleBased();
+    expect(audiences.taken).toEqual(["members", "share aud_a", "share aud_c", "update aud_b", "update aud_rule"]);
+    expect(locks.holds("aud_a", "share")).toBe(true);
+    expect(locks.holds("aud_a", "update")).toBe(false);
+    expect(locks.holds("aud_b", "share")).toBe(true);
+  });
+
+  it("refuse the member lock after an audience lock, which could deadlock", async () => {
+    const { audiences, locks } = setUp();
+    await locks.writable("aud_a");
+    await expect(locks.members()).rejects.toBeInstanceOf(LockOrderError);
+    expect(audiences.taken).toEqual(["update aud_a"]);
+  });
+
+  it("refuse a second audience without the member lock, but allow the same one again", async () => {
+    const { audiences, locks } = setUp();
+    await locks.writable("aud_a");
+    await locks.writable("aud_a");
+    await expect(locks.writable("aud_b")).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.sources(["aud_a", "aud_c"])).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.ruleBased()).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.all()).rejects.toBeInstanceOf(LockOrderError);
+    expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);
+  });
+
+  it("answer 404 for an unknown audience and 409 for an archived one to change", async () => {
+    await expect(setUp().locks.writable("aud_none")).rejects.toMatchObject({ status: 404, code: "audience_not_found" });
+    await expect(setUp().locks.writable("aud_old")).rejects.toMatchObject({ status: 409, code: "audience_archived" });
+    expect(await setUp().locks.audience("aud_none")).toBeUndefined();
+  });
+
+  it("check merge sources in the order given", async () => {
+    const { locks } = setUp();
+    await locks.members();
+    await expect(locks.sources(["aud_x", "aud_old"])).rejects.toMatchObject({ code: "audience_not_found" });
+    await expect(locks.sources(["aud_old", "aud_x"])).rejects.toMatchObject({ code: "audience_archived" });
+  });
+
+  it("know when every audience is locked", async () => {
+    const { locks } = setUp();
+    expect(locks.holdsAll()).toBe(false);
+    await locks.members();
+    await locks.all();
+    expect(locks.holdsAll()).toBe(true);
+    expect(locks.holds("aud_old", "update")).toBe(true);
+  });
+});
