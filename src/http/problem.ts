@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, BadRequestError, NotFoundError, payloadTooLarge, unsupportedMediaType } from "../domain/errors.ts";
-import { parseFilter } from "../domain/filter.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
 
@@ -22,7 +21,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
 
 /** The one error handler: every failure leaves as a problem document; 5xx details only go to the log. */
 export function problemErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const problem = toAppError(error, request);
+  const problem = toAppError(error);
   if (problem.status >= 500) request.log.error({ err: error }, "request failed");
   return sendProblem(request, reply, problem);
 }
@@ -35,7 +34,7 @@ export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
   );
 }
 
-function toAppError(error: FastifyError, request: FastifyRequest): AppError {
+function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   // fastify-openapi-glue wraps what the security handlers threw in a SecurityError with `errors`.
   const securityErrors = (error as { errors?: unknown }).errors;
@@ -43,7 +42,7 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
     const cause = securityErrors.find((e) => e instanceof AppError);
     return cause instanceof AppError ? cause : new AppError(401, "unauthorized", "Unauthorized", "Unauthorized.");
   }
-  if (error.validation) return filterProblem(error, request) ?? validationProblem(error);
+  if (error.validation) return validationProblem(error);
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return payloadTooLarge();
@@ -63,25 +62,6 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (status === 415) return unsupportedMediaType();
   if (status >= 400 && status < 500) return new BadRequestError("invalid_request", error.message);
   return new AppError(500, "internal_error", "Internal error", "The server failed to handle the request.");
-}
-
-/**
- * The contract's recursive Filter schema rejects a bad filter with ajv's oneOf noise; the filter
- * parser says precisely which node is wrong (invalid_filter), so let it speak.
- */
-function filterProblem(error: FastifyError, request: FastifyRequest): AppError | undefined {
-  const inFilter = (error.validation ?? []).some((e) => /^\/filter(\/|$)/.test(e.instancePath));
-  const body = request.body as { filter?: unknown } | undefined;
-  if (error.validationContext !== "body" || !inFilter || body?.filter === undefined) return undefined;
-  try {
-    parseFilter(body.filter);
-  } catch (problem) {
-    if (problem instanceof AppError) return problem;
-  }
-  const [first] = error.validation ?? [];
-  const pointer = `/body${first?.instancePath ?? "/filter"}`;
-  const message = first?.message ?? "is invalid";
-  return new BadRequestError("invalid_filter", `${pointer} ${message}`, [{ pointer, message }]);
 }
 
 interface AjvError {

@@ -22,7 +22,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     // placeholder $id; the refs are document-local, so the id is dropped rather than shared.
     const { $id: _placeholder, ...rest } = schema as { $id?: string };
     const validate = (httpPart === "body" ? bodyAjv : paramAjv).compile(
-      httpPart === "headers" ? lowerCaseHeaderNames(rest) : rest,
+      httpPart === "headers" ? lowerCaseHeaderNames(rest) : withoutFilterLanguage(rest),
     );
     // Fastify reads the errors from the function it was given, so they are copied onto it.
     const guarded = (data: unknown) => {
@@ -51,4 +51,16 @@ function lowerCaseHeaderNames(schema: { properties?: Record<string, unknown>; re
     properties: Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, s]) => [name.toLowerCase(), s])),
     ...(schema.required ? { required: schema.required.map((name) => name.toLowerCase()) } : {}),
   };
+}
+
+/**
+ * The filter language (marked x-filter-language in the contract) is checked once, by parseFilter
+ * in the service, which names the bad node and enforces the depth and size limits; ajv would check
+ * it a second time and bury its error among the oneOf branches. Here any value passes on to it.
+ */
+function withoutFilterLanguage<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(withoutFilterLanguage) as T;
+  if (typeof schema !== "object" || schema === null) return schema;
+  if ((schema as Record<string, unknown>)["x-filter-language"]) return {} as T;
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withoutFilterLanguage(value)])) as T;
 }
