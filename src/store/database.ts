@@ -6,7 +6,6 @@ import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable } from "./pg-errors.ts";
-import { forgetPrismaHistory } from "./prisma-history.ts";
 
 export type Tx = Prisma.TransactionClient;
 
@@ -101,18 +100,13 @@ function createStore(
     db,
     watchAudiences,
     async transaction(fn) {
-      try {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await db.$transaction(fn, TRANSACTION_OPTIONS);
-          } catch (error) {
-            if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-            await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
-          }
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await db.$transaction(fn, TRANSACTION_OPTIONS);
+        } catch (error) {
+          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
         }
-      } finally {
-        // Writes carry the large parameters (bulk imports); reads do not.
-        forgetPrismaHistory();
       }
     },
     async ready() {
