@@ -3,6 +3,7 @@ import { buildApp } from "../../src/app.ts";
 import type { Store } from "../../src/store/database.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
+import { reportedRequests } from "../support/rate-limits.ts";
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
 
@@ -68,15 +69,16 @@ describe("rate limiting per API key", () => {
     async ({ server, ws }) => {
       const first = await limitedServer(server.store);
       const second = await limitedServer(server.store);
-      const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+      const reported = () => reportedRequests(server.store, ws.id);
       try {
         const statuses = [await first.list(ws.id, ws.key), await first.list(ws.id, ws.key)].map((a) => a.response);
         expect(statuses.map((r) => r.status)).toEqual([200, 200]);
-        await settle();
+        await expect.poll(reported, { timeout: 10_000 }).toBe(2);
         // Until its own first report, the second process knows only its own requests.
         const { response } = await second.list(ws.id, ws.key);
         expect([response.status, response.headers.get("ratelimit-remaining")]).toEqual([200, "2"]);
-        await settle();
+        // Its report adds its one request to the first process's two, and answers it the total.
+        await expect.poll(reported, { timeout: 10_000 }).toBe(3);
         // Now it knows of the first process's two: 2 + 1 + this one is over the limit of 3.
         expect((await second.list(ws.id, ws.key)).response.status).toBe(429);
       } finally {

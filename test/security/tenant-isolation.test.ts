@@ -2,6 +2,7 @@ import { describe, expect } from "vitest";
 import type { paths } from "../../generated/api.d.ts";
 import { test } from "../support/fixture.ts";
 import { type ContractUrl, call, type LiveServer, type RawResponse, urlOf } from "../support/live-server.ts";
+import { reportedRequests } from "../support/rate-limits.ts";
 import { diffDb, snapshotDb } from "./db-state.ts";
 import {
   apiView,
@@ -40,8 +41,13 @@ const it = test.extend("tenants", { scope: "file" }, async ({ server }) => {
   ] as const;
   const bViewBefore = await apiView(B);
   // Last: B's own requests count against B's rate limit, A's must not. On PostgreSQL a process
-  // adds its counts to the database every 0.1 s: wait until B's have arrived.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // adds its counts to the database every 0.1 s: wait until all of B's have arrived there. The
+  // server counts B's requests of this window exactly, and says so in B's last answer.
+  const last = await asB(urlOf("/v0/workspaces/{workspaceId}/audiences", { workspaceId: B.ws.id }));
+  const counted = Number(last.headers.get("ratelimit-limit")) - Number(last.headers.get("ratelimit-remaining"));
+  if (server.store.kind === "postgres") {
+    await expect.poll(() => reportedRequests(server.store, B.ws.id), { timeout: 10_000 }).toBe(counted);
+  }
   const bRowsBefore = await snapshotDb(server.store, { workspaceId: B.ws.id, withRateLimits: true });
   return { A, B, secrets: secretsOf(B), bOwn, bViewBefore, bRowsBefore };
 });
