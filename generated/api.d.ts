@@ -431,8 +431,510 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/workspaces/{workspaceId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow the event feed
+         * @description The workspace's events in `sequence` order: every change to audiences, their members and
+         *     the workspace's members, as it was committed. Poll with `after` set to the previous page's
+         *     `endCursor`: a consumer that does so never misses an event and never sees one twice, however
+         *     many writers commit at once (events become visible in sequence order, with no gaps).
+         *
+         *     `endCursor` is always a cursor to continue from: the last event returned, or, when nothing
+         *     (more) matched, the feed's position at the time of the request, so a filtered consumer does
+         *     not scan the same events again. Events are kept `EVENT_RETENTION_DAYS` days (7 by default);
+         *     a cursor older than that is refused with 410 `cursor_expired` (start again from
+         *     `events/latest` and a fresh copy).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/events/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The feed's head
+         * @description A cursor at the newest event: pass it as `after` to follow the feed from now on. To keep a
+         *     copy of an audience: take this cursor, page through the audience, then apply the
+         *     `audience.members_changed` events after the cursor (entered: add, left: remove). Applying
+         *     them is idempotent, so the copy converges to the audience exactly.
+         */
+        get: operations["getLatestEventCursor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /** List webhooks */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Every event the subscription selects (all, or only `types`; only events about `audienceIds`
+         *     when given) is POSTed to `url` as JSON, signed per Standard Webhooks
+         *     (see the `webhooks` section of this contract). The signing secret is in this response
+         *     only (and in `rotateWebhookSecret`'s). The URL must be `http` or `https` and resolve to
+         *     public addresses only (400 `webhook_url_not_allowed`; checked again before every delivery),
+         *     unless the server runs with `WEBHOOK_ALLOW_PRIVATE=true`. Naming an archived audience is 409
+         *     `audience_archived`. At most 25 webhooks per workspace.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /** Get a webhook */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Deletes the webhook and its pending deliveries.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes the given properties. `enabled: true` re-enables a webhook that was disabled (by
+         *     hand, after a day of failed deliveries, or by a 410 answer); deliveries then resume.
+         *     `types` or `audienceIds` set to null select everything again.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a webhook's signing secret
+         * @description Issues a new secret (shown only in this response). For 24 hours deliveries carry two
+         *     signatures, one with each secret, so a receiver can switch over without missing one.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` event for this webhook only (it is not part of the feed and has
+         *     `sequence` 0), delivered and retried like any other; follow it in the delivery log.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The delivery log
+         * @description The webhook's deliveries, most recent first: attempts made, the last answer and when the
+         *     next attempt is due. Kept as long as events are (`EVENT_RETENTION_DAYS`).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+                /** @description Identifier of the delivery. */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again now
+         * @description Queues the delivery for an attempt now, whatever its state (a failed one starts a new round
+         *     of retries). The webhook must be enabled (409 `webhook_disabled` otherwise).
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "audience-created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.created
+         * @description An audience was created (by createAudience, or by a merge).
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-renamed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.renamed
+         * @description An audience was renamed.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceRenamedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.archived
+         * @description An audience was archived.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceArchivedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.restored
+         * @description An archived audience was restored.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceRestoredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-filter-changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.filter_changed
+         * @description An audience's filter was set, changed or removed (its members' changes follow as `audience.members_changed` with reason `rule`).
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceFilterChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-merged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.merged
+         * @description An audience was created as the union of two others (after its `audience.created`).
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceMergedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audience-members-changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * audience.members_changed
+         * @description Members entered or left an audience; `reason` says why. At most 1,000 ids per event: a larger change is several consecutive events.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["audienceMembersChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "members-created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * members.created
+         * @description Members were created in the workspace.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["membersCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "members-updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * members.updated
+         * @description Members' data changed; `changed` names what, per member.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["membersUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "members-deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * members.deleted
+         * @description Members were deleted from the workspace (they left their audiences first, `audience.members_changed` with reason `member_deleted`).
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["membersDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by testWebhook to one webhook; not part of the feed.
+         *
+         *     The body is the event as the feed lists it, signed per Standard Webhooks: verify
+         *     `webhook-signature` before trusting it (the SDK's `verifyWebhook` does). Answer 2xx within
+         *     10 seconds to acknowledge it; anything else, or no answer, is retried. 410 Gone disables
+         *     the webhook. Redirects are not followed.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An identifier issued by this service. */
@@ -677,6 +1179,301 @@ export interface components {
                 reason: "manual" | "rule";
             }[];
         };
+        /**
+         * @description The kind of change an event describes.
+         * @enum {string}
+         */
+        EventType: "audience.created" | "audience.renamed" | "audience.archived" | "audience.restored" | "audience.filter_changed" | "audience.merged" | "audience.members_changed" | "members.created" | "members.updated" | "members.deleted";
+        /** @description The event's identifier (`evt_…`), the same in the feed and in every delivery of it (`webhook-id`). */
+        EventId: string;
+        /**
+         * @description The event's place in its workspace's feed: consecutive, increasing in the order the changes
+         *     were published. Receivers of webhooks, which may arrive out of order or more than once,
+         *     order and deduplicate by it.
+         */
+        EventSequence: number;
+        /** @description At most 1,000 ids; a larger change is several consecutive events. */
+        MemberIdBatch: components["schemas"]["MemberId"][];
+        AudienceCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.created";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+                name: string;
+            };
+        };
+        AudienceRenamedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.renamed";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+                name: string;
+                previousName: string;
+            };
+        };
+        AudienceArchivedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.archived";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+            };
+        };
+        AudienceRestoredEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.restored";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+            };
+        };
+        AudienceFilterChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.filter_changed";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+                /** @description The new filter; null when it was removed. */
+                filter: components["schemas"]["Filter"] | null;
+            };
+        };
+        AudienceMergedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.merged";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description The audience `audienceId` was created (see its `audience.created`) as the union of the sources. */
+            data: {
+                audienceId: string;
+                sourceAudienceIds: string[];
+            };
+        };
+        AudienceMembersChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "audience.members_changed";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                audienceId: string;
+                /** @description Members that became members of the audience (at most 1,000 ids with `left`). */
+                entered: components["schemas"]["MemberIdBatch"];
+                /** @description Members that stopped being members of the audience. */
+                left: components["schemas"]["MemberIdBatch"];
+                /**
+                 * @description `manual`: added or removed by hand; `rule`: the audience's filter was set or
+                 *     changed; `member_changed`: members' data changed (or they were created) and the
+                 *     filter now says otherwise; `member_deleted`: members were deleted from the
+                 *     workspace; `merge`: the audience was created by a merge.
+                 * @enum {string}
+                 */
+                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge";
+            };
+        };
+        MembersCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "members.created";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                memberIds: components["schemas"]["MemberIdBatch"];
+            };
+        };
+        MembersUpdatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "members.updated";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                members: {
+                    id: components["schemas"]["MemberId"];
+                    /** @description What changed, `email`, `alternativeEmails` or `fields.<key>`. */
+                    changed: string[];
+                }[];
+            };
+        };
+        MembersDeletedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "members.deleted";
+            sequence: components["schemas"]["EventSequence"];
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                memberIds: components["schemas"]["MemberIdBatch"];
+            };
+        };
+        WebhookTestEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "webhook.test";
+            /**
+             * @description Test events are not part of the feed.
+             * @constant
+             */
+            sequence: 0;
+            createdAt: components["schemas"]["Timestamp"];
+            data: {
+                webhookId: string;
+            };
+        };
+        /** @description One change, as the feed lists it and a webhook delivers it. */
+        Event: components["schemas"]["AudienceCreatedEvent"] | components["schemas"]["AudienceRenamedEvent"] | components["schemas"]["AudienceArchivedEvent"] | components["schemas"]["AudienceRestoredEvent"] | components["schemas"]["AudienceFilterChangedEvent"] | components["schemas"]["AudienceMergedEvent"] | components["schemas"]["AudienceMembersChangedEvent"] | components["schemas"]["MembersCreatedEvent"] | components["schemas"]["MembersUpdatedEvent"] | components["schemas"]["MembersDeletedEvent"];
+        EventPage: {
+            results: components["schemas"]["Event"][];
+            pageInfo: {
+                /** @description More events are available now. */
+                hasNextPage: boolean;
+                /** @description Continue from here: pass it as `after`. */
+                endCursor: string;
+            };
+        };
+        EventCursor: {
+            /** @description A cursor at the newest event. */
+            cursor: string;
+        };
+        /**
+         * Format: uri
+         * @description An absolute `http` or `https` URL.
+         */
+        WebhookUrl: string;
+        /** @description The event types to deliver; every type when absent or null. */
+        WebhookTypes: components["schemas"]["EventType"][];
+        /**
+         * @description Deliver only events about these audiences (`audience.*` events); `members.*` events, which
+         *     are about no audience, are then left out. Every event when absent or null.
+         */
+        WebhookAudienceIds: components["schemas"]["ResourceId"][];
+        WebhookDescription: string;
+        CreateWebhookRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            types?: components["schemas"]["WebhookTypes"];
+            audienceIds?: components["schemas"]["WebhookAudienceIds"];
+            description?: components["schemas"]["WebhookDescription"];
+            /** @description Whether it delivers events (true when absent). */
+            enabled?: boolean;
+        };
+        UpdateWebhookRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            types?: components["schemas"]["WebhookTypes"] | null;
+            audienceIds?: components["schemas"]["WebhookAudienceIds"] | null;
+            description?: components["schemas"]["WebhookDescription"];
+            enabled?: boolean;
+        };
+        Webhook: {
+            id: string;
+            url: string;
+            types: components["schemas"]["EventType"][] | null;
+            audienceIds: string[] | null;
+            description: string;
+            enabled: boolean;
+            /**
+             * @description Why the webhook is disabled: `manual` (PATCH), `failing` (a day of nothing but failed
+             *     deliveries) or `gone` (the receiver answered 410 Gone); null while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "failing" | "gone" | null;
+            /** @description The first failed delivery attempt since the last successful one; null when the last attempt succeeded. */
+            failingSince: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A new webhook, with the secret its deliveries are signed with (shown only now). */
+        CreatedWebhook: {
+            id: string;
+            url: string;
+            types: components["schemas"]["Webhook"]["types"];
+            audienceIds: components["schemas"]["Webhook"]["audienceIds"];
+            description: string;
+            enabled: boolean;
+            disabledReason: components["schemas"]["Webhook"]["disabledReason"];
+            failingSince: components["schemas"]["Webhook"]["failingSince"];
+            createdAt: components["schemas"]["Timestamp"];
+            secret: components["schemas"]["WebhookSigningSecret"];
+        };
+        /** @description The Standard Webhooks signing secret, `whsec_` and the key in base64. */
+        WebhookSigningSecret: string;
+        WebhookSecret: {
+            secret: components["schemas"]["WebhookSigningSecret"];
+        };
+        WebhookList: {
+            results: components["schemas"]["Webhook"][];
+        };
+        /**
+         * @description `pending`: waiting for its next attempt (`nextAttemptAt`); `succeeded`: the receiver
+         *     answered 2xx within 10 seconds; `failed`: every retry failed, or the webhook was deleted
+         *     or disabled for good.
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookDelivery: {
+            id: string;
+            eventId: components["schemas"]["EventId"];
+            eventType: string;
+            /** @description The event's sequence (0 for a test event). */
+            sequence: number;
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: number;
+            lastAttemptAt: components["schemas"]["Timestamp"] | null;
+            /** @description The HTTP status of the last answer; null before the first attempt or when there was none. */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed when there was no answer (timeout, refused address, connection error). */
+            lastError: string | null;
+            /** @description When the next attempt is due; null unless pending. */
+            nextAttemptAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryPage: {
+            results: components["schemas"]["WebhookDelivery"][];
+            pageInfo: {
+                hasNextPage: boolean;
+                /** @description Pass as `after` for the next page; "" on an empty page. */
+                endCursor: string;
+            };
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "ready";
@@ -689,7 +1486,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -701,7 +1498,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -728,7 +1525,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`). */
+        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`, `webhook_not_found`, `delivery_not_found`). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -737,7 +1534,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`). */
+        /** @description The cursor points at events older than the feed keeps (`cursor_expired`). */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -847,6 +1653,18 @@ export interface components {
         AudienceId: components["schemas"]["ResourceId"];
         /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
         SortDirection: "ASC" | "DESC";
+        /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+        WebhookIdHeader: components["schemas"]["EventId"];
+        /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+        WebhookTimestampHeader: string;
+        /**
+         * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+         *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+         *     two, one per secret.
+         */
+        WebhookSignatureHeader: string;
+        /** @description Identifier of the webhook. */
+        WebhookId: components["schemas"]["ResourceId"];
     };
     requestBodies: never;
     headers: never;
@@ -1795,6 +2613,776 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Return the events after this cursor (a previous page's `endCursor`, or `events/latest`'s `cursor`); from the oldest retained event when absent. */
+                after?: components["schemas"]["Cursor"];
+                /** @description Page size. */
+                limit?: number;
+                /** @description Only events of these types, comma-separated (`audience.members_changed,members.deleted`). */
+                types?: components["schemas"]["EventType"][];
+                /** @description Only events about this audience (`audience.*` events). */
+                audienceId?: components["schemas"]["ResourceId"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    getLatestEventCursor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The head of the feed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventCursor"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's webhooks, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook, with its signing secret (shown only now). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook (without its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery was queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this state. */
+                status?: components["schemas"]["DeliveryStatus"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Return the deliveries after this cursor (a previous page's `endCursor`). */
+                after?: components["schemas"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+                /** @description Identifier of the delivery. */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+        };
+    };
+    audienceCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceRenamedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceRenamedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceArchivedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceArchivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceRestoredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceRestoredEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceFilterChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceFilterChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceMergedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceMergedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audienceMembersChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AudienceMembersChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    membersCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MembersCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    membersUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MembersUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    membersDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MembersDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`evt_…`); the same for every retry of it, so receivers can deduplicate. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in seconds since the Unix epoch; refuse it if it is too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256, keyed with the secret's bytes, of
+                 *     `<webhook-id>.<webhook-timestamp>.<body>`. For 24 hours after a secret rotation there are
+                 *     two, one per secret.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { operations } from "../../generated/api.d.ts";
+import type { operations, paths } from "../../generated/api.d.ts";
 
 /**
  * Handler signatures derived from the contract (generated/api.d.ts): the request's params, query
@@ -15,7 +15,9 @@ type SuccessOf<Op> = Op extends { responses: infer R }
     ? JsonOf<R[200]>
     : 201 extends keyof R
       ? JsonOf<R[201]>
-      : undefined
+      : 202 extends keyof R
+        ? JsonOf<R[202]>
+        : undefined
   : never;
 
 export type RequestOf<Op> = FastifyRequest<{
@@ -26,4 +28,9 @@ export type RequestOf<Op> = FastifyRequest<{
 
 export type Handler<Op> = (request: RequestOf<Op>, reply: FastifyReply) => Promise<SuccessOf<Op>>;
 
-export type Handlers = { [OperationId in keyof operations]: Handler<operations[OperationId]> };
+type Method = "get" | "put" | "post" | "delete" | "patch";
+/** The operations the server answers: those of `paths` (the contract's `webhooks` are sent, not served). */
+type Served = { [P in keyof paths]: paths[P][Method & keyof paths[P]] }[keyof paths];
+type ServedOperationId = { [Id in keyof operations]: operations[Id] extends Served ? Id : never }[keyof operations];
+
+export type Handlers = { [OperationId in ServedOperationId]: Handler<operations[OperationId]> };
