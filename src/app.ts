@@ -13,8 +13,7 @@ import { createSecurityHandlers } from "./http/security.ts";
 import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
 import { createAudienceCache } from "./services/audience-cache.ts";
-import { createServices } from "./services/index.ts";
-import type { MembershipListener } from "./services/membership-service.ts";
+import { createServices, type ServiceOptions } from "./services/index.ts";
 import type { Store } from "./store/database.ts";
 import { idempotencyRepo } from "./store/idempotency-repo.ts";
 import { rateLimitRepo } from "./store/rate-limit-repo.ts";
@@ -28,8 +27,14 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** How long a read audience is trusted without change reports (the default: 5 s). */
   audienceCacheTtlMs?: number | undefined;
-  /** Told of every membership change, in the transaction that made it. */
-  membershipListeners?: MembershipListener[] | undefined;
+  /** Run the background work (publishing events, delivering webhooks) in this process (default true). */
+  workers?: boolean | undefined;
+  /** Deliver webhooks to loopback and private addresses too (WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivateWebhooks?: boolean | undefined;
+  /** How long events are kept (EVENT_RETENTION_DAYS, default 7). */
+  eventRetentionDays?: number | undefined;
+  /** Webhook delivery settings beside WEBHOOK_ALLOW_PRIVATE (see ServiceOptions). */
+  webhooks?: Pick<ServiceOptions, "webhookTimeoutMs" | "resolve" | "webhookAttemptOffsetsMs"> | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
@@ -50,7 +55,10 @@ export async function buildApp({
   logger = false,
   rateLimit,
   audienceCacheTtlMs,
-  membershipListeners,
+  workers = true,
+  allowPrivateWebhooks = false,
+  eventRetentionDays = 7,
+  webhooks = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -78,8 +86,19 @@ export async function buildApp({
     live: (isLive) => cache.setLive(isLive),
   });
   app.addHook("onClose", () => stopWatching());
-  const services = createServices(store, { cache, membershipListeners: membershipListeners ?? [] });
+  const services = createServices(store, {
+    cache,
+    allowPrivateWebhooks,
+    eventRetentionDays,
+    ...webhooks,
+    onBackgroundError: (error) => app.log.error({ err: error }, "background work failed"),
+  });
   const handlers = createHandlers({ ready: () => store.ready(), ...services });
+  if (workers) {
+    app.addHook("onReady", async () => services.workers.start());
+    app.addHook("onClose", () => services.workers.stop());
+  }
+  app.addHook("onClose", async () => services.sender.close());
 
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {

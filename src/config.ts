@@ -10,6 +10,9 @@ export interface Config {
   LOG_LEVEL: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   BODY_LIMIT: number;
   RATE_LIMIT_PER_MINUTE: number;
+  EVENT_RETENTION_DAYS: number;
+  WEBHOOK_ALLOW_PRIVATE: boolean;
+  WEBHOOK_TIMEOUT_MS: number;
 }
 
 const schema = {
@@ -27,6 +30,9 @@ const schema = {
     },
     BODY_LIMIT: { type: "integer", minimum: 1024, maximum: 104857600, default: 1048576 },
     RATE_LIMIT_PER_MINUTE: { type: "integer", minimum: 0, maximum: 10000000, default: 6000 },
+    EVENT_RETENTION_DAYS: { type: "integer", minimum: 1, maximum: 3650, default: 7 },
+    WEBHOOK_ALLOW_PRIVATE: { type: "boolean", default: false },
+    WEBHOOK_TIMEOUT_MS: { type: "integer", minimum: 1000, maximum: 60000, default: 10000 },
   },
 } as const;
 

@@ -21,6 +21,9 @@ async function main(): Promise<void> {
     adminToken: config.ADMIN_TOKEN,
     bodyLimit: config.BODY_LIMIT,
     rateLimit: { max: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
+    allowPrivateWebhooks: config.WEBHOOK_ALLOW_PRIVATE,
+    eventRetentionDays: config.EVENT_RETENTION_DAYS,
+    webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
     logger: { level: config.LOG_LEVEL },
   });
 

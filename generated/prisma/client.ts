@@ -85,3 +85,42 @@ export type IdempotencyKey = Prisma.IdempotencyKeyModel
  * same PostgreSQL database (the embedded store, one process by nature, counts in memory).
  */
 export type RateLimitBucket = Prisma.RateLimitBucketModel
+/**
+ * Model EventOutbox
+ * What a write recorded of its changes, in its own transaction, until the relay publishes it as
+ * events. `data` is the event's data, except for the member sets (event_outbox_members).
+ */
+export type EventOutbox = Prisma.EventOutboxModel
+/**
+ * Model EventOutboxMembers
+ * The member sets of an outbox entry as chunks of member numbers (see MembershipChunk): part 0
+ * holds the members that entered (or were created), part 1 those that left.
+ */
+export type EventOutboxMembers = Prisma.EventOutboxMembersModel
+/**
+ * Model MemberTombstone
+ * A deleted member's number and id, kept while an unpublished outbox entry may still name it.
+ */
+export type MemberTombstone = Prisma.MemberTombstoneModel
+/**
+ * Model EventHead
+ * A workspace's feed position: the last sequence published, and the first one still kept. Its
+ * row lock makes one relay at a time publish the workspace's events.
+ */
+export type EventHead = Prisma.EventHeadModel
+/**
+ * Model Event
+ * The event feed: consecutive sequences per workspace, kept EVENT_RETENTION_DAYS days.
+ */
+export type Event = Prisma.EventModel
+/**
+ * Model Webhook
+ * A subscription that POSTs the events it selects to a URL (NULL types or audience_ids: all).
+ */
+export type Webhook = Prisma.WebhookModel
+/**
+ * Model WebhookDelivery
+ * One event to deliver to one webhook, and how its attempts went. The payload is read from the
+ * feed (event_sequence), except for a test event, which is not in the feed.
+ */
+export type WebhookDelivery = Prisma.WebhookDeliveryModel

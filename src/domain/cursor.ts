@@ -53,3 +53,26 @@ function isCursorBody(value: unknown): value is CursorBody {
     t <= MAX_TIME
   );
 }
+
+/** A cursor at a place in an ordered sequence (the event feed) of one scope. */
+export function encodeSequenceCursor(scope: string, sequence: number): string {
+  return Buffer.from(JSON.stringify({ s: scope, q: sequence }), "utf8").toString("base64url");
+}
+
+/** Reads a cursor issued by encodeSequenceCursor for the same scope; anything else is invalid_cursor. */
+export function decodeSequenceCursor(scope: string, cursor: string, parameter: string): number {
+  const invalid = () =>
+    new BadRequestError("invalid_cursor", `${parameter} is not a cursor issued by this listing.`, [
+      { pointer: `/query/${parameter}`, message: "is not a cursor issued by this listing" },
+    ]);
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  const { s, q } = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  if (s !== scope || typeof q !== "number" || !Number.isSafeInteger(q) || q < 0) throw invalid();
+  return q;
+}

@@ -26,7 +26,12 @@ export class BadRequestError extends AppError {
   constructor(
     code: Extract<
       ProblemCode,
-      "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "invalid_filter"
+      | "invalid_request"
+      | "malformed_json"
+      | "invalid_cursor"
+      | "too_many_items"
+      | "invalid_filter"
+      | "webhook_url_not_allowed"
     >,
     detail: string,
     errors?: FieldError[],
@@ -37,6 +42,7 @@ export class BadRequestError extends AppError {
       invalid_cursor: "Invalid cursor",
       too_many_items: "Too many items",
       invalid_filter: "Invalid filter",
+      webhook_url_not_allowed: "Webhook URL not allowed",
     } as const;
     super(400, code, titles[code], detail, errors);
   }
@@ -58,7 +64,13 @@ export class NotFoundError extends AppError {
   constructor(
     code: Extract<
       ProblemCode,
-      "audience_not_found" | "member_not_found" | "workspace_not_found" | "api_key_not_found" | "route_not_found"
+      | "audience_not_found"
+      | "member_not_found"
+      | "workspace_not_found"
+      | "api_key_not_found"
+      | "route_not_found"
+      | "webhook_not_found"
+      | "delivery_not_found"
     >,
     detail: string,
   ) {
@@ -68,6 +80,8 @@ export class NotFoundError extends AppError {
       workspace_not_found: "Workspace not found",
       api_key_not_found: "API key not found",
       route_not_found: "Route not found",
+      webhook_not_found: "Webhook not found",
+      delivery_not_found: "Delivery not found",
     } as const;
     super(404, code, titles[code], detail);
   }
@@ -77,7 +91,11 @@ export class ConflictError extends AppError {
   constructor(
     code: Extract<
       ProblemCode,
-      "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "idempotency_key_in_progress"
+      | "audience_name_taken"
+      | "audience_archived"
+      | "member_identity_conflict"
+      | "idempotency_key_in_progress"
+      | "webhook_disabled"
     >,
     detail: string,
   ) {
@@ -86,6 +104,7 @@ export class ConflictError extends AppError {
       audience_archived: "Audience archived",
       member_identity_conflict: "Member identity conflict",
       idempotency_key_in_progress: "Idempotency key in progress",
+      webhook_disabled: "Webhook disabled",
     } as const;
     super(409, code, titles[code], detail);
   }
@@ -111,3 +130,14 @@ export const payloadTooLarge = () =>
 
 export const serviceUnavailable = (detail: string) =>
   new AppError(503, "service_unavailable", "Service unavailable", detail);
+
+export const cursorExpired = () =>
+  new AppError(
+    410,
+    "cursor_expired",
+    "Cursor expired",
+    "The events after this cursor are no longer kept; start again from events/latest.",
+  );
+
+export const webhookNotFound = (id: string) =>
+  new NotFoundError("webhook_not_found", `No webhook ${id} in this workspace.`);

@@ -2,7 +2,9 @@ import { serviceUnavailable } from "../domain/errors.ts";
 import type { AdminService } from "../services/admin-service.ts";
 import type { AudienceMemberService } from "../services/audience-member-service.ts";
 import type { AudienceService } from "../services/audience-service.ts";
+import type { EventFeed } from "../services/event-feed-service.ts";
 import type { MemberService } from "../services/member-service.ts";
+import type { WebhookService } from "../services/webhook-service.ts";
 import type { Handlers } from "./handler-types.ts";
 
 export interface Services {
@@ -12,10 +14,12 @@ export interface Services {
   audiences: AudienceService;
   audienceMembers: AudienceMemberService;
   members: MemberService;
+  events: EventFeed;
+  webhooks: WebhookService;
 }
 
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
-export function createHandlers({ ready, admin, audiences, audienceMembers, members }: Services) {
+export function createHandlers({ ready, admin, audiences, audienceMembers, members, events, webhooks }: Services) {
   return {
     getHealth: async () => ({ status: "ok" as const }),
     async getReadiness() {
@@ -77,5 +81,31 @@ export function createHandlers({ ready, admin, audiences, audienceMembers, membe
     updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),
     deleteMembers: (request) => members.remove(request.params.workspaceId, request.body),
     listMemberAudiences: (request) => members.audiences(request.params.workspaceId, request.params.memberId),
+
+    listEvents: (request) => events.list(request.params.workspaceId, request.query),
+    getLatestEventCursor: (request) => events.latest(request.params.workspaceId),
+
+    async createWebhook(request, reply) {
+      reply.code(201);
+      return webhooks.create(request.params.workspaceId, request.body);
+    },
+    listWebhooks: (request) => webhooks.list(request.params.workspaceId),
+    getWebhook: (request) => webhooks.get(request.params.workspaceId, request.params.webhookId),
+    updateWebhook: (request) => webhooks.update(request.params.workspaceId, request.params.webhookId, request.body),
+    async deleteWebhook(request, reply) {
+      await webhooks.delete(request.params.workspaceId, request.params.webhookId);
+      reply.code(204);
+    },
+    rotateWebhookSecret: (request) => webhooks.rotateSecret(request.params.workspaceId, request.params.webhookId),
+    async testWebhook(request, reply) {
+      reply.code(202);
+      return webhooks.test(request.params.workspaceId, request.params.webhookId);
+    },
+    listWebhookDeliveries: (request) =>
+      webhooks.deliveries(request.params.workspaceId, request.params.webhookId, request.query),
+    async retryWebhookDelivery(request, reply) {
+      reply.code(202);
+      return webhooks.retry(request.params.workspaceId, request.params.webhookId, request.params.deliveryId);
+    },
   } satisfies Handlers;
 }

@@ -24,9 +24,11 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     const validate = (httpPart === "body" ? bodyAjv : paramAjv).compile(
       httpPart === "headers" ? lowerCaseHeaderNames(rest) : withoutFilterLanguage(rest),
     );
+    const lists = httpPart === "querystring" ? listParameters(rest) : [];
     // Fastify reads the errors from the function it was given, so they are copied onto it.
     const guarded = (data: unknown) => {
       try {
+        splitLists(data, lists);
         const valid = validate(data);
         guarded.errors = validate.errors;
         return valid;
@@ -63,4 +65,20 @@ function withoutFilterLanguage<T>(schema: T): T {
   if (typeof schema !== "object" || schema === null) return schema;
   if ((schema as Record<string, unknown>)["x-filter-language"]) return {} as T;
   return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withoutFilterLanguage(value)])) as T;
+}
+
+/**
+ * The query parameters that are lists. The contract sends them comma-separated in one value
+ * (`types=a,b`: style form, explode false), which the query string parser leaves as one string.
+ */
+function listParameters(schema: { properties?: Record<string, { type?: unknown }> }): string[] {
+  return Object.entries(schema.properties ?? {}).flatMap(([name, property]) =>
+    property.type === "array" ? [name] : [],
+  );
+}
+
+function splitLists(data: unknown, lists: string[]): void {
+  if (lists.length === 0 || typeof data !== "object" || data === null) return;
+  const query = data as Record<string, unknown>;
+  for (const name of lists) if (typeof query[name] === "string") query[name] = (query[name] as string).split(",");
 }

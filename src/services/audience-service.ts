@@ -29,13 +29,13 @@ export interface AudienceServiceDeps {
 
 export function createAudienceService({ store, cache, membership, audiences, members }: AudienceServiceDeps) {
   return {
-    async create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
-      const audience = await audiences.create(store.db, {
-        workspaceId,
-        id: newId("aud"),
-        name: normalizeName(rawName),
+    create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
+      const name = normalizeName(rawName);
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
+        await w.publish({ type: "audience.created", audienceId: audience.id, name });
+        return { id: audience.id };
       });
-      return { id: audience.id };
     },
 
     async get(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
@@ -60,15 +60,25 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       };
     },
 
-    async archive(workspaceId: string, id: string): Promise<void> {
-      if (!(await audiences.archive(store.db, workspaceId, id))) throw audienceNotFound(id);
+    /** Archives the audience; archiving an archived one changes nothing. */
+    archive(workspaceId: string, id: string): Promise<void> {
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await w.locks.audience(id);
+        if (!audience) throw audienceNotFound(id);
+        if (audience.isArchived) return;
+        await audiences.archive(w.tx, workspaceId, id);
+        await w.publish({ type: "audience.archived", audienceId: id });
+      });
     },
 
     restore(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
       return membership.write(workspaceId, { memberWrites: false }, async (w) => {
         const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
-        if (audience.isArchived) await audiences.restore(w.tx, workspaceId, audience);
+        if (audience.isArchived) {
+          await audiences.restore(w.tx, workspaceId, audience);
+          await w.publish({ type: "audience.restored", audienceId: id });
+        }
         return { id: audience.id, name: audience.name };
       });
     },
@@ -78,7 +88,10 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       try {
         return await membership.write(workspaceId, { memberWrites: false }, async (w) => {
           const audience = await w.locks.writable(id);
-          if (audience.name !== name) await audiences.rename(w.tx, workspaceId, { id, name });
+          if (audience.name !== name) {
+            await audiences.rename(w.tx, workspaceId, { id, name });
+            await w.publish({ type: "audience.renamed", audienceId: id, name, previousName: audience.name });
+          }
           return { id, name };
         });
       } finally {
@@ -98,6 +111,8 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       const filter = rawFilter === null ? null : parseFilter(rawFilter);
       return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         const audience = await w.locks.writable(id);
+        // The rule first, then who entered and left because of it.
+        await w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter);
         return { filter, memberCount: audience.memberCount + countDelta(change) };
       });
@@ -129,6 +144,10 @@ export function createAudienceService({ store, cache, membership, audiences, mem
         const [first, second] = sourceIds.map((id): Filter | null => sources.get(id)?.filter ?? null);
         const filter = unionFilter(first ?? null, second ?? null);
         const merged = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name, filter });
+        await w.publish(
+          { type: "audience.created", audienceId: merged.id, name },
+          { type: "audience.merged", audienceId: merged.id, sourceAudienceIds: sourceIds },
+        );
         await w.copyUnion(merged.id, sourceIds);
         return { id: merged.id };
       });

@@ -1,35 +1,58 @@
 import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store } from "../store/database.ts";
+import { eventRepo } from "../store/event-repo.ts";
 import { lockRepo } from "../store/lock-repo.ts";
 import { memberPageRepo } from "../store/member-page.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
+import { outboxRepo } from "../store/outbox-repo.ts";
+import { webhookRepo } from "../store/webhook-repo.ts";
 import { apiKeyRepo, workspaceRepo } from "../store/workspace-repo.ts";
 import { createAdminService } from "./admin-service.ts";
 import { type AudienceCache, createAudienceCache } from "./audience-cache.ts";
 import { createAudienceMemberService } from "./audience-member-service.ts";
 import { createAudienceService } from "./audience-service.ts";
 import { createAuthService } from "./auth-service.ts";
+import { createEventFeed } from "./event-feed-service.ts";
+import { createEventRelay } from "./event-relay.ts";
+import { createEventWorkers } from "./event-workers.ts";
 import { createMemberPages } from "./member-pages.ts";
 import { createMemberService } from "./member-service.ts";
-import { createMembershipService, type MembershipListener } from "./membership-service.ts";
+import { createMembershipService, type EventSink } from "./membership-service.ts";
+import { createWebhookDeliverer } from "./webhook-deliverer.ts";
+import { createWebhookService } from "./webhook-service.ts";
+import { createWebhookSender, type Resolve, resolveAll } from "./webhook-transport.ts";
 
 export interface ServiceOptions {
   /** The audience cache for getAudience (a fresh one per call when absent). */
   cache?: AudienceCache;
-  /** Told of every membership change, in the transaction that made it. */
-  membershipListeners?: MembershipListener[];
+  /** Told of a failure of background work (publishing events, delivering webhooks). */
+  onBackgroundError?: (error: unknown) => void;
+  /** Deliver webhooks to loopback and private addresses too (WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivateWebhooks?: boolean;
+  /** How long events are kept (EVENT_RETENTION_DAYS). */
+  eventRetentionDays?: number;
+  /** How long a webhook receiver has to answer (WEBHOOK_TIMEOUT_MS, default 10 s). */
+  webhookTimeoutMs?: number;
+  /** How webhook hosts are resolved, at creation and when connecting (tests substitute a table). */
+  resolve?: Resolve;
+  /** When delivery attempts are made (tests use a faster schedule than the Standard Webhooks one). */
+  webhookAttemptOffsetsMs?: readonly number[];
 }
 
-/** The membership module on the store's repositories. */
-export function createMembership(store: Store, listeners: MembershipListener[] = []) {
+/** The membership module on the store's repositories, recording its events in the outbox. */
+export function createMembership(store: Store, committed: (workspaceId: string) => void = () => {}) {
+  const events: EventSink = {
+    record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
+    committed,
+  };
   return createMembershipService({
     store,
     locks: lockRepo,
     sets: membershipRepo,
     members: memberRepo,
     audiences: audienceRepo,
-    listeners,
+    events,
   });
 }
 
@@ -39,12 +62,45 @@ export function createMembership(store: Store, listeners: MembershipListener[] =
  */
 export function createServices(store: Store, options: ServiceOptions = {}) {
   const cache = options.cache ?? createAudienceCache();
-  const membership = createMembership(store, options.membershipListeners);
+  const onError = options.onBackgroundError ?? (() => {});
+  const allowPrivate = options.allowPrivateWebhooks ?? false;
+  const retentionMs = (options.eventRetentionDays ?? 7) * 86_400_000;
+  const resolve = options.resolve ?? resolveAll;
+  const timeoutMs = options.webhookTimeoutMs ?? 10_000;
+  const sender = createWebhookSender({ allowPrivate, timeoutMs, resolve });
+  const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => workers.deliveriesQueued() });
+  const deliverer = createWebhookDeliverer({
+    store,
+    webhooks: webhookRepo,
+    sender,
+    onError,
+    leaseMs: 2 * timeoutMs + 5_000,
+    ...(options.webhookAttemptOffsetsMs ? { attemptOffsetsMs: options.webhookAttemptOffsetsMs } : {}),
+  });
+  const workers = createEventWorkers({
+    relay,
+    deliverer,
+    purge: () => eventRepo.purgeBefore(store.db, new Date(Date.now() - retentionMs)),
+    onError,
+  });
+  const membership = createMembership(store, (workspaceId) => workers.committed(workspaceId));
   const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
   return {
     auth,
     membership,
+    relay,
+    workers,
+    sender,
+    events: createEventFeed({ store, events: eventRepo }),
+    webhooks: createWebhookService({
+      store,
+      webhooks: webhookRepo,
+      audiences: audienceRepo,
+      allowPrivate,
+      resolve,
+      queued: () => workers.deliveriesQueued(),
+    }),
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
     audiences: createAudienceService({ store, cache, membership, audiences: audienceRepo, members: memberRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),

@@ -1,6 +1,8 @@
+import { changedKeys, type OutboxEntry } from "../domain/events.ts";
 import { newId } from "../domain/ids.ts";
 import { type MemberInput, planMemberUpserts, type UpsertPlan } from "../domain/member-identity.ts";
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
+import { memberSetOf } from "../domain/member-set.ts";
 import type { Tx } from "../store/database.ts";
 import type { MemberRepo } from "../store/member-repo.ts";
 
@@ -17,6 +19,16 @@ export interface ResolvedMembers {
   /** Members created or whose data changed: the ones rule-based audiences must look at again. */
   changedIds: string[];
   outcomes: UpsertPlan["outcomes"];
+  /** The members.created and members.updated events of what was written. */
+  events: OutboxEntry[];
+}
+
+/** The events of a batch: the members it created (by number) and what changed of the others. */
+function eventsOf(createdSeqs: number[], updated: { id: string; changed: string[] }[]): OutboxEntry[] {
+  const events: OutboxEntry[] = [];
+  if (createdSeqs.length > 0) events.push({ type: "members.created", created: memberSetOf(createdSeqs) });
+  if (updated.length > 0) events.push({ type: "members.updated", members: updated });
+  return events;
 }
 
 /**
@@ -41,6 +53,10 @@ export async function resolveMemberInputs(
       merged: 0,
       changedIds: [],
       outcomes: [],
+      events: eventsOf(
+        createdBare.map((id) => seqs.get(id) as number),
+        [],
+      ),
     };
   }
   const keys = new Set<string>();
@@ -65,6 +81,8 @@ export async function resolveMemberInputs(
   for (const row of rows) seqs.set(row.id, row.seq);
   await members.updateData(tx, workspaceId, plan.update);
   await members.claimEmails(tx, workspaceId, plan.claims);
+  const createdIds = [...plan.create.map((m) => m.id), ...createdBare];
+  const updated = plan.update.map((m) => ({ id: m.id, changed: changedKeys(stored.get(m.id) as MemberData, m.data) }));
   return {
     memberIds: plan.memberIds,
     createdBare,
@@ -73,5 +91,9 @@ export async function resolveMemberInputs(
     merged: plan.update.length,
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),
     outcomes: plan.outcomes,
+    events: eventsOf(
+      createdIds.map((id) => seqs.get(id) as number),
+      updated,
+    ),
   };
 }

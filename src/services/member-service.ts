@@ -1,5 +1,6 @@
 import type { components } from "../../generated/api.d.ts";
 import { memberNotFound } from "../domain/errors.ts";
+import { changedKeys } from "../domain/events.ts";
 import { emailKeysOf } from "../domain/member-merge.ts";
 import type { Store } from "../store/database.ts";
 import type { MemberRepo } from "../store/member-repo.ts";
@@ -25,6 +26,7 @@ export function createMemberService({ store, membership, members, memberAudience
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
       return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members);
+        await w.publish(...resolved.events);
         await w.followMembers(resolved.changedIds);
         return { results: resolved.outcomes };
       });
@@ -59,9 +61,11 @@ export function createMemberService({ store, membership, members, memberAudience
           await members.updateData(w.tx, workspaceId, [{ id: memberId, data }]);
           await members.releaseEmails(w.tx, workspaceId, memberId, emailKeysOf(data));
         }
+        const [after = existing] = await members.findByIds(w.tx, workspaceId, [memberId]);
+        const changed = changedKeys(existing, after);
+        if (changed.length > 0) await w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
         await w.followMembers([memberId]);
-        const [after] = await members.findByIds(w.tx, workspaceId, [memberId]);
-        return toMember(after ?? existing);
+        return toMember(after);
       });
     },
 
@@ -71,7 +75,9 @@ export function createMemberService({ store, membership, members, memberAudience
         // Any audience may hold them (archived ones too), so every one is locked before its sets change.
         await w.locks.all();
         const deleted = await members.delete(w.tx, workspaceId, memberIds);
+        // They leave their audiences first, then the workspace.
         await w.forgetMembers(deleted.map((m) => m.seq));
+        if (deleted.length > 0) await w.publish({ type: "members.deleted", memberIds: deleted.map((m) => m.id) });
         return { deleted: deleted.length, notFound: memberIds.length - deleted.length };
       });
     },

@@ -1,3 +1,4 @@
+import type { OutboxEntry } from "../domain/events.ts";
 import { type Filter, matches } from "../domain/filter.ts";
 import type { ChangeReason, MembershipChange } from "../domain/member-set.ts";
 import { EMPTY_SET } from "../domain/member-set.ts";
@@ -7,8 +8,13 @@ import type { MemberRepo } from "../store/member-repo.ts";
 import type { MembershipRepo, SetChange } from "../store/membership-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
-/** Told of every change of an audience's members, in the transaction that made it. */
-export type MembershipListener = (tx: Tx, workspaceId: string, changes: MembershipChange[]) => Promise<void>;
+/** Where writes record their events: the outbox (see services/index.ts), a fake in unit tests. */
+export interface EventSink {
+  /** Records events in the write's transaction: they exist exactly if it commits. */
+  record(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
+  /** Told after a write that recorded events has committed (so they can be published at once). */
+  committed(workspaceId: string): void;
+}
 
 export interface MembershipDeps {
   store: Pick<Store, "transaction" | "db">;
@@ -16,7 +22,7 @@ export interface MembershipDeps {
   sets: Pick<MembershipRepo, "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget">;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
-  listeners?: MembershipListener[];
+  events: EventSink;
 }
 
 /**
@@ -28,6 +34,8 @@ export interface MembershipWriter {
   readonly tx: Tx;
   readonly workspaceId: string;
   readonly locks: WriteLocks;
+  /** Records events of this write that are not membership changes (audiences, members' data). */
+  publish(...entries: OutboxEntry[]): Promise<void>;
   /** Adds members (by number) by hand to an audience locked with locks.writable. */
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
@@ -43,13 +51,13 @@ export interface MembershipWriter {
 }
 
 export function createMembershipService(deps: MembershipDeps) {
-  const { sets } = deps;
-  const listeners = deps.listeners ?? [];
+  const { sets, events } = deps;
 
   /**
    * Every change of an audience's members passes through here, in the transaction that made it:
-   * which members entered and which left each audience, and why. To make something happen when
-   * membership changes, add a listener (the composition root, src/services/index.ts, wires them).
+   * which members entered and which left each audience, and why. It records them as
+   * audience.members_changed events; this is the place to make something else happen when
+   * membership changes.
    */
   async function membershipChanged(
     tx: Tx,
@@ -58,7 +66,13 @@ export function createMembershipService(deps: MembershipDeps) {
     setChanges: SetChange[],
   ): Promise<MembershipChange[]> {
     const changes = setChanges.map((change) => ({ ...change, reason }));
-    if (changes.length > 0) for (const listener of listeners) await listener(tx, workspaceId, changes);
+    if (changes.length > 0) {
+      await events.record(
+        tx,
+        workspaceId,
+        changes.map((change) => ({ type: "audience.members_changed" as const, ...change })),
+      );
+    }
     return changes;
   }
 
@@ -79,6 +93,9 @@ export function createMembershipService(deps: MembershipDeps) {
       tx,
       workspaceId,
       locks,
+      async publish(...entries) {
+        if (entries.length > 0) await events.record(tx, workspaceId, entries);
+      },
       async include(audienceId, seqs) {
         requireAudience(audienceId, "update", "adding members");
         return one(audienceId, "manual", await report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
@@ -133,12 +150,18 @@ export function createMembershipService(deps: MembershipDeps) {
    * Runs fn as one transaction of the workspace. With `memberWrites`, the workspace's member lock
    * is taken first: for writes that create, change or delete members, set a rule or merge.
    */
-  function write<T>(workspaceId: string, options: { memberWrites: boolean }, fn: (w: MembershipWriter) => Promise<T>) {
-    return deps.store.transaction(async (tx) => {
+  async function write<T>(
+    workspaceId: string,
+    options: { memberWrites: boolean },
+    fn: (w: MembershipWriter) => Promise<T>,
+  ): Promise<T> {
+    const result = await deps.store.transaction(async (tx) => {
       const locks = createWriteLocks(deps.locks, tx, workspaceId);
       if (options.memberWrites) await locks.members();
       return fn(writer(tx, workspaceId, locks));
     });
+    events.committed(workspaceId);
+    return result;
   }
 
   return {

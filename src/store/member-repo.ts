@@ -59,11 +59,21 @@ export const memberRepo = {
       SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM ${byIds(workspaceId, ids)}`;
   },
 
-  /** Deletes members (their e-mails go with them); returns the ids and numbers deleted. */
+  /**
+   * Deletes members (their e-mails go with them); returns the ids and numbers deleted. Their
+   * numbers stay known as tombstones, so that events recorded before the deletion and published
+   * after it can still name them.
+   */
   delete(tx: Tx, workspaceId: string, ids: string[]): Promise<{ id: string; seq: number }[]> {
     return tx.$queryRaw`
-      DELETE FROM members AS m USING ${jsonRows("v", { id: ids })}
-      WHERE m.workspace_id = ${workspaceId} AND m.id = v.id RETURNING m.id, m.seq`;
+      WITH gone AS (
+        DELETE FROM members AS m USING ${jsonRows("v", { id: ids })}
+        WHERE m.workspace_id = ${workspaceId} AND m.id = v.id RETURNING m.id, m.seq
+      ),
+      kept AS (
+        INSERT INTO member_tombstones (workspace_id, seq, id) SELECT ${workspaceId}, seq, id FROM gone
+      )
+      SELECT id, seq FROM gone`;
   },
 
   /** Removes addresses a member no longer has (only a PATCH can drop one). */

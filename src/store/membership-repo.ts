@@ -242,7 +242,8 @@ export type MembershipRepo = typeof membershipRepo;
  * Runs a membership statement and reads back what it changed. `statement` is a WITH list, one of
  * whose queries, `d`, holds (audience_id, chunk, old, new): each touched chunk's member bits
  * before and after (NULL: no such chunk). The end appended here works out who entered and who
- * left, moves each audience's member_count by the difference, and returns the changed chunks.
+ * left, moves each audience's member_count by the difference, and returns the changed chunks,
+ * audience by audience in id order (so events of one write come in a stable order).
  */
 async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
   const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
@@ -261,7 +262,7 @@ async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.Sql): Pr
     SELECT audience_id AS "audienceId", chunk,
            CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
            CASE WHEN exited <> ${NO_BITS} THEN ${base64Of(Prisma.sql`exited`)} END AS "left"
-    FROM diff`;
+    FROM diff ORDER BY audience_id, chunk`;
   const changes = new Map<
     string,
     { audienceId: string; entered: Map<number, Uint8Array>; left: Map<number, Uint8Array> }

@@ -10,8 +10,12 @@ export interface WorkspaceRow {
 }
 
 export const workspaceRepo = {
+  /** Creates the workspace with its empty event feed. */
   create(tx: Reader, workspace: { id: string; name: string }): Promise<WorkspaceRow> {
-    return tx.workspace.create({ data: workspace });
+    return tx.workspace.create({
+      data: { ...workspace, eventHead: { create: {} } },
+      select: { id: true, name: true, createdAt: true },
+    });
   },
 
   list(db: Reader): Promise<WorkspaceRow[]> {

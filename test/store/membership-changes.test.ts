@@ -7,11 +7,16 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Filter, unionFilter } from "../../src/domain/filter.ts";
 import { type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
-import { createMembership } from "../../src/services/index.ts";
-import { createMembershipService, type MembershipService } from "../../src/services/membership-service.ts";
+import {
+  createMembershipService,
+  type EventSink,
+  type MembershipService,
+} from "../../src/services/membership-service.ts";
 import { audienceRepo } from "../../src/store/audience-repo.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
+import { lockRepo } from "../../src/store/lock-repo.ts";
 import { memberRepo } from "../../src/store/member-repo.ts";
+import { membershipRepo } from "../../src/store/membership-repo.ts";
 import { workspaceRepo } from "../../src/store/workspace-repo.ts";
 import { createDatabase } from "../support/live-server.ts";
 import { FakeAudiences, FakeSets, fakeStore } from "../unit/fakes/fake-stores.ts";
@@ -125,14 +130,17 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
   }
 }
 
-const recorder =
-  (idOf: () => (seq: number) => string, seen: Seen) =>
-  async (_tx: unknown, _ws: string, changes: MembershipChange[]) => {
-    for (const c of changes) {
+/** An event sink that keeps what the membership module reported, readably. */
+const recorder = (idOf: () => (seq: number) => string, seen: Seen): EventSink => ({
+  async record(_tx, _ws, entries) {
+    for (const c of entries) {
+      if (c.type !== "audience.members_changed") continue;
       const read = (set: MembershipChange["entered"]) => membersOf(set).map(idOf()).sort();
       seen.push({ reason: c.reason, audienceId: c.audienceId, entered: read(c.entered), left: read(c.left) });
     }
-  };
+  },
+  committed: () => {},
+});
 const sorted = (seen: Seen) => [...seen].sort((a, b) => (a.audienceId < b.audienceId ? -1 : 1));
 
 describe("membership changes reported by the store's statements", () => {
@@ -181,7 +189,14 @@ describe("membership changes reported by the store's statements", () => {
 function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
   const names = new Map<number, string>();
   const seen: Seen = [];
-  const membership = createMembership(store, [recorder(() => (seq) => names.get(seq) as string, seen)]);
+  const membership = createMembershipService({
+    store,
+    locks: lockRepo,
+    sets: membershipRepo,
+    members: memberRepo,
+    audiences: audienceRepo,
+    events: recorder(() => (seq) => names.get(seq) as string, seen),
+  });
   const data = (company: string) => ({ email: null, fields: { company }, alternativeEmails: [] });
   const world: World = {
     membership,
@@ -224,7 +239,7 @@ function modelWorld(): { world: World; seen: Seen } {
     sets: sets.repo,
     members: sets.memberReads,
     audiences: audiences.repo,
-    listeners: [recorder(() => sets.idOf, seen)],
+    events: recorder(() => sets.idOf, seen),
   });
   const world: World = {
     membership,

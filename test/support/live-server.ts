@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
-import { buildApp } from "../../src/app.ts";
+import { type AppOptions, buildApp } from "../../src/app.ts";
 import type { Problem, ResultOf } from "../../src/client/index.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { checkResponse } from "./contract.ts";
@@ -24,6 +24,8 @@ export interface LiveServerOptions {
   /** Serve the PostgreSQL database another server created (its databaseUrl) instead of a new one. */
   databaseUrl?: string | undefined;
   audienceCacheTtlMs?: number;
+  /** Further options of the application (webhook delivery settings, say). */
+  app?: Partial<Omit<AppOptions, "store" | "adminToken">>;
 }
 
 export async function startLiveServer(options: LiveServerOptions = {}): Promise<LiveServer> {
@@ -39,6 +41,7 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
     // The production default limit, so every API test runs with rate limiting on.
     rateLimit: { max: 6000, windowMs: 60_000 },
     audienceCacheTtlMs: options.audienceCacheTtlMs,
+    ...options.app,
   });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   return {

@@ -18,12 +18,13 @@ function setUp() {
     sets: sets.repo,
     members: sets.memberReads,
     audiences: audiences.repo,
-    listeners: [
-      async (_tx, workspaceId, changes) => {
+    events: {
+      async record(_tx, workspaceId, entries) {
         expect(workspaceId).toBe("ws");
-        for (const change of changes) reported.push(readable(change));
+        for (const entry of entries) if (entry.type === "audience.members_changed") reported.push(readable(entry));
       },
-    ],
+      committed: () => {},
+    },
   });
   const readable = (change: MembershipChange) => ({
     reason: change.reason,

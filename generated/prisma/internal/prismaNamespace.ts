@@ -404,7 +404,14 @@ export const ModelName = {
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   IdempotencyKey: 'IdempotencyKey',
-  RateLimitBucket: 'RateLimitBucket'
+  RateLimitBucket: 'RateLimitBucket',
+  EventOutbox: 'EventOutbox',
+  EventOutboxMembers: 'EventOutboxMembers',
+  MemberTombstone: 'MemberTombstone',
+  EventHead: 'EventHead',
+  Event: 'Event',
+  Webhook: 'Webhook',
+  WebhookDelivery: 'WebhookDelivery'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -420,7 +427,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1016,6 +1023,524 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    EventOutbox: {
+      payload: Prisma.$EventOutboxPayload<ExtArgs>
+      fields: Prisma.EventOutboxFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventOutboxFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventOutboxFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        findFirst: {
+          args: Prisma.EventOutboxFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventOutboxFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        findMany: {
+          args: Prisma.EventOutboxFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>[]
+        }
+        create: {
+          args: Prisma.EventOutboxCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        createMany: {
+          args: Prisma.EventOutboxCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventOutboxCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>[]
+        }
+        delete: {
+          args: Prisma.EventOutboxDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        update: {
+          args: Prisma.EventOutboxUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventOutboxDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventOutboxUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventOutboxUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventOutboxUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxPayload>
+        }
+        aggregate: {
+          args: Prisma.EventOutboxAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEventOutbox>
+        }
+        groupBy: {
+          args: Prisma.EventOutboxGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventOutboxGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventOutboxCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventOutboxCountAggregateOutputType> | number
+        }
+      }
+    }
+    EventOutboxMembers: {
+      payload: Prisma.$EventOutboxMembersPayload<ExtArgs>
+      fields: Prisma.EventOutboxMembersFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventOutboxMembersFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventOutboxMembersFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        findFirst: {
+          args: Prisma.EventOutboxMembersFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventOutboxMembersFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        findMany: {
+          args: Prisma.EventOutboxMembersFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>[]
+        }
+        create: {
+          args: Prisma.EventOutboxMembersCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        createMany: {
+          args: Prisma.EventOutboxMembersCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventOutboxMembersCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>[]
+        }
+        delete: {
+          args: Prisma.EventOutboxMembersDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        update: {
+          args: Prisma.EventOutboxMembersUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventOutboxMembersDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventOutboxMembersUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventOutboxMembersUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventOutboxMembersUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventOutboxMembersPayload>
+        }
+        aggregate: {
+          args: Prisma.EventOutboxMembersAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEventOutboxMembers>
+        }
+        groupBy: {
+          args: Prisma.EventOutboxMembersGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventOutboxMembersGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventOutboxMembersCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventOutboxMembersCountAggregateOutputType> | number
+        }
+      }
+    }
+    MemberTombstone: {
+      payload: Prisma.$MemberTombstonePayload<ExtArgs>
+      fields: Prisma.MemberTombstoneFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemberTombstoneFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemberTombstoneFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        findFirst: {
+          args: Prisma.MemberTombstoneFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemberTombstoneFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        findMany: {
+          args: Prisma.MemberTombstoneFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>[]
+        }
+        create: {
+          args: Prisma.MemberTombstoneCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        createMany: {
+          args: Prisma.MemberTombstoneCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemberTombstoneCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>[]
+        }
+        delete: {
+          args: Prisma.MemberTombstoneDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        update: {
+          args: Prisma.MemberTombstoneUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        deleteMany: {
+          args: Prisma.MemberTombstoneDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemberTombstoneUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemberTombstoneUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>[]
+        }
+        upsert: {
+          args: Prisma.MemberTombstoneUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberTombstonePayload>
+        }
+        aggregate: {
+          args: Prisma.MemberTombstoneAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemberTombstone>
+        }
+        groupBy: {
+          args: Prisma.MemberTombstoneGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberTombstoneGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemberTombstoneCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberTombstoneCountAggregateOutputType> | number
+        }
+      }
+    }
+    EventHead: {
+      payload: Prisma.$EventHeadPayload<ExtArgs>
+      fields: Prisma.EventHeadFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventHeadFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventHeadFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        findFirst: {
+          args: Prisma.EventHeadFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventHeadFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        findMany: {
+          args: Prisma.EventHeadFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>[]
+        }
+        create: {
+          args: Prisma.EventHeadCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        createMany: {
+          args: Prisma.EventHeadCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventHeadCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>[]
+        }
+        delete: {
+          args: Prisma.EventHeadDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        update: {
+          args: Prisma.EventHeadUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventHeadDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventHeadUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventHeadUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventHeadUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventHeadPayload>
+        }
+        aggregate: {
+          args: Prisma.EventHeadAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEventHead>
+        }
+        groupBy: {
+          args: Prisma.EventHeadGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventHeadGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventHeadCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventHeadCountAggregateOutputType> | number
+        }
+      }
+    }
+    Event: {
+      payload: Prisma.$EventPayload<ExtArgs>
+      fields: Prisma.EventFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        findFirst: {
+          args: Prisma.EventFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        findMany: {
+          args: Prisma.EventFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>[]
+        }
+        create: {
+          args: Prisma.EventCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        createMany: {
+          args: Prisma.EventCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>[]
+        }
+        delete: {
+          args: Prisma.EventDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        update: {
+          args: Prisma.EventUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventPayload>
+        }
+        aggregate: {
+          args: Prisma.EventAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEvent>
+        }
+        groupBy: {
+          args: Prisma.EventGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventCountAggregateOutputType> | number
+        }
+      }
+    }
+    Webhook: {
+      payload: Prisma.$WebhookPayload<ExtArgs>
+      fields: Prisma.WebhookFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.WebhookFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.WebhookFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        findFirst: {
+          args: Prisma.WebhookFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.WebhookFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        findMany: {
+          args: Prisma.WebhookFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>[]
+        }
+        create: {
+          args: Prisma.WebhookCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        createMany: {
+          args: Prisma.WebhookCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.WebhookCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>[]
+        }
+        delete: {
+          args: Prisma.WebhookDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        update: {
+          args: Prisma.WebhookUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        deleteMany: {
+          args: Prisma.WebhookDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.WebhookUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.WebhookUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>[]
+        }
+        upsert: {
+          args: Prisma.WebhookUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookPayload>
+        }
+        aggregate: {
+          args: Prisma.WebhookAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateWebhook>
+        }
+        groupBy: {
+          args: Prisma.WebhookGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WebhookGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.WebhookCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WebhookCountAggregateOutputType> | number
+        }
+      }
+    }
+    WebhookDelivery: {
+      payload: Prisma.$WebhookDeliveryPayload<ExtArgs>
+      fields: Prisma.WebhookDeliveryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.WebhookDeliveryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.WebhookDeliveryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        findFirst: {
+          args: Prisma.WebhookDeliveryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.WebhookDeliveryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        findMany: {
+          args: Prisma.WebhookDeliveryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>[]
+        }
+        create: {
+          args: Prisma.WebhookDeliveryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        createMany: {
+          args: Prisma.WebhookDeliveryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.WebhookDeliveryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>[]
+        }
+        delete: {
+          args: Prisma.WebhookDeliveryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        update: {
+          args: Prisma.WebhookDeliveryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        deleteMany: {
+          args: Prisma.WebhookDeliveryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.WebhookDeliveryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.WebhookDeliveryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>[]
+        }
+        upsert: {
+          args: Prisma.WebhookDeliveryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$WebhookDeliveryPayload>
+        }
+        aggregate: {
+          args: Prisma.WebhookDeliveryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateWebhookDelivery>
+        }
+        groupBy: {
+          args: Prisma.WebhookDeliveryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WebhookDeliveryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.WebhookDeliveryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.WebhookDeliveryCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1154,6 +1679,102 @@ export const RateLimitBucketScalarFieldEnum = {
 } as const
 
 export type RateLimitBucketScalarFieldEnum = (typeof RateLimitBucketScalarFieldEnum)[keyof typeof RateLimitBucketScalarFieldEnum]
+
+
+export const EventOutboxScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  type: 'type',
+  audienceId: 'audienceId',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type EventOutboxScalarFieldEnum = (typeof EventOutboxScalarFieldEnum)[keyof typeof EventOutboxScalarFieldEnum]
+
+
+export const EventOutboxMembersScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  outboxId: 'outboxId',
+  part: 'part',
+  chunk: 'chunk',
+  bits: 'bits'
+} as const
+
+export type EventOutboxMembersScalarFieldEnum = (typeof EventOutboxMembersScalarFieldEnum)[keyof typeof EventOutboxMembersScalarFieldEnum]
+
+
+export const MemberTombstoneScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  id: 'id',
+  deletedAt: 'deletedAt'
+} as const
+
+export type MemberTombstoneScalarFieldEnum = (typeof MemberTombstoneScalarFieldEnum)[keyof typeof MemberTombstoneScalarFieldEnum]
+
+
+export const EventHeadScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  lastSequence: 'lastSequence',
+  firstRetained: 'firstRetained'
+} as const
+
+export type EventHeadScalarFieldEnum = (typeof EventHeadScalarFieldEnum)[keyof typeof EventHeadScalarFieldEnum]
+
+
+export const EventScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  sequence: 'sequence',
+  id: 'id',
+  type: 'type',
+  audienceId: 'audienceId',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const WebhookScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  url: 'url',
+  types: 'types',
+  audienceIds: 'audienceIds',
+  description: 'description',
+  enabled: 'enabled',
+  disabledReason: 'disabledReason',
+  secret: 'secret',
+  previousSecret: 'previousSecret',
+  previousSecretUntil: 'previousSecretUntil',
+  failingSince: 'failingSince',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type WebhookScalarFieldEnum = (typeof WebhookScalarFieldEnum)[keyof typeof WebhookScalarFieldEnum]
+
+
+export const WebhookDeliveryScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  webhookId: 'webhookId',
+  eventSequence: 'eventSequence',
+  eventId: 'eventId',
+  eventType: 'eventType',
+  payload: 'payload',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  leasedUntil: 'leasedUntil',
+  lastAttemptAt: 'lastAttemptAt',
+  lastStatusCode: 'lastStatusCode',
+  lastError: 'lastError',
+  createdAt: 'createdAt'
+} as const
+
+export type WebhookDeliveryScalarFieldEnum = (typeof WebhookDeliveryScalarFieldEnum)[keyof typeof WebhookDeliveryScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1298,6 +1919,20 @@ export type EnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$P
  * Reference to a field of type 'MembershipKind[]'
  */
 export type ListEnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'MembershipKind[]'>
+    
+
+
+/**
+ * Reference to a field of type 'BigInt'
+ */
+export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt'>
+    
+
+
+/**
+ * Reference to a field of type 'BigInt[]'
+ */
+export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt[]'>
     
 
 
@@ -1473,6 +2108,13 @@ export type GlobalOmitConfig = {
   membershipChunk?: Prisma.MembershipChunkOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit
   rateLimitBucket?: Prisma.RateLimitBucketOmit
+  eventOutbox?: Prisma.EventOutboxOmit
+  eventOutboxMembers?: Prisma.EventOutboxMembersOmit
+  memberTombstone?: Prisma.MemberTombstoneOmit
+  eventHead?: Prisma.EventHeadOmit
+  event?: Prisma.EventOmit
+  webhook?: Prisma.WebhookOmit
+  webhookDelivery?: Prisma.WebhookDeliveryOmit
 }
 
 /* Types for Logging */

@@ -58,7 +58,14 @@ export const ModelName = {
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   IdempotencyKey: 'IdempotencyKey',
-  RateLimitBucket: 'RateLimitBucket'
+  RateLimitBucket: 'RateLimitBucket',
+  EventOutbox: 'EventOutbox',
+  EventOutboxMembers: 'EventOutboxMembers',
+  MemberTombstone: 'MemberTombstone',
+  EventHead: 'EventHead',
+  Event: 'Event',
+  Webhook: 'Webhook',
+  WebhookDelivery: 'WebhookDelivery'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -176,6 +183,102 @@ export const RateLimitBucketScalarFieldEnum = {
 } as const
 
 export type RateLimitBucketScalarFieldEnum = (typeof RateLimitBucketScalarFieldEnum)[keyof typeof RateLimitBucketScalarFieldEnum]
+
+
+export const EventOutboxScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  type: 'type',
+  audienceId: 'audienceId',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type EventOutboxScalarFieldEnum = (typeof EventOutboxScalarFieldEnum)[keyof typeof EventOutboxScalarFieldEnum]
+
+
+export const EventOutboxMembersScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  outboxId: 'outboxId',
+  part: 'part',
+  chunk: 'chunk',
+  bits: 'bits'
+} as const
+
+export type EventOutboxMembersScalarFieldEnum = (typeof EventOutboxMembersScalarFieldEnum)[keyof typeof EventOutboxMembersScalarFieldEnum]
+
+
+export const MemberTombstoneScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  id: 'id',
+  deletedAt: 'deletedAt'
+} as const
+
+export type MemberTombstoneScalarFieldEnum = (typeof MemberTombstoneScalarFieldEnum)[keyof typeof MemberTombstoneScalarFieldEnum]
+
+
+export const EventHeadScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  lastSequence: 'lastSequence',
+  firstRetained: 'firstRetained'
+} as const
+
+export type EventHeadScalarFieldEnum = (typeof EventHeadScalarFieldEnum)[keyof typeof EventHeadScalarFieldEnum]
+
+
+export const EventScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  sequence: 'sequence',
+  id: 'id',
+  type: 'type',
+  audienceId: 'audienceId',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const WebhookScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  url: 'url',
+  types: 'types',
+  audienceIds: 'audienceIds',
+  description: 'description',
+  enabled: 'enabled',
+  disabledReason: 'disabledReason',
+  secret: 'secret',
+  previousSecret: 'previousSecret',
+  previousSecretUntil: 'previousSecretUntil',
+  failingSince: 'failingSince',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type WebhookScalarFieldEnum = (typeof WebhookScalarFieldEnum)[keyof typeof WebhookScalarFieldEnum]
+
+
+export const WebhookDeliveryScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  webhookId: 'webhookId',
+  eventSequence: 'eventSequence',
+  eventId: 'eventId',
+  eventType: 'eventType',
+  payload: 'payload',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  leasedUntil: 'leasedUntil',
+  lastAttemptAt: 'lastAttemptAt',
+  lastStatusCode: 'lastStatusCode',
+  lastError: 'lastError',
+  createdAt: 'createdAt'
+} as const
+
+export type WebhookDeliveryScalarFieldEnum = (typeof WebhookDeliveryScalarFieldEnum)[keyof typeof WebhookDeliveryScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -219,6 +219,11 @@ export type WorkspaceWhereInput = {
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   members?: Prisma.MemberListRelationFilter
+  outbox?: Prisma.EventOutboxListRelationFilter
+  tombstones?: Prisma.MemberTombstoneListRelationFilter
+  eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
+  events?: Prisma.EventListRelationFilter
+  webhooks?: Prisma.WebhookListRelationFilter
 }
 
 export type WorkspaceOrderByWithRelationInput = {
@@ -230,6 +235,11 @@ export type WorkspaceOrderByWithRelationInput = {
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
   audiences?: Prisma.AudienceOrderByRelationAggregateInput
   members?: Prisma.MemberOrderByRelationAggregateInput
+  outbox?: Prisma.EventOutboxOrderByRelationAggregateInput
+  tombstones?: Prisma.MemberTombstoneOrderByRelationAggregateInput
+  eventHead?: Prisma.EventHeadOrderByWithRelationInput
+  events?: Prisma.EventOrderByRelationAggregateInput
+  webhooks?: Prisma.WebhookOrderByRelationAggregateInput
 }
 
 export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
@@ -244,6 +254,11 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   members?: Prisma.MemberListRelationFilter
+  outbox?: Prisma.EventOutboxListRelationFilter
+  tombstones?: Prisma.MemberTombstoneListRelationFilter
+  eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
+  events?: Prisma.EventListRelationFilter
+  webhooks?: Prisma.WebhookListRelationFilter
 }, "id">
 
 export type WorkspaceOrderByWithAggregationInput = {
@@ -279,6 +294,11 @@ export type WorkspaceCreateInput = {
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateInput = {
@@ -290,6 +310,11 @@ export type WorkspaceUncheckedCreateInput = {
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUpdateInput = {
@@ -301,6 +326,11 @@ export type WorkspaceUpdateInput = {
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateInput = {
@@ -312,6 +342,11 @@ export type WorkspaceUncheckedUpdateInput = {
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateManyInput = {
@@ -437,6 +472,76 @@ export type WorkspaceUpdateOneRequiredWithoutMembersNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutMembersInput, Prisma.WorkspaceUpdateWithoutMembersInput>, Prisma.WorkspaceUncheckedUpdateWithoutMembersInput>
 }
 
+export type WorkspaceCreateNestedOneWithoutOutboxInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutOutboxInput, Prisma.WorkspaceUncheckedCreateWithoutOutboxInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutOutboxInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutOutboxNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutOutboxInput, Prisma.WorkspaceUncheckedCreateWithoutOutboxInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutOutboxInput
+  upsert?: Prisma.WorkspaceUpsertWithoutOutboxInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutOutboxInput, Prisma.WorkspaceUpdateWithoutOutboxInput>, Prisma.WorkspaceUncheckedUpdateWithoutOutboxInput>
+}
+
+export type WorkspaceCreateNestedOneWithoutTombstonesInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutTombstonesInput, Prisma.WorkspaceUncheckedCreateWithoutTombstonesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutTombstonesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutTombstonesNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutTombstonesInput, Prisma.WorkspaceUncheckedCreateWithoutTombstonesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutTombstonesInput
+  upsert?: Prisma.WorkspaceUpsertWithoutTombstonesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutTombstonesInput, Prisma.WorkspaceUpdateWithoutTombstonesInput>, Prisma.WorkspaceUncheckedUpdateWithoutTombstonesInput>
+}
+
+export type WorkspaceCreateNestedOneWithoutEventHeadInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventHeadInput, Prisma.WorkspaceUncheckedCreateWithoutEventHeadInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutEventHeadInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutEventHeadNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventHeadInput, Prisma.WorkspaceUncheckedCreateWithoutEventHeadInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutEventHeadInput
+  upsert?: Prisma.WorkspaceUpsertWithoutEventHeadInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutEventHeadInput, Prisma.WorkspaceUpdateWithoutEventHeadInput>, Prisma.WorkspaceUncheckedUpdateWithoutEventHeadInput>
+}
+
+export type WorkspaceCreateNestedOneWithoutEventsInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventsInput, Prisma.WorkspaceUncheckedCreateWithoutEventsInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutEventsInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutEventsNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventsInput, Prisma.WorkspaceUncheckedCreateWithoutEventsInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutEventsInput
+  upsert?: Prisma.WorkspaceUpsertWithoutEventsInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutEventsInput, Prisma.WorkspaceUpdateWithoutEventsInput>, Prisma.WorkspaceUncheckedUpdateWithoutEventsInput>
+}
+
+export type WorkspaceCreateNestedOneWithoutWebhooksInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutWebhooksInput, Prisma.WorkspaceUncheckedCreateWithoutWebhooksInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutWebhooksInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutWebhooksNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutWebhooksInput, Prisma.WorkspaceUncheckedCreateWithoutWebhooksInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutWebhooksInput
+  upsert?: Prisma.WorkspaceUpsertWithoutWebhooksInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutWebhooksInput, Prisma.WorkspaceUpdateWithoutWebhooksInput>, Prisma.WorkspaceUncheckedUpdateWithoutWebhooksInput>
+}
+
 export type WorkspaceCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -445,6 +550,11 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   memberClock?: Date | string | null
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
@@ -455,6 +565,11 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   memberClock?: Date | string | null
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutApiKeysInput = {
@@ -481,6 +596,11 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
@@ -491,6 +611,11 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutAudiencesInput = {
@@ -501,6 +626,11 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
@@ -511,6 +641,11 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutAudiencesInput = {
@@ -537,6 +672,11 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
@@ -547,6 +687,11 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutMembersInput = {
@@ -557,6 +702,11 @@ export type WorkspaceCreateWithoutMembersInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutMembersInput = {
@@ -567,6 +717,11 @@ export type WorkspaceUncheckedCreateWithoutMembersInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutMembersInput = {
@@ -593,6 +748,11 @@ export type WorkspaceUpdateWithoutMembersInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutMembersInput = {
@@ -603,6 +763,391 @@ export type WorkspaceUncheckedUpdateWithoutMembersInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutOutboxInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutOutboxInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutOutboxInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutOutboxInput, Prisma.WorkspaceUncheckedCreateWithoutOutboxInput>
+}
+
+export type WorkspaceUpsertWithoutOutboxInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutOutboxInput, Prisma.WorkspaceUncheckedUpdateWithoutOutboxInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutOutboxInput, Prisma.WorkspaceUncheckedCreateWithoutOutboxInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutOutboxInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutOutboxInput, Prisma.WorkspaceUncheckedUpdateWithoutOutboxInput>
+}
+
+export type WorkspaceUpdateWithoutOutboxInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutTombstonesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutTombstonesInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutTombstonesInput, Prisma.WorkspaceUncheckedCreateWithoutTombstonesInput>
+}
+
+export type WorkspaceUpsertWithoutTombstonesInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutTombstonesInput, Prisma.WorkspaceUncheckedUpdateWithoutTombstonesInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutTombstonesInput, Prisma.WorkspaceUncheckedCreateWithoutTombstonesInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutTombstonesInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutTombstonesInput, Prisma.WorkspaceUncheckedUpdateWithoutTombstonesInput>
+}
+
+export type WorkspaceUpdateWithoutTombstonesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutEventHeadInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutEventHeadInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventHeadInput, Prisma.WorkspaceUncheckedCreateWithoutEventHeadInput>
+}
+
+export type WorkspaceUpsertWithoutEventHeadInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutEventHeadInput, Prisma.WorkspaceUncheckedUpdateWithoutEventHeadInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventHeadInput, Prisma.WorkspaceUncheckedCreateWithoutEventHeadInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutEventHeadInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutEventHeadInput, Prisma.WorkspaceUncheckedUpdateWithoutEventHeadInput>
+}
+
+export type WorkspaceUpdateWithoutEventHeadInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutEventsInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutEventsInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutEventsInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventsInput, Prisma.WorkspaceUncheckedCreateWithoutEventsInput>
+}
+
+export type WorkspaceUpsertWithoutEventsInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutEventsInput, Prisma.WorkspaceUncheckedUpdateWithoutEventsInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutEventsInput, Prisma.WorkspaceUncheckedCreateWithoutEventsInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutEventsInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutEventsInput, Prisma.WorkspaceUncheckedUpdateWithoutEventsInput>
+}
+
+export type WorkspaceUpdateWithoutEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutEventsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutWebhooksInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutWebhooksInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutWebhooksInput, Prisma.WorkspaceUncheckedCreateWithoutWebhooksInput>
+}
+
+export type WorkspaceUpsertWithoutWebhooksInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutWebhooksInput, Prisma.WorkspaceUncheckedUpdateWithoutWebhooksInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutWebhooksInput, Prisma.WorkspaceUncheckedCreateWithoutWebhooksInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutWebhooksInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutWebhooksInput, Prisma.WorkspaceUncheckedUpdateWithoutWebhooksInput>
+}
+
+export type WorkspaceUpdateWithoutWebhooksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 
@@ -614,12 +1159,20 @@ export type WorkspaceCountOutputType = {
   apiKeys: number
   audiences: number
   members: number
+  outbox: number
+  tombstones: number
+  events: number
+  webhooks: number
 }
 
 export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | WorkspaceCountOutputTypeCountApiKeysArgs
   audiences?: boolean | WorkspaceCountOutputTypeCountAudiencesArgs
   members?: boolean | WorkspaceCountOutputTypeCountMembersArgs
+  outbox?: boolean | WorkspaceCountOutputTypeCountOutboxArgs
+  tombstones?: boolean | WorkspaceCountOutputTypeCountTombstonesArgs
+  events?: boolean | WorkspaceCountOutputTypeCountEventsArgs
+  webhooks?: boolean | WorkspaceCountOutputTypeCountWebhooksArgs
 }
 
 /**
@@ -653,6 +1206,34 @@ export type WorkspaceCountOutputTypeCountMembersArgs<ExtArgs extends runtime.Typ
   where?: Prisma.MemberWhereInput
 }
 
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountOutboxArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EventOutboxWhereInput
+}
+
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountTombstonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MemberTombstoneWhereInput
+}
+
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EventWhereInput
+}
+
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountWebhooksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.WebhookWhereInput
+}
+
 
 export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -663,6 +1244,11 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
   members?: boolean | Prisma.Workspace$membersArgs<ExtArgs>
+  outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
+  tombstones?: boolean | Prisma.Workspace$tombstonesArgs<ExtArgs>
+  eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
+  events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
+  webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["workspace"]>
 
@@ -695,6 +1281,11 @@ export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalAr
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
   members?: boolean | Prisma.Workspace$membersArgs<ExtArgs>
+  outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
+  tombstones?: boolean | Prisma.Workspace$tombstonesArgs<ExtArgs>
+  eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
+  events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
+  webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type WorkspaceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -706,6 +1297,11 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
     apiKeys: Prisma.$ApiKeyPayload<ExtArgs>[]
     audiences: Prisma.$AudiencePayload<ExtArgs>[]
     members: Prisma.$MemberPayload<ExtArgs>[]
+    outbox: Prisma.$EventOutboxPayload<ExtArgs>[]
+    tombstones: Prisma.$MemberTombstonePayload<ExtArgs>[]
+    eventHead: Prisma.$EventHeadPayload<ExtArgs> | null
+    events: Prisma.$EventPayload<ExtArgs>[]
+    webhooks: Prisma.$WebhookPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1117,6 +1713,11 @@ export interface Prisma__WorkspaceClient<T, Null = never, ExtArgs extends runtim
   apiKeys<T extends Prisma.Workspace$apiKeysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$apiKeysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ApiKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   audiences<T extends Prisma.Workspace$audiencesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$audiencesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudiencePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   members<T extends Prisma.Workspace$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  outbox<T extends Prisma.Workspace$outboxArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$outboxArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventOutboxPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  tombstones<T extends Prisma.Workspace$tombstonesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$tombstonesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberTombstonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  eventHead<T extends Prisma.Workspace$eventHeadArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventHeadArgs<ExtArgs>>): Prisma.Prisma__EventHeadClient<runtime.Types.Result.GetResult<Prisma.$EventHeadPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  events<T extends Prisma.Workspace$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  webhooks<T extends Prisma.Workspace$webhooksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$webhooksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1613,6 +2214,121 @@ export type Workspace$membersArgs<ExtArgs extends runtime.Types.Extensions.Inter
   take?: number
   skip?: number
   distinct?: Prisma.MemberScalarFieldEnum | Prisma.MemberScalarFieldEnum[]
+}
+
+/**
+ * Workspace.outbox
+ */
+export type Workspace$outboxArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the EventOutbox
+   */
+  select?: Prisma.EventOutboxSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the EventOutbox
+   */
+  omit?: Prisma.EventOutboxOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EventOutboxInclude<ExtArgs> | null
+  where?: Prisma.EventOutboxWhereInput
+  orderBy?: Prisma.EventOutboxOrderByWithRelationInput | Prisma.EventOutboxOrderByWithRelationInput[]
+  cursor?: Prisma.EventOutboxWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EventOutboxScalarFieldEnum | Prisma.EventOutboxScalarFieldEnum[]
+}
+
+/**
+ * Workspace.tombstones
+ */
+export type Workspace$tombstonesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MemberTombstone
+   */
+  select?: Prisma.MemberTombstoneSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the MemberTombstone
+   */
+  omit?: Prisma.MemberTombstoneOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemberTombstoneInclude<ExtArgs> | null
+  where?: Prisma.MemberTombstoneWhereInput
+  orderBy?: Prisma.MemberTombstoneOrderByWithRelationInput | Prisma.MemberTombstoneOrderByWithRelationInput[]
+  cursor?: Prisma.MemberTombstoneWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.MemberTombstoneScalarFieldEnum | Prisma.MemberTombstoneScalarFieldEnum[]
+}
+
+/**
+ * Workspace.eventHead
+ */
+export type Workspace$eventHeadArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the EventHead
+   */
+  select?: Prisma.EventHeadSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the EventHead
+   */
+  omit?: Prisma.EventHeadOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EventHeadInclude<ExtArgs> | null
+  where?: Prisma.EventHeadWhereInput
+}
+
+/**
+ * Workspace.events
+ */
+export type Workspace$eventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Event
+   */
+  select?: Prisma.EventSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Event
+   */
+  omit?: Prisma.EventOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EventInclude<ExtArgs> | null
+  where?: Prisma.EventWhereInput
+  orderBy?: Prisma.EventOrderByWithRelationInput | Prisma.EventOrderByWithRelationInput[]
+  cursor?: Prisma.EventWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EventScalarFieldEnum | Prisma.EventScalarFieldEnum[]
+}
+
+/**
+ * Workspace.webhooks
+ */
+export type Workspace$webhooksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Webhook
+   */
+  select?: Prisma.WebhookSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Webhook
+   */
+  omit?: Prisma.WebhookOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.WebhookInclude<ExtArgs> | null
+  where?: Prisma.WebhookWhereInput
+  orderBy?: Prisma.WebhookOrderByWithRelationInput | Prisma.WebhookOrderByWithRelationInput[]
+  cursor?: Prisma.WebhookWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.WebhookScalarFieldEnum | Prisma.WebhookScalarFieldEnum[]
 }
 
 /**

@@ -1,0 +1,97 @@
+import { Webhook } from "standardwebhooks";
+import { DISABLE_AFTER_FAILING_MS, outcomeOf, retryDelay } from "../domain/webhook-rules.ts";
+import type { Store } from "../store/database.ts";
+import type { ClaimedDelivery, WebhookRepo } from "../store/webhook-repo.ts";
+import type { WebhookSender } from "./webhook-transport.ts";
+
+export interface DelivererDeps {
+  store: Pick<Store, "db">;
+  webhooks: Pick<WebhookRepo, "claimDue" | "complete">;
+  sender: Pick<WebhookSender, "send">;
+  /** Attempts in flight in this process at most: a receiver that hangs holds this many at most. */
+  concurrency?: number;
+  /**
+   * How long a claimed delivery is this process's: past the receiver's time to answer, so that
+   * no other process attempts it meanwhile; if this process dies, others attempt it after that.
+   */
+  leaseMs: number;
+  /** When attempts are made (see ATTEMPT_OFFSETS_MS); tests use a faster one. */
+  attemptOffsetsMs?: readonly number[];
+  now?: () => number;
+  onError: (error: unknown) => void;
+}
+
+/** Signs a body per Standard Webhooks, once with each secret (two during a rotation). */
+export function signatures(secrets: string[], eventId: string, at: Date, body: string): string {
+  return secrets.map((secret) => new Webhook(secret).sign(eventId, at, body)).join(" ");
+}
+
+/**
+ * Delivers due webhook deliveries: claims them (leased, so processes share the work and a
+ * delivery is never attempted by two at once), POSTs each signed, and records the outcome and the
+ * next attempt. Attempts run concurrently up to `concurrency`, never on a request's path.
+ */
+export function createWebhookDeliverer(deps: DelivererDeps) {
+  const { store, webhooks, sender } = deps;
+  const concurrency = deps.concurrency ?? 32;
+  const now = deps.now ?? Date.now;
+  let inFlight = 0;
+  let onSlotFree: () => void = () => {};
+  const idle: (() => void)[] = [];
+
+  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+    const at = new Date(now());
+    const result =
+      delivery.body === null
+        ? { error: "the event is no longer kept" }
+        : await sender.send(delivery.url, delivery.body, {
+            "user-agent": "audience-service",
+            "webhook-id": delivery.eventId,
+            "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+            "webhook-signature": signatures(delivery.secrets, delivery.eventId, at, delivery.body),
+          });
+    const statusCode = "statusCode" in result ? result.statusCode : undefined;
+    const outcome = outcomeOf(statusCode);
+    const delay = outcome === "failed" ? retryDelay(delivery.attempts, deps.attemptOffsetsMs) : undefined;
+    await webhooks.complete(store.db, delivery, {
+      status: outcome === "succeeded" ? "succeeded" : delay !== undefined ? "pending" : "failed",
+      statusCode: statusCode ?? null,
+      error: "error" in result ? result.error : null,
+      nextAttemptAt: delay === undefined ? null : new Date(now() + delay),
+      disable: outcome === "gone" ? "gone" : outcome === "failed" ? "failing" : null,
+      failingSinceBefore: new Date(now() - DISABLE_AFTER_FAILING_MS),
+    });
+  }
+
+  return {
+    /** Claims and starts due deliveries while there is room; returns when nothing more is due. */
+    async deliverDue(): Promise<void> {
+      for (;;) {
+        const room = concurrency - inFlight;
+        if (room <= 0) return;
+        const claimed = await webhooks.claimDue(store.db, room, deps.leaseMs);
+        for (const delivery of claimed) {
+          inFlight++;
+          attempt(delivery)
+            .catch(deps.onError)
+            .finally(() => {
+              inFlight--;
+              if (inFlight === 0) for (const resolve of idle.splice(0)) resolve();
+              onSlotFree();
+            });
+        }
+        if (claimed.length < room) return;
+      }
+    },
+    /** Called whenever an attempt ends and a slot is free again. */
+    onSlotFree(callback: () => void): void {
+      onSlotFree = callback;
+    },
+    /** Resolves when no attempt is in flight (a stopping server waits for its attempts). */
+    idle(): Promise<void> {
+      return inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+    },
+  };
+}
+
+export type WebhookDeliverer = ReturnType<typeof createWebhookDeliverer>;
