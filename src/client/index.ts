@@ -13,7 +13,10 @@
  */
 import createClient, { type Client, type FetchOptions, type HeadersOptions, mergeHeaders } from "openapi-fetch";
 import type { components, operations, paths } from "../../generated/api.d.ts";
+import { type FeedOptions, type FeedPage, followFeed } from "./events.ts";
 
+export type { Event, EventOf, EventType, FeedOptions, FeedPage, WebhookEvent } from "./events.ts";
+export { verifyWebhook, WebhookVerificationError } from "./webhooks.ts";
 export type { components, operations, paths };
 export type Problem = components["schemas"]["Problem"];
 export type ProblemCode = Problem["code"];
@@ -84,6 +87,11 @@ export interface AudienceClient {
     path: P,
     ...init: InitArgs<OperationAt<P, "get">>
   ): AsyncGenerator<ItemOf<ResultOf<OperationAt<P, "get">>>, void, undefined>;
+  /**
+   * Follows a workspace's event feed from a cursor, page by page in sequence order (see
+   * FeedOptions): at the head it polls for more until `signal` aborts, or stops with follow: false.
+   */
+  feed(options: FeedOptions): AsyncGenerator<FeedPage, void, undefined>;
   /** The underlying openapi-fetch client, for full responses ({ data, error, response }). */
   raw: Client<paths>;
 }
@@ -167,6 +175,14 @@ export function createAudienceClient({ baseUrl, apiKey, headers, fetch }: Audien
     DELETE: call("delete"),
     pages: pages as unknown as AudienceClient["pages"],
     members: members as unknown as AudienceClient["members"],
+    feed: (options) =>
+      followFeed(
+        (query) =>
+          send("get", "/v0/workspaces/{workspaceId}/events", {
+            params: { path: { workspaceId: options.workspaceId }, query },
+          }),
+        options,
+      ),
     raw,
   };
 }

@@ -1,5 +1,6 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 
 /**
  * Runs the README's SDK example (src/client/example.ts) as a consumer would, in its own process
@@ -20,3 +21,32 @@ export function runExample(env: { API_URL: string; WORKSPACE_ID: string; API_KEY
 }
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Starts a long-running README example (`tsx src/client/<file>`) in its own process, for a test
+ * that watches its output while it runs; stop() ends it.
+ */
+export function spawnExample(file: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", `src/client/${file}`], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (chunk) => (out += chunk));
+  child.stderr.on("data", (chunk) => (out += chunk));
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  return {
+    lines: () => out.trimEnd().split("\n"),
+    /** Waits until a line of its output matches. */
+    async waitFor(pattern: RegExp): Promise<void> {
+      await expect
+        .poll(() => out.split("\n").some((line) => pattern.test(line)), { timeout: 60_000, interval: 50 })
+        .toBe(true);
+    },
+    async stop(): Promise<void> {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
