@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import type { Store } from "../../src/store/database.ts";
 
 /** Row count and an MD5 of every row (as text, in a stable order), per table. */
@@ -29,14 +30,25 @@ async function tablesOf(store: Store): Promise<Array<{ name: string; scoped: boo
 }
 
 /**
+ * Waits until the relay has published every event written so far: it does so just after each
+ * write commits, in the background, so a snapshot taken meanwhile would see it still at work.
+ */
+export async function publishedAll(store: Store): Promise<void> {
+  const pending = async () =>
+    (await store.db.$queryRawUnsafe<Array<{ n: number }>>("SELECT count(*)::int AS n FROM event_outbox"))[0]?.n;
+  await expect.poll(pending, { timeout: 20_000, interval: 20 }).toBe(0);
+}
+
+/**
  * Reads the whole store (or one workspace's rows of it: a table without workspace_id is then
- * read whole) in one statement: any write, even one that only touches updated_at, changes it.
- * Rate-limit counters are left out unless asked for.
+ * read whole) in one statement, once every event written so far is published: any write, even
+ * one that only touches updated_at, changes it. Rate-limit counters are left out unless asked for.
  */
 export async function snapshotDb(
   store: Store,
   { workspaceId, withRateLimits = false }: { workspaceId?: string; withRateLimits?: boolean } = {},
 ): Promise<DbState> {
+  await publishedAll(store);
   const tables = (await tablesOf(store)).filter((t) => withRateLimits || t.name !== RATE_LIMIT_TABLE);
   const parts = tables.map(({ name, scoped }) => {
     const where = workspaceId !== undefined && scoped ? "WHERE t.workspace_id = $1" : "";

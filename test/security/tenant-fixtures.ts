@@ -14,13 +14,22 @@ export interface Tenant {
   hex: string;
   keyId: string;
   audiences: { manual: string; rule: string; archived: string; spare: string; idem: string; sharedName: string };
+  /** A disabled webhook (nothing is delivered to it) and a delivery of it, with its secret. */
+  webhook: { id: string; deliveryId: string; secret: string };
   memberIds: string[];
   emails: string[];
   values: string[];
   names: string[];
   /** Values another workspace may legitimately use too (client-chosen ids, e-mails, names). */
   shared: { id: string; email: string; altEmail: string; audienceName: string; idemKey: string; idemName: string };
-  cursors: { audienceStart: string; audienceEnd: string; workspace: string; byAudienceQuery: string };
+  cursors: {
+    audienceStart: string;
+    audienceEnd: string;
+    workspace: string;
+    byAudienceQuery: string;
+    events: string;
+    deliveries: string;
+  };
 }
 
 const hex = () => randomBytes(4).toString("hex");
@@ -29,6 +38,8 @@ const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
 const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 const MEMBERS = "/v0/workspaces/{workspaceId}/members";
 const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";
+const WEBHOOKS = "/v0/workspaces/{workspaceId}/webhooks";
+const WEBHOOK = "/v0/workspaces/{workspaceId}/webhooks/{webhookId}";
 
 export async function populate(server: { baseUrl: string }, tag: string): Promise<Tenant> {
   const ws = await createWorkspace(server);
@@ -93,11 +104,27 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
   ).pageInfo;
   const all = await firstOf({});
   const byQuery = await firstOf({ audienceId: manual });
+  const webhook = await ws.api.POST(WEBHOOKS, {
+    params: { path: { workspaceId } },
+    body: {
+      url: `https://93.184.215.14/${tag}-${h}`,
+      audienceIds: [manual],
+      description: `${Tag} hook ${h}`,
+      enabled: false,
+    },
+  });
+  const webhookPath = { workspaceId, webhookId: webhook.id };
+  const delivery = await ws.api.POST(`${WEBHOOK}/test`, { params: { path: webhookPath } });
+  const deliveries = await ws.api.GET(`${WEBHOOK}/deliveries`, { params: { path: webhookPath, query: { limit: 1 } } });
+  const events = await ws.api.GET("/v0/workspaces/{workspaceId}/events", {
+    params: { path: { workspaceId }, query: { limit: 1 } },
+  });
   return {
     ws,
     hex: h,
     keyId: ws.keyId,
     audiences,
+    webhook: { id: webhook.id, deliveryId: delivery.id, secret: webhook.secret },
     memberIds: members.map((m) => m.id),
     emails: members.flatMap((m) => [m.email, ...m.alternativeEmails]),
     values: [...members.flatMap((m) => Object.values(m.fields)), ...Object.values(sharedMember.fields)],
@@ -108,6 +135,8 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
       audienceEnd: page.endCursor,
       workspace: all.endCursor,
       byAudienceQuery: byQuery.endCursor,
+      events: events.pageInfo.endCursor,
+      deliveries: deliveries.pageInfo.endCursor,
     },
   };
 }
@@ -116,7 +145,11 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
 export function secretsOf(t: Tenant): string[] {
   const ids = Object.values(t.audiences);
   const secret = t.ws.key.split("_")[3] ?? t.ws.key;
-  return [t.hex, t.ws.id, t.keyId, t.ws.key, secret, ...ids, ...t.names, ...t.memberIds, ...t.emails, ...t.values];
+  const { webhook } = t;
+  return [
+    ...[t.hex, t.ws.id, t.keyId, t.ws.key, secret, ...ids, ...t.names, ...t.memberIds, ...t.emails, ...t.values],
+    ...[webhook.id, webhook.deliveryId, webhook.secret],
+  ];
 }
 
 /** Everything the tenant can observe of its own data through the API: each answer's status and body. */
@@ -145,6 +178,16 @@ export async function apiView(t: Tenant): Promise<unknown> {
       seen(await api.raw.GET(`${MEMBER}/audiences`, { params })),
     ];
   }
+  const webhooks = (await api.GET(WEBHOOKS, { params: { path: { workspaceId } } })).results;
+  view.webhooks = webhooks;
+  for (const { id: webhookId } of webhooks) {
+    view[`deliveries ${webhookId}`] = await api.GET(`${WEBHOOK}/deliveries`, {
+      params: { path: { workspaceId, webhookId } },
+    });
+  }
+  view.events = await api.GET("/v0/workspaces/{workspaceId}/events", {
+    params: { path: { workspaceId }, query: { limit: 1000 } },
+  });
   return view;
 }
 
@@ -154,6 +197,8 @@ export interface Ids {
   otherAudienceId: string;
   memberId: string;
   keyId: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 /** A valid request for the operation on these ids (path, and a body when it takes one). */
@@ -175,6 +220,8 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     upsertMembers: { members: [{ id: ids.memberId, fields: { role: "probe" } }] },
     deleteMembers: { memberIds: [ids.memberId] },
     updateMember: { fields: { role: "probe" } },
+    createWebhook: { url: "https://93.184.215.14/probe", enabled: false },
+    updateWebhook: { description: "probe" },
   };
   const body = bodies[shape.operationId];
   if (shape.body?.required && body === undefined) {

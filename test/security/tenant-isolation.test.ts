@@ -120,6 +120,8 @@ const idsOf = (t: Tenant, memberId = t.memberIds[0] as string): Ids => ({
   otherAudienceId: t.audiences.rule,
   memberId,
   keyId: t.keyId,
+  webhookId: t.webhook.id,
+  deliveryId: t.webhook.deliveryId,
 });
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
@@ -164,6 +166,28 @@ describe("tenant isolation between workspaces A and B", () => {
         const path = urlOf(MEMBERS, { workspaceId: A.ws.id }, new URLSearchParams({ audienceId }).toString());
         await attempt("listMembers of B's audience", { method: "GET", path }, NO_AUDIENCE);
       }
+    },
+  );
+
+  withAttempt(
+    "answers 404 for B's webhook and delivery ids in A's webhook paths",
+    async ({ tenants: { A, B }, attempt }) => {
+      const withWebhook = shapes.filter((s) => s.path.includes("{webhookId}"));
+      expect(withWebhook.length).toBeGreaterThanOrEqual(7);
+      for (const shape of withWebhook) {
+        const request = validRequest(shape, { ...idsOf(A), webhookId: B.webhook.id });
+        await attempt(`${shape.operationId} with B's webhook`, request, { status: 404, code: "webhook_not_found" });
+      }
+      const retry = shapes.find((s) => s.operationId === "retryWebhookDelivery");
+      if (!retry) throw new Error("retryWebhookDelivery is not in the contract");
+      await attempt(
+        "retry B's delivery through A's webhook",
+        validRequest(retry, { ...idsOf(A), deliveryId: B.webhook.deliveryId }),
+        { status: 404, code: "delivery_not_found" },
+      );
+      const body = { url: "https://93.184.215.14/probe", audienceIds: [B.audiences.manual], enabled: false };
+      const path = urlOf("/v0/workspaces/{workspaceId}/webhooks", { workspaceId: A.ws.id });
+      await attempt("a webhook on B's audience", { method: "POST", path, body }, NO_AUDIENCE);
     },
   );
 
@@ -255,12 +279,25 @@ describe("tenant isolation between workspaces A and B", () => {
         [urlOf(MEMBERS, { workspaceId }), {}],
         [urlOf(MEMBERS, { workspaceId }), { audienceId: A.audiences.manual }],
       ];
+      const memberCursors = Object.entries(B.cursors).filter(([name]) => name !== "events" && name !== "deliveries");
       for (const [listing, params] of listings) {
-        for (const [name, cursor] of Object.entries(B.cursors)) {
+        for (const [name, cursor] of memberCursors) {
           for (const direction of ["after", "before"]) {
             const path = `${listing}?${new URLSearchParams({ ...params, [direction]: cursor })}`;
             await attempt(`B's ${name} cursor as ${direction}`, { method: "GET", path }, BAD_CURSOR);
           }
+        }
+      }
+      // The feed and the delivery log refuse B's cursors too, and any member listing's.
+      const feed = urlOf("/v0/workspaces/{workspaceId}/events", { workspaceId });
+      const log = urlOf("/v0/workspaces/{workspaceId}/webhooks/{webhookId}/deliveries", {
+        workspaceId,
+        webhookId: A.webhook.id,
+      });
+      for (const listing of [feed, log]) {
+        for (const [name, cursor] of Object.entries(B.cursors)) {
+          const path = `${listing}?${new URLSearchParams({ after: cursor })}`;
+          await attempt(`B's ${name} cursor on ${listing}`, { method: "GET", path }, BAD_CURSOR);
         }
       }
     },
