@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AudienceClient, operations } from "../../src/client/index.ts";
 import { checkedClient } from "./checked-client.ts";
-import { ADMIN_TOKEN, call, type RequestOptions } from "./live-server.ts";
+import { ADMIN_TOKEN } from "./live-server.ts";
 
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString("hex")}`;
 
@@ -16,19 +16,6 @@ export interface TestWorkspace {
   key: string;
   keyId: string;
   api: AudienceClient;
-  /**
-   * @deprecated Untyped: use `api`. Calls a path under /v0/workspaces/<id> with this workspace's
-   * key; kept only for test/property/membership-model.test.ts until it moves to the SDK.
-   */
-  call(method: string, path: string, options?: RequestOptions): Promise<LegacyResponse>;
-}
-
-/** What the deprecated TestWorkspace.call answers: the parsed body, whatever the status. */
-export interface LegacyResponse {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
 }
 
 export async function createWorkspace(server: { baseUrl: string }): Promise<TestWorkspace> {
@@ -43,11 +30,6 @@ export async function createWorkspace(server: { baseUrl: string }): Promise<Test
     key: key.key,
     keyId: key.id,
     api: checkedClient(server.baseUrl, key.key),
-    async call(method, path, options = {}) {
-      const url = `/v0/workspaces/${workspace.id}${path}`;
-      const response = await call(server, method, url, { token: key.key, ...options });
-      return { ...response, body: response.text === "" ? undefined : JSON.parse(response.text) };
-    },
   };
 }
 
