@@ -189,11 +189,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async retry(workspaceId: string, id: string, deliveryId: string): Promise<Schemas["WebhookDelivery"]> {
       const delivery = await store.transaction(async (tx) => {
         const webhook = await locked(tx, workspaceId, id);
+        const notFound = () => new NotFoundError("delivery_not_found", `No delivery ${deliveryId} of webhook ${id}.`);
+        if (!(await webhooks.deliveryExists(tx, workspaceId, id, deliveryId))) throw notFound();
         if (!webhook.enabled) {
           throw new ConflictError("webhook_disabled", `Webhook ${id} is disabled; enable it to deliver again.`);
         }
         const row = await webhooks.retry(tx, workspaceId, id, deliveryId);
-        if (!row) throw new NotFoundError("delivery_not_found", `No delivery ${deliveryId} of webhook ${id}.`);
+        if (!row) throw notFound();
         return row;
       });
       deps.queued();

@@ -147,6 +147,12 @@ export const webhookRepo = {
       ORDER BY d.created_at DESC, d.id DESC LIMIT ${query.limit + 1}`;
   },
 
+  async deliveryExists(tx: Tx, workspaceId: string, webhookId: string, id: string): Promise<boolean> {
+    const rows = await tx.$queryRaw<unknown[]>`
+      SELECT 1 FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND webhook_id = ${webhookId} AND id = ${id}`;
+    return rows.length > 0;
+  },
+
   /**
    * Queues a delivery for an attempt now (a failed one starts a new round of retries); undefined
    * when there is no such delivery.
