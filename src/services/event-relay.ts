@@ -39,14 +39,14 @@ export function createEventRelay(deps: EventRelayDeps) {
   const { store, events } = deps;
 
   /** Publishes one bounded part of the workspace's outbox; true when more may be pending. */
-  function publishSome(workspaceId: string): Promise<boolean> {
-    return store.transaction(async (tx) => {
+  async function publishSome(workspaceId: string): Promise<boolean> {
+    const { more, deliveries } = await store.transaction(async (tx) => {
       const head = await events.lockHead(tx, workspaceId);
-      if (!head) return false;
+      if (!head) return { more: false, deliveries: 0 };
       const entries = await events.readEntries(tx, workspaceId, ENTRIES_PER_TRANSACTION);
       if (entries.length === 0) {
         await events.dropTombstonesIfIdle(tx, workspaceId);
-        return false;
+        return { more: false, deliveries: 0 };
       }
       const published: PublishedEvent[] = [];
       const done: bigint[] = [];
@@ -65,11 +65,13 @@ export function createEventRelay(deps: EventRelayDeps) {
         }
         done.push(entry.id);
       }
-      const deliveries = await events.publish(tx, workspaceId, published);
+      const queued = await events.publish(tx, workspaceId, published);
       await events.deleteEntries(tx, workspaceId, done);
-      if (deliveries > 0) deps.onDeliveries?.();
-      return true;
+      return { more: true, deliveries: queued };
     });
+    // Only once committed can another connection (the deliverer's) see the deliveries.
+    if (deliveries > 0) deps.onDeliveries?.();
+    return more;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { DISABLE_AFTER_FAILING_MS, outcomeOf, retryDelay } from "../domain/webhook-rules.ts";
 import type { Store } from "../store/database.ts";
-import type { ClaimedDelivery, WebhookRepo } from "../store/webhook-repo.ts";
+import type { AttemptOutcome, ClaimedDelivery, WebhookRepo } from "../store/webhook-repo.ts";
 import type { WebhookSender } from "./webhook-transport.ts";
 
 export interface DelivererDeps {
@@ -39,6 +39,35 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
   let onSlotFree: () => void = () => {};
   const idle: (() => void)[] = [];
 
+  // Outcomes are recorded in batches: one statement (and one commit) for every attempt that
+  // ended while the previous batch was being written, not one per attempt.
+  let queued: { outcome: AttemptOutcome; done: (error?: unknown) => void }[] = [];
+  let writing = false;
+  async function writeQueued(): Promise<void> {
+    writing = true;
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      try {
+        await webhooks.complete(
+          store.db,
+          batch.map((q) => q.outcome),
+          new Date(now() - DISABLE_AFTER_FAILING_MS),
+        );
+        for (const q of batch) q.done();
+      } catch (error) {
+        for (const q of batch) q.done(error);
+      }
+    }
+    writing = false;
+  }
+  function record(outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      queued.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!writing) void writeQueued();
+    });
+  }
+
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     const at = new Date(now());
     const result =
@@ -53,13 +82,15 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
     const statusCode = "statusCode" in result ? result.statusCode : undefined;
     const outcome = outcomeOf(statusCode);
     const delay = outcome === "failed" ? retryDelay(delivery.attempts, deps.attemptOffsetsMs) : undefined;
-    await webhooks.complete(store.db, delivery, {
+    await record({
+      workspaceId: delivery.workspaceId,
+      id: delivery.id,
+      webhookId: delivery.webhookId,
       status: outcome === "succeeded" ? "succeeded" : delay !== undefined ? "pending" : "failed",
       statusCode: statusCode ?? null,
       error: "error" in result ? result.error : null,
       nextAttemptAt: delay === undefined ? null : new Date(now() + delay),
-      disable: outcome === "gone" ? "gone" : outcome === "failed" ? "failing" : null,
-      failingSinceBefore: new Date(now() - DISABLE_AFTER_FAILING_MS),
+      gone: outcome === "gone",
     });
   }
 

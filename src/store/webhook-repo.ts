@@ -30,6 +30,20 @@ export interface DeliveryRow {
   createdAt: Date;
 }
 
+/** What one attempt came to. */
+export interface AttemptOutcome {
+  workspaceId: string;
+  id: string;
+  webhookId: string;
+  status: "pending" | "succeeded" | "failed";
+  statusCode: number | null;
+  error: string | null;
+  /** When the next attempt is due (pending only). */
+  nextAttemptAt: Date | null;
+  /** The receiver answered 410 Gone: the webhook is disabled at once. */
+  gone: boolean;
+}
+
 /** A delivery claimed for an attempt: where it goes, its signing secrets and its body. */
 export interface ClaimedDelivery {
   workspaceId: string;
@@ -200,38 +214,43 @@ export const webhookRepo = {
   },
 
   /**
-   * Records an attempt's outcome: succeeded, pending again at `nextAttemptAt`, or failed; and on
-   * the webhook, its failing streak (cleared by a success), or its disabling.
+   * Records attempts' outcomes in one statement: each delivery succeeded, is pending again at its
+   * nextAttemptAt, or failed; and on each webhook, its failing streak (cleared by a success among
+   * them) or its disabling (at once by 410, or by a failure after a day of failing).
    */
-  async complete(
-    db: Reader,
-    delivery: Pick<ClaimedDelivery, "workspaceId" | "id" | "webhookId">,
-    outcome: {
-      status: "pending" | "succeeded" | "failed";
-      statusCode: number | null;
-      error: string | null;
-      nextAttemptAt: Date | null;
-      disable: "failing" | "gone" | null;
-      failingSinceBefore: Date;
-    },
-  ): Promise<void> {
-    const { workspaceId, id, webhookId } = delivery;
-    const succeeded = outcome.status === "succeeded";
+  async complete(db: Reader, outcomes: AttemptOutcome[], failingSinceBefore: Date): Promise<void> {
+    if (outcomes.length === 0) return;
+    const rows = outcomes.map((o) => ({
+      workspace_id: o.workspaceId,
+      id: o.id,
+      webhook_id: o.webhookId,
+      status: o.status,
+      status_code: o.statusCode,
+      error: o.error,
+      next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+      gone: o.gone,
+    }));
     await db.$executeRaw`
-      WITH done AS (
-        UPDATE webhook_deliveries SET status = ${outcome.status}, next_attempt_at = ${outcome.nextAttemptAt},
-          leased_until = NULL, last_status_code = ${outcome.statusCode}, last_error = ${outcome.error}
-        WHERE workspace_id = ${workspaceId} AND id = ${id}
+      WITH v AS MATERIALIZED (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(workspace_id text, id text, webhook_id text,
+          status text, status_code int, error text, next_attempt_at timestamptz, gone boolean)
+      ),
+      done AS (
+        UPDATE webhook_deliveries AS d SET status = v.status, next_attempt_at = v.next_attempt_at, leased_until = NULL,
+          last_status_code = v.status_code, last_error = v.error
+        FROM v WHERE d.workspace_id = v.workspace_id AND d.id = v.id
+      ),
+      w AS (
+        SELECT workspace_id, webhook_id, bool_or(status = 'succeeded') AS ok, bool_or(gone) AS gone
+        FROM v GROUP BY workspace_id, webhook_id
       )
-      UPDATE webhooks SET
-        failing_since = CASE WHEN ${succeeded} THEN NULL ELSE coalesce(failing_since, now()) END,
-        enabled = CASE WHEN ${outcome.disable}::text = 'gone'
-                         OR (${outcome.disable}::text = 'failing' AND failing_since < ${outcome.failingSinceBefore})
-                       THEN false ELSE enabled END,
-        disabled_reason = CASE WHEN ${outcome.disable}::text = 'gone' THEN 'gone'
-                               WHEN ${outcome.disable}::text = 'failing' AND failing_since < ${outcome.failingSinceBefore} THEN 'failing'
-                               ELSE disabled_reason END
-      WHERE workspace_id = ${workspaceId} AND id = ${webhookId}`;
+      UPDATE webhooks AS h SET
+        failing_since = CASE WHEN w.ok THEN NULL ELSE coalesce(h.failing_since, now()) END,
+        enabled = CASE WHEN w.gone OR (NOT w.ok AND h.failing_since < ${failingSinceBefore}) THEN false ELSE h.enabled END,
+        disabled_reason = CASE WHEN w.gone THEN 'gone'
+                               WHEN NOT w.ok AND h.failing_since < ${failingSinceBefore} THEN 'failing'
+                               ELSE h.disabled_reason END
+      FROM w WHERE h.workspace_id = w.workspace_id AND h.id = w.webhook_id`;
   },
 };
 
