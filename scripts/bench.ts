@@ -17,11 +17,13 @@ import { openPgliteRaw, openPgRaw, type RawDb } from "./bench/raw.ts";
 import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
 import { bulkAddNew } from "./bench/scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
+import { feedPages } from "./bench/scenarios/events.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { pages } from "./bench/scenarios/pages.ts";
 import { ruleChange } from "./bench/scenarios/rule-change.ts";
 import type { Context, State } from "./bench/scenarios/scenario-context.ts";
+import { webhookDelivery } from "./bench/scenarios/webhooks.ts";
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
@@ -158,6 +160,29 @@ async function main(): Promise<number> {
     deadline,
     log,
     analyze: stores.analyze,
+    clientFor: (key) => {
+      const client = createClient(ctx.service.baseUrl, key);
+      cleanups.push(async () => client.close());
+      return client;
+    },
+    async writeServiceStore(write) {
+      if (stores.serviceSettings.databaseUrl) {
+        const db = await openPgRaw(stores.serviceSettings.databaseUrl);
+        await write(db).finally(() => db.close());
+        return;
+      }
+      ctx.rss.stop();
+      await ctx.service.stop();
+      const db = await openPgliteRaw(join(stores.serviceSettings.dataDir as string, "pglite"));
+      await write(db).finally(() => db.close());
+      service = await startService({ ...serviceSettings, rateLimitPerMinute: 0 });
+      Object.assign(ctx, {
+        service,
+        rss: new RssSampler(service.pid),
+        api: createClient(service.baseUrl, service.apiKey ?? ctx.apiKey),
+        admin: createClient(service.baseUrl, adminToken),
+      });
+    },
   };
   const state: State = {};
   const context = {
@@ -185,6 +210,8 @@ async function main(): Promise<number> {
     if (!skip.has("data")) await bulkAddWithData(ctx);
     if (!skip.has("merge")) await mergeAudiences(ctx);
     if (!skip.has("rules")) await ruleChange(ctx);
+    if (!skip.has("feed")) await feedPages(ctx);
+    if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
 
     const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);
     rows.push({

@@ -218,6 +218,8 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
       LOG_LEVEL: "warn",
       BODY_LIMIT: String(settings.bodyLimit),
       RATE_LIMIT_PER_MINUTE: String(settings.rateLimitPerMinute),
+      // The webhook scenarios' receivers listen on this machine.
+      WEBHOOK_ALLOW_PRIVATE: "true",
     }),
   );
   try {

@@ -27,6 +27,13 @@ export interface Context {
    * embedded store only the raw baseline's (PGlite has no autovacuum, so the service runs without).
    */
   analyze(): Promise<void>;
+  /**
+   * Writes rows straight into the service's store (data no API request could make fast enough).
+   * The embedded store belongs to the server's process: it is stopped meanwhile and restarted.
+   */
+  writeServiceStore(write: (db: RawDb) => Promise<void>): Promise<void>;
+  /** A client of the service with another key. */
+  clientFor(apiKey: string): Client;
 }
 
 /** What later scenarios build on: the big audience, and what the bare routes measured. */
