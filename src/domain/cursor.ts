@@ -23,26 +23,14 @@ export function encodeCursor(scope: string, position: Position): string {
 
 /** Reads a cursor issued by encodeCursor for the same scope; anything else is invalid_cursor. */
 export function decodeCursor(scope: string, cursor: string, parameter: "after" | "before"): Position {
-  const invalid = () =>
-    new BadRequestError("invalid_cursor", `${parameter} is not a cursor issued by this listing.`, [
-      { pointer: `/query/${parameter}`, message: "is not a cursor issued by this listing" },
-    ]);
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
-  }
-  if (!isCursorBody(body) || body.s !== scope) throw invalid();
+  const body = readCursor(scope, cursor, parameter);
+  if (!isCursorBody(body)) throw invalidCursor(parameter);
   return { createdAt: new Date(body.t), id: body.i };
 }
 
-function isCursorBody(value: unknown): value is CursorBody {
-  if (typeof value !== "object" || value === null) return false;
-  const { s, t, i } = value as Record<string, unknown>;
+function isCursorBody(value: Record<string, unknown>): value is CursorBody & Record<string, unknown> {
+  const { t, i } = value;
   return (
-    typeof s === "string" &&
     typeof i === "string" &&
     i.length > 0 &&
     i.length <= 255 &&
@@ -61,18 +49,25 @@ export function encodeSequenceCursor(scope: string, sequence: number): string {
 
 /** Reads a cursor issued by encodeSequenceCursor for the same scope; anything else is invalid_cursor. */
 export function decodeSequenceCursor(scope: string, cursor: string, parameter: string): number {
-  const invalid = () =>
-    new BadRequestError("invalid_cursor", `${parameter} is not a cursor issued by this listing.`, [
-      { pointer: `/query/${parameter}`, message: "is not a cursor issued by this listing" },
-    ]);
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  const { q } = readCursor(scope, cursor, parameter);
+  if (typeof q !== "number" || !Number.isSafeInteger(q) || q < 0) throw invalidCursor(parameter);
+  return q;
+}
+
+const invalidCursor = (parameter: string) =>
+  new BadRequestError("invalid_cursor", `${parameter} is not a cursor issued by this listing.`, [
+    { pointer: `/query/${parameter}`, message: "is not a cursor issued by this listing" },
+  ]);
+
+/** The JSON object a cursor of this scope carries; anything else is invalid_cursor. */
+function readCursor(scope: string, cursor: string, parameter: string): Record<string, unknown> {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor(parameter);
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    throw invalid();
+    throw invalidCursor(parameter);
   }
-  const { s, q } = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
-  if (s !== scope || typeof q !== "number" || !Number.isSafeInteger(q) || q < 0) throw invalid();
-  return q;
+  if (typeof body !== "object" || body === null || (body as { s?: unknown }).s !== scope) throw invalidCursor(parameter);
+  return body as Record<string, unknown>;
 }

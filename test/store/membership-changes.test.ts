@@ -13,13 +13,13 @@ import {
   type MembershipService,
 } from "../../src/services/membership-service.ts";
 import { audienceRepo } from "../../src/store/audience-repo.ts";
-import { openStore, type Store } from "../../src/store/database.ts";
+import type { Store } from "../../src/store/database.ts";
 import { lockRepo } from "../../src/store/lock-repo.ts";
 import { memberRepo } from "../../src/store/member-repo.ts";
 import { membershipRepo } from "../../src/store/membership-repo.ts";
 import { workspaceRepo } from "../../src/store/workspace-repo.ts";
-import { createDatabase } from "../support/live-server.ts";
-import { FakeAudiences, FakeSets, fakeStore } from "../unit/fakes/fake-stores.ts";
+import { openTestStore } from "../support/live-server.ts";
+import { fakeMembership } from "../unit/fakes/fake-stores.ts";
 
 const RUNS = 12;
 const MEMBERS = ["m0", "m1", "m2", "m3", "m4", "m5"];
@@ -145,16 +145,11 @@ const sorted = (seen: Seen) => [...seen].sort((a, b) => (a.audienceId < b.audien
 
 describe("membership changes reported by the store's statements", () => {
   let store: Store;
-  let drop: (() => Promise<void>) | undefined;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
-    drop = database?.drop;
-    store = await openStore({ databaseUrl: database?.url });
+    ({ store, close } = await openTestStore());
   });
-  afterAll(async () => {
-    await store.close();
-    await drop?.();
-  });
+  afterAll(() => close());
 
   it("equal the model's after every write, and so do the member counts", async () => {
     let runNo = 0;
@@ -230,17 +225,8 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
 }
 
 function modelWorld(): { world: World; seen: Seen } {
-  const sets = new FakeSets();
-  const audiences = new FakeAudiences();
   const seen: Seen = [];
-  const membership = createMembershipService({
-    store: fakeStore,
-    locks: audiences.locks,
-    sets: sets.repo,
-    members: sets.memberReads,
-    audiences: audiences.repo,
-    events: recorder(() => sets.idOf, seen),
-  });
+  const { sets, audiences, membership } = fakeMembership(recorder(() => sets.idOf, seen));
   const world: World = {
     membership,
     idOf: sets.idOf,

@@ -9,20 +9,15 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { getHeapSnapshot } from "node:v8";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../src/store/database.ts";
-import { createDatabase } from "../support/live-server.ts";
+import type { Store } from "../../src/store/database.ts";
+import { openTestStore } from "../support/live-server.ts";
 
 let store: Store;
-let drop: (() => Promise<void>) | undefined;
+let close: () => Promise<void>;
 beforeAll(async () => {
-  const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
-  drop = database?.drop;
-  store = await openStore({ databaseUrl: database?.url });
+  ({ store, close } = await openTestStore());
 });
-afterAll(async () => {
-  await store.close();
-  await drop?.();
-});
+afterAll(() => close());
 
 /**
  * Which markers some live string of the heap contains. The snapshot is taken (garbage collected

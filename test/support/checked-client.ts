@@ -1,5 +1,5 @@
 import { ApiError, type AudienceClient, createAudienceClient } from "../../src/client/index.ts";
-import { checkResponse } from "./contract.ts";
+import { checkResponse, documentedOperations, loadContract } from "./contract.ts";
 
 /** "METHOD /path/template" of every operation called through clients made by checkedClient(). */
 export const operationsCalled = new Set<string>();
@@ -43,3 +43,18 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<ApiError> 
   }
   throw new Error("expected the call to fail, but it succeeded");
 }
+
+/**
+ * "METHOD /path" of every operation of the contract under one of these tags: what an SDK test
+ * file must have called through checked clients (compare with operationsCalled).
+ */
+export function operationsTagged(tags: string[]): string[] {
+  const { document } = loadContract();
+  return documentedOperations()
+    .filter(({ method, path }) => tags.includes(document.paths[path][method.toLowerCase()].tags?.[0]))
+    .map(({ method, path }) => `${method} ${path}`)
+    .sort();
+}
+
+/** Which of these operations no checked client has called in this file. */
+export const notCalled = (expected: string[]) => expected.filter((operation) => !operationsCalled.has(operation));

@@ -56,6 +56,22 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
   };
 }
 
+/**
+ * A store without a server, for tests of the store itself: the embedded one in memory, or a
+ * PostgreSQL database of its own when TEST_DATABASE_URL is set (dropped by close()).
+ */
+export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
+  const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
+  const store = await openStore({ databaseUrl: database?.url });
+  return {
+    store,
+    async close() {
+      await store.close();
+      await database?.drop();
+    },
+  };
+}
+
 /** A PostgreSQL database of its own on the server at serverUrl, dropped by drop(). */
 export async function createDatabase(serverUrl: string, prefix = "audience_test") {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;

@@ -1,30 +1,21 @@
 import { describe, expect, it } from "vitest";
 import type { Filter } from "../../src/domain/filter.ts";
 import { type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
-import { createMembershipService, type MembershipWriter } from "../../src/services/membership-service.ts";
+import type { MembershipWriter } from "../../src/services/membership-service.ts";
 import { LockOrderError } from "../../src/services/write-locks.ts";
-import { FakeAudiences, FakeSets, fakeStore } from "./fakes/fake-stores.ts";
+import { fakeMembership } from "./fakes/fake-stores.ts";
 
 const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };
 
 /** A membership service on fakes, and every change its one reporting function passed on. */
 function setUp() {
-  const sets = new FakeSets();
-  const audiences = new FakeAudiences();
   const reported: { reason: string; audienceId: string; entered: string[]; left: string[] }[] = [];
-  const membership = createMembershipService({
-    store: fakeStore,
-    locks: audiences.locks,
-    sets: sets.repo,
-    members: sets.memberReads,
-    audiences: audiences.repo,
-    events: {
-      async record(_tx, workspaceId, entries) {
-        expect(workspaceId).toBe("ws");
-        for (const entry of entries) if (entry.type === "audience.members_changed") reported.push(readable(entry));
-      },
-      committed: () => {},
+  const { sets, audiences, membership } = fakeMembership({
+    async record(_tx, workspaceId, entries) {
+      expect(workspaceId).toBe("ws");
+      for (const entry of entries) if (entry.type === "audience.members_changed") reported.push(readable(entry));
     },
+    committed: () => {},
   });
   const readable = (change: MembershipChange) => ({
     reason: change.reason,

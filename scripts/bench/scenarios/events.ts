@@ -1,6 +1,6 @@
 import { encodeSequenceCursor } from "../../../src/domain/cursor.ts";
 import { type RawDb, timed } from "../raw.ts";
-import { summarize } from "../stats.ts";
+import { latencyRow } from "./result-rows.ts";
 import { type Context, checkTime, measure } from "./scenario-context.ts";
 
 /**
@@ -80,22 +80,14 @@ export async function feedPages(ctx: Context): Promise<void> {
         serviceMs.push(res.ms);
       }
     }
-    const service = summarize(serviceMs);
-    const raw = summarize(rawMs);
     ctx.rows.push({
-      scenario: `feed_page_${label}`,
-      label: `feed page of 100 after event ${label} of ${count.toLocaleString("en-US")}: p50 (p99 ${service.p99.toFixed(1)} ms)`,
-      unit: "ms",
-      value: service.median,
-      baseline: raw.median,
-      baselineLabel: `keyset SQL p50; p99 ${raw.p99.toFixed(1)} ms`,
-      ratio: service.median / raw.median,
-      target: "p50 ≤ 5 ms",
-      pass: service.median <= 5,
-      medianMs: service.median,
-      p99Ms: service.p99,
-      baselineMedianMs: raw.median,
-      baselineP99Ms: raw.p99,
+      ...latencyRow(serviceMs, rawMs, {
+        scenario: `feed_page_${label}`,
+        label: (p99) =>
+          `feed page of 100 after event ${label} of ${count.toLocaleString("en-US")}: p50 (p99 ${p99.toFixed(1)} ms)`,
+        target: "p50 ≤ 5 ms",
+        pass: (p50) => p50 <= 5,
+      }),
       ...done(),
     });
   }

@@ -2,6 +2,7 @@ import { encodeCursor } from "../../../src/domain/cursor.ts";
 import { rawSql, timed } from "../raw.ts";
 import { summarize } from "../stats.ts";
 import { bigIdAtDepth } from "./member-ids.ts";
+import { latencyRow } from "./result-rows.ts";
 import { type Context, checkTime, measure, type State, ws } from "./scenario-context.ts";
 
 /** Scenario: a page of 100 members at depth 0, 50% and 99% of the big audience, with totalCount. */
@@ -49,26 +50,14 @@ export async function pages(ctx: Context, state: State): Promise<void> {
         serviceMs.push(res.ms);
       }
     }
-    const used = done();
-    const service = summarize(serviceMs);
-    const raw = summarize(rawMs);
-    medians.push({ service: service.median, raw: raw.median });
-    ctx.rows.push({
+    const row = latencyRow(serviceMs, rawMs, {
       scenario: `page_depth_${depthLabel}`,
-      label: `page of 100 at depth ${depthLabel}: p50 (p99 ${service.p99.toFixed(1)} ms)`,
-      unit: "ms",
-      value: service.median,
-      baseline: raw.median,
-      baselineLabel: `keyset SQL p50; p99 ${raw.p99.toFixed(1)} ms`,
-      ratio: service.median / raw.median,
+      label: (p99) => `page of 100 at depth ${depthLabel}: p50 (p99 ${p99.toFixed(1)} ms)`,
       target: "p50 ≤ 5 ms, p99 ≤ 20 ms",
-      pass: service.median <= 5 && service.p99 <= 20,
-      medianMs: service.median,
-      p99Ms: service.p99,
-      baselineMedianMs: raw.median,
-      baselineP99Ms: raw.p99,
-      ...used,
+      pass: (p50, p99) => p50 <= 5 && p99 <= 20,
     });
+    medians.push({ service: row.value, raw: row.baseline as number });
+    ctx.rows.push({ ...row, ...done() });
   }
   const first = medians[0] as { service: number; raw: number };
   const deepest = Math.max(...medians.slice(1).map((m) => m.service));

@@ -49,3 +49,31 @@ export function secondsRow(
     medianMs: serviceMs,
   };
 }
+
+/** A latency row: the service's p50 beside the raw statement's, with both p99s. */
+export function latencyRow(
+  serviceMs: number[],
+  rawMs: number[],
+  row: Pick<ResultRow, "scenario" | "target"> & {
+    label: (p99: number) => string;
+    pass: (p50: number, p99: number) => boolean;
+  },
+): ResultRow {
+  const service = summarize(serviceMs);
+  const raw = summarize(rawMs);
+  return {
+    scenario: row.scenario,
+    label: row.label(service.p99),
+    unit: "ms",
+    value: service.median,
+    baseline: raw.median,
+    baselineLabel: `keyset SQL p50; p99 ${raw.p99.toFixed(1)} ms`,
+    ratio: service.median / raw.median,
+    target: row.target,
+    pass: row.pass(service.median, service.p99),
+    medianMs: service.median,
+    p99Ms: service.p99,
+    baselineMedianMs: raw.median,
+    baselineP99Ms: raw.p99,
+  };
+}

@@ -4,7 +4,11 @@
 import type { PrismaClient } from "../../../generated/prisma/client.ts";
 import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/domain/filter.ts";
 import { memberSetOf } from "../../../src/domain/member-set.ts";
-import type { MembershipDeps } from "../../../src/services/membership-service.ts";
+import {
+  createMembershipService,
+  type EventSink,
+  type MembershipDeps,
+} from "../../../src/services/membership-service.ts";
 import type { LockRows } from "../../../src/services/write-locks.ts";
 import type { AudienceRow } from "../../../src/store/audience-repo.ts";
 import type { Tx } from "../../../src/store/database.ts";
@@ -193,4 +197,19 @@ export class FakeAudiences {
     listRuleOutdated: async () =>
       [...this.rows.values()].filter((row) => row.ruleOutdated).map((row) => ({ workspaceId: "ws", id: row.id })),
   };
+}
+
+/** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
+export function fakeMembership(events: EventSink) {
+  const sets = new FakeSets();
+  const audiences = new FakeAudiences();
+  const membership = createMembershipService({
+    store: fakeStore,
+    locks: audiences.locks,
+    sets: sets.repo,
+    members: sets.memberReads,
+    audiences: audiences.repo,
+    events,
+  });
+  return { sets, audiences, membership };
 }
