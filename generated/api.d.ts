@@ -33,7 +33,8 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when the database is reachable and its migrations are applied, 503 otherwise.
+         * @description Answers 200 when the database is reachable and its migrations are applied, 503 otherwise;
+         *     always within one second, also when the database does not answer at all.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -689,7 +690,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "request_timeout";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -818,6 +819,36 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The request's headers and body did not arrive within the server's request timeout
+         *     (`request_timeout`); the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database is unreachable, did not answer within the server's timeouts, or is saturated,
+         *     or the server is shutting down (`service_unavailable`). Nothing of the request was applied
+         *     unless it had committed whole; retry after `Retry-After` seconds.
+         */
+        ServiceUnavailable: {
+            headers: {
+                /**
+                 * @description Seconds to wait before retrying.
+                 * @example 2
+                 */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -827,7 +858,9 @@ export interface components {
          *     `Idempotent-Replayed: true`. The same key with a different body is refused
          *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
          *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-         *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+         *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+         *     request that failed because the database went away releases its key as soon as the
+         *     database is back).
          * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
          */
         IdempotencyKey: string;
@@ -872,7 +905,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -893,16 +928,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            /** @description Not ready (`service_unavailable`). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWorkspaces: {
@@ -924,7 +952,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWorkspace: {
@@ -938,7 +968,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -963,11 +995,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -981,7 +1015,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1010,11 +1046,13 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -1041,9 +1079,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAudiences: {
@@ -1077,8 +1117,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAudience: {
@@ -1092,7 +1134,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1121,12 +1165,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     mergeAudiences: {
@@ -1140,7 +1186,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1170,12 +1218,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAudience: {
@@ -1205,8 +1255,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     archiveAudience: {
@@ -1234,10 +1286,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAudience: {
@@ -1271,11 +1325,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     restoreAudience: {
@@ -1289,7 +1345,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1317,12 +1375,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAudienceMembers: {
@@ -1363,8 +1423,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addAudienceMembers: {
@@ -1378,7 +1440,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1410,12 +1474,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeAudienceMembers: {
@@ -1449,11 +1515,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewAudience: {
@@ -1467,7 +1535,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1496,12 +1566,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAudienceFilter: {
@@ -1531,8 +1603,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setAudienceFilter: {
@@ -1566,11 +1640,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMembers: {
@@ -1611,8 +1687,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertMembers: {
@@ -1626,7 +1704,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1655,12 +1735,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteMembers: {
@@ -1691,10 +1773,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMember: {
@@ -1724,8 +1808,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateMember: {
@@ -1759,11 +1845,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMemberAudiences: {
@@ -1793,8 +1881,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }
