@@ -1,94 +1,92 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { ADMIN_TOKEN, call, type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { describe, expect } from "vitest";
+import { checkedClient, rejectionOf } from "../support/checked-client.ts";
+import { createAudience, createWorkspace } from "../support/factories.ts";
+import { it } from "../support/fixture.ts";
+import { ADMIN_TOKEN, call, urlOf } from "../support/live-server.ts";
 
-let server: LiveServer;
-let ws: TestWorkspace;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-  ws = await createWorkspace(server);
-});
-afterAll(() => server.close());
+const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
+const KEY = "/v0/workspaces/{workspaceId}/api-keys/{keyId}";
 
 describe("workspace API keys", () => {
-  it.each([
+  it.for([
     ["no Authorization header", undefined],
     ["a malformed key", "not-a-key"],
     ["a well-formed but unknown key", "ak_AAAAAAAAAAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBB_CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"],
     ["the admin token", ADMIN_TOKEN],
-  ])("answer 401 unauthorized with %s", async (_case, token) => {
-    const response = await call(server, "GET", `/v0/workspaces/${ws.id}/audiences`, { token });
-    expect(response.status).toBe(401);
-    expect(response.body.code).toBe("unauthorized");
+  ] as const)("answer 401 unauthorized with %s", async ([_case, token], { server, workspaceId }) => {
+    const api = checkedClient(server.baseUrl, token);
+    const error = await rejectionOf(api.GET(AUDIENCES, { params: { path: { workspaceId } } }));
+    expect(error.status).toBe(401);
+    expect(error.code).toBe("unauthorized");
   });
 
-  it("answer 401 before looking at the body", async () => {
-    const response = await call(server, "POST", `/v0/workspaces/${ws.id}/audiences`, {
+  it("answer 401 before looking at the body", async ({ server, workspaceId }) => {
+    const response = await call(server, "POST", urlOf(AUDIENCES, { workspaceId }), {
       rawBody: "{not json",
       headers: { "content-type": "application/json" },
     });
     expect(response.status).toBe(401);
   });
 
-  it("answer 401 with a key whose secret is wrong", async () => {
-    const forged = `${ws.key.slice(0, -4)}AAAA`;
-    const response = await call(server, "GET", `/v0/workspaces/${ws.id}/audiences`, { token: forged });
-    expect(response.status).toBe(401);
+  it("answer 401 with a key whose secret is wrong", async ({ server, ws }) => {
+    const forged = checkedClient(server.baseUrl, `${ws.key.slice(0, -4)}AAAA`);
+    const error = await rejectionOf(forged.GET(AUDIENCES, { params: { path: { workspaceId: ws.id } } }));
+    expect(error.status).toBe(401);
   });
 
-  it("answer 403 forbidden on another workspace's path, and write nothing there", async () => {
+  it("answer 403 forbidden on another workspace's path, and write nothing there", async ({ server, api }) => {
     const other = await createWorkspace(server);
-    const response = await call(server, "POST", `/v0/workspaces/${other.id}/audiences`, {
-      token: ws.key,
-      body: { name: "Intruder" },
-    });
-    expect(response.status).toBe(403);
-    expect(response.body.code).toBe("forbidden");
-    expect((await other.call("GET", "/audiences")).body.results).toEqual([]);
+    const path = { workspaceId: other.id };
+    const error = await rejectionOf(api.POST(AUDIENCES, { params: { path }, body: { name: "Intruder" } }));
+    expect(error.status).toBe(403);
+    expect(error.code).toBe("forbidden");
+    expect((await other.api.GET(AUDIENCES, { params: { path } })).results).toEqual([]);
   });
 
-  it("stop working once revoked, and revoking twice succeeds", async () => {
-    const key = await call(server, "POST", `/v0/workspaces/${ws.id}/api-keys`, { token: ADMIN_TOKEN });
-    expect(key.status).toBe(201);
-    expect(key.body.name).toBe("default");
-    expect(key.body.key).toMatch(/^ak_/);
-    const use = () => call(server, "GET", `/v0/workspaces/${ws.id}/audiences`, { token: key.body.key });
-    expect((await use()).status).toBe(200);
-    const revoke = () =>
-      call(server, "DELETE", `/v0/workspaces/${ws.id}/api-keys/${key.body.id}`, { token: ADMIN_TOKEN });
-    expect((await revoke()).status).toBe(204);
-    expect((await revoke()).status).toBe(204);
-    expect((await use()).status).toBe(401);
-    expect((await ws.call("GET", "/audiences")).status).toBe(200);
+  it("stop working once revoked, and revoking twice succeeds", async ({ server, admin, api, workspaceId }) => {
+    const key = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", { params: { path: { workspaceId } } });
+    expect(key.name).toBe("default");
+    expect(key.key).toMatch(/^ak_/);
+    const use = () => checkedClient(server.baseUrl, key.key).GET(AUDIENCES, { params: { path: { workspaceId } } });
+    await expect(use()).resolves.toEqual({ results: [] });
+    const revoke = () => admin.DELETE(KEY, { params: { path: { workspaceId, keyId: key.id } } });
+    expect(await revoke()).toBeUndefined();
+    expect(await revoke()).toBeUndefined();
+    expect((await rejectionOf(use())).status).toBe(401);
+    await expect(api.GET(AUDIENCES, { params: { path: { workspaceId } } })).resolves.toEqual({ results: [] });
   });
 });
 
 describe("admin operations", () => {
-  it("create and list workspaces with the admin token only", async () => {
-    const created = await call(server, "POST", "/v0/workspaces", { token: ADMIN_TOKEN, body: { name: "  Acme  " } });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: "Acme" });
-    expect(created.body.id).toMatch(/^ws_[0-9A-Za-z]{20}$/);
-    const list = await call(server, "GET", "/v0/workspaces", { token: ADMIN_TOKEN });
-    expect(list.body.results).toContainEqual(created.body);
-    const denied = await call(server, "GET", "/v0/workspaces", { token: ws.key });
+  it("create and list workspaces with the admin token only", async ({ admin, api }) => {
+    const created = await admin.POST("/v0/workspaces", { body: { name: "  Acme  " } });
+    expect(created).toMatchObject({ name: "Acme" });
+    expect(created.id).toMatch(/^ws_[0-9A-Za-z]{20}$/);
+    const list = await admin.GET("/v0/workspaces");
+    expect(list.results).toContainEqual(created);
+    const denied = await rejectionOf(api.GET("/v0/workspaces"));
     expect(denied.status).toBe(401);
   });
 
-  it("answer 404 for keys of an unknown workspace or an unknown key", async () => {
-    const key = await call(server, "POST", "/v0/workspaces/ws_unknown/api-keys", { token: ADMIN_TOKEN, body: {} });
+  it("answer 404 for keys of an unknown workspace or an unknown key", async ({ admin, workspaceId }) => {
+    const key = await rejectionOf(
+      admin.POST("/v0/workspaces/{workspaceId}/api-keys", {
+        params: { path: { workspaceId: "ws_unknown" } },
+        body: {},
+      }),
+    );
     expect(key.status).toBe(404);
-    expect(key.body.code).toBe("workspace_not_found");
-    const revoke = await call(server, "DELETE", `/v0/workspaces/${ws.id}/api-keys/key_unknown`, { token: ADMIN_TOKEN });
+    expect(key.code).toBe("workspace_not_found");
+    const revoke = await rejectionOf(admin.DELETE(KEY, { params: { path: { workspaceId, keyId: "key_unknown" } } }));
     expect(revoke.status).toBe(404);
-    expect(revoke.body.code).toBe("api_key_not_found");
+    expect(revoke.code).toBe("api_key_not_found");
   });
 
-  it("keep a key usable only for its own workspace's audiences", async () => {
-    const other = await createWorkspace(server);
-    const theirs = await createAudience(other);
-    const response = await ws.call("GET", `/audiences/${theirs}/members`);
-    expect(response.status).toBe(404);
+  it("keep a key usable only for its own workspace's audiences", async ({ server, api, workspaceId }) => {
+    const theirs = await createAudience(await createWorkspace(server));
+    const error = await rejectionOf(
+      api.GET(`${AUDIENCES}/{audienceId}/members`, { params: { path: { workspaceId, audienceId: theirs } } }),
+    );
+    expect(error.status).toBe(404);
   });
 });

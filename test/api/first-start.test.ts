@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { checkedClient } from "../support/checked-client.ts";
 
 const started: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -40,7 +41,12 @@ function start(env: Record<string, string>) {
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   const output = async (pattern: RegExp) => {
-    for (let i = 0; i < 600 && !pattern.test(stdout); i++) await new Promise((r) => setTimeout(r, 100));
+    await vi.waitFor(
+      () => {
+        if (!pattern.test(stdout)) throw new Error(`no ${pattern} in the output yet:\n${stdout}${stderr}`);
+      },
+      { timeout: 60_000, interval: 100 },
+    );
     return stdout;
   };
   return { child, exited, output, stderr: () => stderr };
@@ -59,12 +65,13 @@ describe("starting the service", () => {
     expect(workspaceId).toMatch(/^ws_/);
     expect(apiKey).toMatch(/^ak_/);
 
-    const response = await fetch(`${address}/v0/workspaces/${workspaceId}/audiences`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ name: "First audience" }),
+    const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
+    const params = { path: { workspaceId: workspaceId ?? "" } };
+    const created = await checkedClient(address ?? "", apiKey).raw.POST(AUDIENCES, {
+      params,
+      body: { name: "First audience" },
     });
-    expect(response.status).toBe(201);
+    expect(created.response.status).toBe(201);
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
 
@@ -72,10 +79,8 @@ describe("starting the service", () => {
     const again = await second.output(/listening on/);
     expect(again).not.toContain("API_KEY=");
     const address2 = /listening on (http:\/\/\S+)/.exec(again)?.[1];
-    const list = await fetch(`${address2}/v0/workspaces/${workspaceId}/audiences`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    expect((await list.json()).results.map((a: { name: string }) => a.name)).toEqual(["First audience"]);
+    const list = await checkedClient(address2 ?? "", apiKey).GET(AUDIENCES, { params });
+    expect(list.results.map((a) => a.name)).toEqual(["First audience"]);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
   });

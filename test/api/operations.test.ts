@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { openStore } from "../../src/store/database.ts";
-import { call, type LiveServer, startLiveServer } from "../support/live-server.ts";
-
-let server: LiveServer;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-});
-afterAll(() => server.close());
+import { checkedClient } from "../support/checked-client.ts";
+import { it } from "../support/fixture.ts";
+import { call } from "../support/live-server.ts";
 
 describe("probes", () => {
-  it("answer without credentials when the process and the database are up", async () => {
-    const health = await call(server, "GET", "/healthz");
-    expect(health.status).toBe(200);
-    expect(health.body).toEqual({ status: "ok" });
-    const ready = await call(server, "GET", "/readyz");
-    expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: "ready" });
+  it("answer without credentials when the process and the database are up", async ({ server }) => {
+    const anonymous = checkedClient(server.baseUrl, undefined);
+    expect(await anonymous.GET("/healthz")).toEqual({ status: "ok" });
+    expect(await anonymous.GET("/readyz")).toEqual({ status: "ready" });
   });
 
   it("report not ready, with 503 service_unavailable, once the database is gone", async () => {
@@ -34,12 +26,13 @@ describe("probes", () => {
 });
 
 describe("request ids", () => {
-  it("come back on every response, and match the problem document's requestId", async () => {
-    const ok = await call(server, "GET", "/healthz");
-    expect(ok.headers.get("x-request-id")).toMatch(/^req_[0-9A-Za-z]{16}$/);
+  it("come back on every response, and match the problem document's requestId", async ({ server }) => {
+    const anonymous = checkedClient(server.baseUrl, undefined);
+    const ok = await anonymous.raw.GET("/healthz");
+    expect(ok.response.headers.get("x-request-id")).toMatch(/^req_[0-9A-Za-z]{16}$/);
     const problem = await call(server, "GET", "/v0/unknown");
-    expect(problem.headers.get("x-request-id")).toBe(problem.body.requestId);
-    const other = await call(server, "GET", "/healthz", { headers: { "x-request-id": "client-chosen" } });
-    expect(other.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(problem.headers.get("x-request-id")).toBe(problem.problem?.requestId);
+    const other = await anonymous.raw.GET("/healthz", { headers: { "x-request-id": "client-chosen" } });
+    expect(other.response.headers.get("x-request-id")).toMatch(/^req_/);
   });
 });

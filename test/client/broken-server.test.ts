@@ -3,14 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { ApiError } from "../../src/client/index.ts";
 import { openStore } from "../../src/store/database.ts";
+import { checkedClient } from "../support/checked-client.ts";
 import { checkResponse } from "../support/contract.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { ADMIN_TOKEN, type LiveServer } from "../support/live-server.ts";
-import { checkedClient } from "./sdk-support.ts";
+import { ADMIN_TOKEN, call, type LiveServer } from "../support/live-server.ts";
 
-// The contract check that every API test goes through (call() in test/support/live-server.ts, and
-// the SDK tests' middleware) must fail a test when the server breaks the contract. This server is
-// the real application with one onSend hook that can break what a handler answered.
+// The contract check that every API test goes through (the checked SDK client's middleware in
+// test/support/checked-client.ts, and call() in test/support/live-server.ts for raw requests) must
+// fail a test when the server breaks the contract. This server is the real application with one
+// onSend hook that can break what a handler answered (so it is not the fixture's live server).
 
 type Sabotage = (request: FastifyRequest, reply: FastifyReply, payload: string) => string;
 let sabotage: Sabotage | undefined;
@@ -50,8 +51,9 @@ const editBody =
 describe("a server that breaks the contract fails the API tests", () => {
   it("passes while the server keeps the contract", async () => {
     sabotage = undefined;
-    const response = await ws.call("GET", `/audiences/${audience}`);
-    expect(response.body).toEqual({ id: audience, name: "Weekly digest readers" });
+    const path = { workspaceId: ws.id, audienceId: audience };
+    const read = await ws.api.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", { params: { path } });
+    expect(read).toEqual({ id: audience, name: "Weekly digest readers" });
   });
 
   it.each<[string, string, string, Sabotage, string]>([
@@ -122,16 +124,20 @@ describe("a server that breaks the contract fails the API tests", () => {
       "the problem document says 400, but the HTTP status is 404",
     ],
   ])("catches %s", async (_name, method, template, breakIt, message) => {
-    const path = template.replace("{a}", audience);
-    const body = () => (method === "POST" ? { name: `New audience ${Math.random()}` } : undefined);
+    const url = `/v0/workspaces/${ws.id}${template.replace("{a}", audience)}`;
+    const send = () =>
+      call(server, method, url, {
+        token: ws.key,
+        body: method === "POST" ? { name: `New audience ${Math.random()}` } : undefined,
+      });
     sabotage = breakIt;
     try {
-      await expect(ws.call(method, path, { body: body() })).rejects.toThrow(message);
+      await expect(send()).rejects.toThrow(message);
     } finally {
       sabotage = undefined;
     }
     // The same request passes once the server answers as it should.
-    await expect(ws.call(method, path, { body: body() })).resolves.toBeDefined();
+    await expect(send()).resolves.toBeDefined();
   });
 
   it("catches a broken response in the SDK tests too", async () => {

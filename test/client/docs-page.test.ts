@@ -1,31 +1,28 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { parse } from "yaml";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { test } from "../support/fixture.ts";
 import { REPO_ROOT } from "./sdk-support.ts";
 
 // /docs and /v0/openapi.* are not operations of the contract, so these use plain fetch (the
 // contract check of call() expects 404 for them). No request carries a key.
 
-let server: LiveServer;
 const contractText = readFileSync(`${REPO_ROOT}openapi/openapi.yaml`, "utf8");
 
-beforeAll(async () => {
-  server = await startLiveServer();
+const it = test.extend("get", { scope: "file" }, ({ server }) => {
+  const get = (path: string) => fetch(server.baseUrl + path);
+  return get;
 });
-afterAll(() => server.close());
-
-const get = (path: string) => fetch(server.baseUrl + path);
 
 describe("the contract over HTTP", () => {
-  it("serves /v0/openapi.yaml as written", async () => {
+  it("serves /v0/openapi.yaml as written", async ({ get }) => {
     const response = await get("/v0/openapi.yaml");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/yaml; charset=utf-8");
     expect(await response.text()).toBe(contractText);
   });
 
-  it("serves /v0/openapi.json, the same document", async () => {
+  it("serves /v0/openapi.json, the same document", async ({ get }) => {
     const response = await get("/v0/openapi.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
@@ -33,19 +30,17 @@ describe("the contract over HTTP", () => {
   });
 });
 
-describe("the API reference at /docs", () => {
-  let html: string;
-  /** Every src= and href= of the page. */
-  let assets: string[];
-  beforeAll(async () => {
-    const response = await get("/docs");
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    html = await response.text();
-    assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "");
-  });
+/** The page at /docs, read once for the file, and every src= and href= of it. */
+const withPage = it.extend("page", { scope: "file" }, async ({ get }) => {
+  const response = await get("/docs");
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+  const html = await response.text();
+  return { html, assets: [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "") };
+});
 
-  it("is a Swagger UI page titled after the API", () => {
+describe("the API reference at /docs", () => {
+  withPage("is a Swagger UI page titled after the API", ({ page: { html, assets } }) => {
     expect(html).toContain("<title>Audience Service API reference</title>");
     expect(html).toContain('<div id="swagger-ui"></div>');
     expect(assets).toEqual(
@@ -53,20 +48,23 @@ describe("the API reference at /docs", () => {
     );
   });
 
-  it("loads every script, style and icon from this server, none from a CDN", async () => {
-    expect(assets.length).toBeGreaterThanOrEqual(5);
-    for (const asset of assets) {
-      expect(asset, asset).toMatch(/^\/docs\/static\/[\w.-]+$/);
-      const response = await get(asset);
-      expect(response.status, asset).toBe(200);
-      expect(response.headers.get("content-type"), asset).toMatch(/^(application\/javascript|text\/css|image\/png)/);
-      if (asset.endsWith(".css"))
-        expect(await response.text(), asset).not.toMatch(/url\(\s*["']?(https?:)?\/\/|@import/);
-      else await response.arrayBuffer();
-    }
-  });
+  withPage(
+    "loads every script, style and icon from this server, none from a CDN",
+    async ({ get, page: { assets } }) => {
+      expect(assets.length).toBeGreaterThanOrEqual(5);
+      for (const asset of assets) {
+        expect(asset, asset).toMatch(/^\/docs\/static\/[\w.-]+$/);
+        const response = await get(asset);
+        expect(response.status, asset).toBe(200);
+        expect(response.headers.get("content-type"), asset).toMatch(/^(application\/javascript|text\/css|image\/png)/);
+        if (asset.endsWith(".css"))
+          expect(await response.text(), asset).not.toMatch(/url\(\s*["']?(https?:)?\/\/|@import/);
+        else await response.arrayBuffer();
+      }
+    },
+  );
 
-  it("points Swagger UI at this server's contract, with the online validator off", async () => {
+  it("points Swagger UI at this server's contract, with the online validator off", async ({ get, server }) => {
     const initializer = await (await get("/docs/static/swagger-initializer.js")).text();
     expect(initializer).toContain("url: resolveUrl('./json')");
     expect(initializer).toContain("validatorUrl: null");

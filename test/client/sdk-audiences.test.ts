@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError, type AudienceClient } from "../../src/client/index.ts";
+import { describe, expect } from "vitest";
+import { ApiError } from "../../src/client/index.ts";
+import { checkedClient, operationsCalled, rejectionOf } from "../support/checked-client.ts";
 import { documentedOperations, loadContract } from "../support/contract.ts";
-import { ADMIN_TOKEN, type LiveServer, startLiveServer } from "../support/live-server.ts";
-import { checkedClient, operationsCalled, rejectionOf } from "./sdk-support.ts";
+import type { TestWorkspace } from "../support/factories.ts";
+import { it, test } from "../support/fixture.ts";
 
 // Every Admin, Audiences and Audience members operation, called through the SDK on a live server;
 // sdk-members.test.ts does the same for the other tags. Every response is checked against the contract.
@@ -12,40 +13,25 @@ const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
 const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 const MEMBERS = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members";
 
-let server: LiveServer;
-let admin: AudienceClient;
-let api: AudienceClient;
-let workspaceId: string;
-let keyId: string;
-let apiKey: string;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-  admin = checkedClient(server.baseUrl, ADMIN_TOKEN);
-  const workspace = await admin.POST("/v0/workspaces", { body: { name: "SDK workspace" } });
-  workspaceId = workspace.id;
-  const key = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", {
-    params: { path: { workspaceId } },
-    body: { name: "sdk-tests" },
-  });
-  keyId = key.id;
-  apiKey = key.key;
-  api = checkedClient(server.baseUrl, apiKey);
-});
-afterAll(() => server.close());
-
-const create = async (name: string) =>
+const create = async ({ api, id: workspaceId }: TestWorkspace, name: string) =>
   (await api.POST(AUDIENCES, { params: { path: { workspaceId } }, body: { name } })).id;
 
 describe("the SDK's admin operations", () => {
-  it("create and list workspaces, and create API keys that work", async () => {
+  it("create and list workspaces, and create API keys that work", async ({ server, admin }) => {
+    const { id: workspaceId } = await admin.POST("/v0/workspaces", { body: { name: "SDK workspace" } });
+    const { key } = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", {
+      params: { path: { workspaceId } },
+      body: { name: "sdk-tests" },
+    });
     const { results } = await admin.GET("/v0/workspaces");
     expect(results).toContainEqual(expect.objectContaining({ id: workspaceId, name: "SDK workspace" }));
-    expect(apiKey).toMatch(new RegExp(`^ak_${workspaceId.slice(3)}_`));
+    expect(key).toMatch(new RegExp(`^ak_${workspaceId.slice(3)}_`));
+    const api = checkedClient(server.baseUrl, key);
     await expect(api.GET(AUDIENCES, { params: { path: { workspaceId } } })).resolves.toEqual({ results: [] });
   });
 
-  it("revoke an API key: the next call rejects with 401 unauthorized", async () => {
+  it("revoke an API key: the next call rejects with 401 unauthorized", async ({ server, admin, ws }) => {
+    const workspaceId = ws.id;
     const other = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", { params: { path: { workspaceId } } });
     expect(other.name).toBe("default");
     const revoked = checkedClient(server.baseUrl, other.key);
@@ -57,13 +43,13 @@ describe("the SDK's admin operations", () => {
     const error = await rejectionOf(revoked.GET(AUDIENCES, { params: { path: { workspaceId } } }));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: "unauthorized", problem: { status: 401, title: "Unauthorized" } });
-    expect(keyId).not.toBe(other.id);
+    expect(ws.keyId).not.toBe(other.id);
   });
 });
 
 describe("the SDK's audience operations", () => {
-  it("create, read, rename, list, archive and restore an audience", async () => {
-    const id = await create("Weekly digest readers");
+  it("create, read, rename, list, archive and restore an audience", async ({ ws, api, workspaceId }) => {
+    const id = await create(ws, "Weekly digest readers");
     const path = { workspaceId, audienceId: id };
     expect(await api.GET(AUDIENCE, { params: { path } })).toEqual({ id, name: "Weekly digest readers" });
     expect(await api.PATCH(AUDIENCE, { params: { path }, body: { name: "Monthly digest readers" } })).toEqual({
@@ -86,9 +72,9 @@ describe("the SDK's audience operations", () => {
     expect(await api.POST(`${AUDIENCE}/restore`, { params: { path } })).toEqual({ id, name: "Monthly digest readers" });
   });
 
-  it("reject with an ApiError carrying the problem document", async () => {
-    await create("Beta testers");
-    const error = await rejectionOf(create("BETA TESTERS"));
+  it("reject with an ApiError carrying the problem document", async ({ ws }) => {
+    await create(ws, "Beta testers");
+    const error = await rejectionOf(create(ws, "BETA TESTERS"));
     expect(error).toBeInstanceOf(ApiError);
     const apiError = error as ApiError;
     expect(apiError.status).toBe(409);
@@ -105,8 +91,8 @@ describe("the SDK's audience operations", () => {
     expect(apiError.response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   });
 
-  it("merge two audiences into a new one", async () => {
-    const [a, b] = [await create("Merge source A"), await create("Merge source B")];
+  it("merge two audiences into a new one", async ({ ws, api, workspaceId }) => {
+    const [a, b] = [await create(ws, "Merge source A"), await create(ws, "Merge source B")];
     await api.POST(MEMBERS, { params: { path: { workspaceId, audienceId: a } }, body: { memberIds: ["m1", "m2"] } });
     await api.POST(MEMBERS, { params: { path: { workspaceId, audienceId: b } }, body: { memberIds: ["m2", "m3"] } });
     const merged = await api.POST(`${AUDIENCES}/merge`, {
@@ -121,71 +107,78 @@ describe("the SDK's audience operations", () => {
   });
 });
 
+/** Every test of the page iterator starts with an audience of seven members. */
+const paged = test.extend("paged", async ({ ws }) => {
+  const { api, id: workspaceId } = ws;
+  const audienceId = await create(ws, "Paged audience");
+  const added = await api.POST(MEMBERS, {
+    params: { path: { workspaceId, audienceId } },
+    body: {
+      memberIds: ["p1", "p2", "p3", "p4", "p5", "p6"],
+      members: [{ id: "p7", email: "ada@example.com", fields: { firstName: "Ada" } }],
+    },
+  });
+  expect(added).toEqual({ added: 7, alreadyMembers: 0, created: 7, merged: 0 });
+  const all = await api.GET(MEMBERS, { params: { path: { workspaceId, audienceId }, query: { limit: 500 } } });
+  const everyId = all.results.map((m) => m.id);
+  expect(everyId).toHaveLength(7);
+  return { audienceId, everyId };
+});
+
 describe("the SDK's member operations and page iterator", () => {
-  let audienceId: string;
-  let everyId: string[];
-  beforeAll(async () => {
-    audienceId = await create("Paged audience");
-    const added = await api.POST(MEMBERS, {
-      params: { path: { workspaceId, audienceId } },
-      body: {
-        memberIds: ["p1", "p2", "p3", "p4", "p5", "p6"],
-        members: [{ id: "p7", email: "ada@example.com", fields: { firstName: "Ada" } }],
-      },
-    });
-    expect(added).toEqual({ added: 7, alreadyMembers: 0, created: 7, merged: 0 });
-    const all = await api.GET(MEMBERS, { params: { path: { workspaceId, audienceId }, query: { limit: 500 } } });
-    everyId = all.results.map((m) => m.id);
-    expect(everyId).toHaveLength(7);
-  });
+  paged(
+    "walks every page forward, keeping limit and order",
+    async ({ api, workspaceId, paged: { audienceId, everyId } }) => {
+      const pages = [];
+      for await (const page of api.pages(MEMBERS, {
+        params: { path: { workspaceId, audienceId }, query: { limit: 3 } },
+      })) {
+        pages.push(page);
+      }
+      expect(pages.map((p) => p.results.length)).toEqual([3, 3, 1]);
+      expect(pages.map((p) => p.totalCount)).toEqual([7, 7, 7]);
+      expect(pages.flatMap((p) => p.results.map((m) => m.id))).toEqual(everyId);
 
-  it("walks every page forward, keeping limit and order", async () => {
-    const pages = [];
-    for await (const page of api.pages(MEMBERS, {
-      params: { path: { workspaceId, audienceId }, query: { limit: 3 } },
-    })) {
-      pages.push(page);
-    }
-    expect(pages.map((p) => p.results.length)).toEqual([3, 3, 1]);
-    expect(pages.map((p) => p.totalCount)).toEqual([7, 7, 7]);
-    expect(pages.flatMap((p) => p.results.map((m) => m.id))).toEqual(everyId);
+      const ascending = [];
+      const query = { limit: 2, sortDirection: "ASC" as const };
+      for await (const member of api.members(MEMBERS, { params: { path: { workspaceId, audienceId }, query } })) {
+        ascending.push(member.id);
+      }
+      expect(ascending).toEqual([...everyId].reverse());
+    },
+  );
 
-    const ascending = [];
-    const query = { limit: 2, sortDirection: "ASC" as const };
-    for await (const member of api.members(MEMBERS, { params: { path: { workspaceId, audienceId }, query } })) {
-      ascending.push(member.id);
-    }
-    expect(ascending).toEqual([...everyId].reverse());
-  });
+  paged(
+    "walks backward from a before cursor, and stops at once on an empty listing",
+    async ({ ws, api, workspaceId, paged: { audienceId, everyId } }) => {
+      const first = await api.GET(MEMBERS, { params: { path: { workspaceId, audienceId }, query: { limit: 2 } } });
+      const tail = await api.GET(MEMBERS, {
+        params: { path: { workspaceId, audienceId }, query: { limit: 5, after: first.pageInfo.endCursor } },
+      });
+      const before = tail.pageInfo.startCursor;
+      const seen = [];
+      for await (const page of api.pages(MEMBERS, {
+        params: { path: { workspaceId, audienceId }, query: { limit: 1, before } },
+      })) {
+        seen.unshift(...page.results.map((m) => m.id));
+      }
+      expect(seen).toEqual(everyId.slice(0, 2));
 
-  it("walks backward from a before cursor, and stops at once on an empty listing", async () => {
-    const first = await api.GET(MEMBERS, { params: { path: { workspaceId, audienceId }, query: { limit: 2 } } });
-    const tail = await api.GET(MEMBERS, {
-      params: { path: { workspaceId, audienceId }, query: { limit: 5, after: first.pageInfo.endCursor } },
-    });
-    const before = tail.pageInfo.startCursor;
-    const seen = [];
-    for await (const page of api.pages(MEMBERS, {
-      params: { path: { workspaceId, audienceId }, query: { limit: 1, before } },
-    })) {
-      seen.unshift(...page.results.map((m) => m.id));
-    }
-    expect(seen).toEqual(everyId.slice(0, 2));
+      const empty = await create(ws, "Empty audience");
+      const none = [];
+      for await (const page of api.pages(MEMBERS, { params: { path: { workspaceId, audienceId: empty } } }))
+        none.push(page);
+      expect(none).toEqual([
+        {
+          totalCount: 0,
+          pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: "", endCursor: "" },
+          results: [],
+        },
+      ]);
+    },
+  );
 
-    const empty = await create("Empty audience");
-    const none = [];
-    for await (const page of api.pages(MEMBERS, { params: { path: { workspaceId, audienceId: empty } } }))
-      none.push(page);
-    expect(none).toEqual([
-      {
-        totalCount: 0,
-        pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: "", endCursor: "" },
-        results: [],
-      },
-    ]);
-  });
-
-  it("removes members", async () => {
+  paged("removes members", async ({ api, workspaceId, paged: { audienceId } }) => {
     const result = await api.DELETE(MEMBERS, {
       params: { path: { workspaceId, audienceId } },
       body: { memberIds: ["p1", "nobody"] },

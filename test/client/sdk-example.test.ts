@@ -1,17 +1,7 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { describe, expect } from "vitest";
+import { it } from "../support/fixture.ts";
 import { REPO_ROOT, runExample } from "./sdk-support.ts";
-
-let server: LiveServer;
-let ws: TestWorkspace;
-
-beforeAll(async () => {
-  server = await startLiveServer();
-  ws = await createWorkspace(server);
-});
-afterAll(() => server.close());
 
 describe("the README's SDK example", () => {
   it("is src/client/example.ts, word for word", () => {
@@ -20,7 +10,10 @@ describe("the README's SDK example", () => {
     expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 
-  it("runs against the service, and again: the second run finds the audience the first created", async () => {
+  it("runs against the service, and again: the second run finds the audience the first created", async ({
+    server,
+    ws,
+  }) => {
     const env = { API_URL: server.baseUrl, WORKSPACE_ID: ws.id, API_KEY: ws.key };
     const members = [
       "member mem_1003 ada@example.com Ada",
@@ -31,8 +24,10 @@ describe("the README's SDK example", () => {
     const first = await runExample(env);
     const audienceId = first[0]?.replace(/^audience /, "") ?? "";
     expect(first).toEqual([`audience ${audienceId}`, "added 3, already members 0", ...members]);
-    const audience = await ws.call("GET", `/audiences/${audienceId}`);
-    expect(audience.body).toEqual({ id: audienceId, name: "Weekly digest readers" });
+    const audience = await ws.api.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
+      params: { path: { workspaceId: ws.id, audienceId } },
+    });
+    expect(audience).toEqual({ id: audienceId, name: "Weekly digest readers" });
 
     const second = await runExample(env);
     expect(second).toEqual([`audience ${audienceId}`, "added 0, already members 3", ...members]);

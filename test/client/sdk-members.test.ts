@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError, type AudienceClient } from "../../src/client/index.ts";
+import { describe, expect } from "vitest";
+import { ApiError } from "../../src/client/index.ts";
+import { operationsCalled, rejectionOf } from "../support/checked-client.ts";
 import { documentedOperations, loadContract } from "../support/contract.ts";
-import { ADMIN_TOKEN, type LiveServer, startLiveServer } from "../support/live-server.ts";
-import { checkedClient, operationsCalled, rejectionOf } from "./sdk-support.ts";
+import { test } from "../support/fixture.ts";
 
 // Every Members and Audience rules operation, called through the SDK on a live server (the other
 // tags are in sdk-audiences.test.ts). Every response is checked against the contract.
@@ -14,20 +14,11 @@ const MEMBERS = "/v0/workspaces/{workspaceId}/members";
 const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";
 const FILTER = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter";
 
-let server: LiveServer;
-let api: AudienceClient;
-let workspaceId: string;
-let graceId: string;
 /** A client-chosen id that needs URL-encoding in a path. */
 const adaId = "crm:42/ada lovelace";
 
-beforeAll(async () => {
-  server = await startLiveServer();
-  const admin = checkedClient(server.baseUrl, ADMIN_TOKEN);
-  workspaceId = (await admin.POST("/v0/workspaces", { body: { name: "SDK members workspace" } })).id;
-  const key = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", { params: { path: { workspaceId } } });
-  api = checkedClient(server.baseUrl, key.key);
-
+/** Every test starts with two members, Ada (a client-chosen id) and Grace (an id the service gave). */
+const it = test.extend("graceId", { auto: true }, async ({ api, workspaceId }) => {
   const { results } = await api.POST(MEMBERS, {
     params: { path: { workspaceId } },
     body: {
@@ -41,12 +32,11 @@ beforeAll(async () => {
     { id: adaId, status: "created" },
     { id: expect.any(String), status: "created" },
   ]);
-  graceId = results[1]?.id ?? "";
+  return results[1]?.id ?? "";
 });
-afterAll(() => server.close());
 
 describe("the SDK's member operations", () => {
-  it("read and update a member, whose id is URL-encoded in the path", async () => {
+  it("read and update a member, whose id is URL-encoded in the path", async ({ api, workspaceId }) => {
     const path = { workspaceId, memberId: adaId };
     expect(await api.GET(MEMBER, { params: { path } })).toEqual({
       id: adaId,
@@ -59,7 +49,7 @@ describe("the SDK's member operations", () => {
     expect(updated.fields).toEqual({ firstName: "Ada", lastName: "", role: "Engineer", company: "Acme" });
   });
 
-  it("list the workspace's members across pages", async () => {
+  it("list the workspace's members across pages", async ({ api, workspaceId, graceId }) => {
     const ids = [];
     for await (const member of api.members(MEMBERS, { params: { path: { workspaceId }, query: { limit: 1 } } })) {
       ids.push(member.id);
@@ -67,7 +57,7 @@ describe("the SDK's member operations", () => {
     expect(ids.sort()).toEqual([adaId, graceId].sort());
   });
 
-  it("reject an unknown member with a 404 member_not_found ApiError", async () => {
+  it("reject an unknown member with a 404 member_not_found ApiError", async ({ api, workspaceId }) => {
     const error = await rejectionOf(api.GET(MEMBER, { params: { path: { workspaceId, memberId: "nobody" } } }));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 404, code: "member_not_found", problem: { status: 404 } });
@@ -75,7 +65,7 @@ describe("the SDK's member operations", () => {
 });
 
 describe("the SDK's audience rule operations", () => {
-  it("preview a filter, set it on an audience, and follow it from the member's side", async () => {
+  it("preview a filter, set it on an audience, and follow it from the member's side", async ({ api, workspaceId }) => {
     const filter = { field: "fields.company", op: "eq", value: "acme" } as const;
     const preview = await api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
       params: { path: { workspaceId } },
@@ -104,7 +94,7 @@ describe("the SDK's audience rule operations", () => {
 });
 
 describe("deleting members", () => {
-  it("deletes members from the workspace and counts unknown ids", async () => {
+  it("deletes members from the workspace and counts unknown ids", async ({ api, workspaceId, graceId }) => {
     const result = await api.DELETE(MEMBERS, {
       params: { path: { workspaceId } },
       body: { memberIds: [graceId, "nobody"] },

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError, createAudienceClient } from "../../src/client/index.ts";
-import { REPO_ROOT, rejectionOf, runExample } from "../client/sdk-support.ts";
+import { REPO_ROOT, runExample } from "../client/sdk-support.ts";
+import { rejectionOf } from "../support/checked-client.ts";
 import { checkResponse, documentedOperations, loadContract } from "../support/contract.ts";
 
 // `npm run mock` (Prism on openapi/openapi.yaml), started as a developer would, in its own process

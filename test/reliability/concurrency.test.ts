@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allMemberIds, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { describe, expect } from "vitest";
+import { allMemberIds, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
+import { it } from "../support/fixture.ts";
 import { seededRandom, seedFromEnv } from "./random.ts";
 
 /**
@@ -18,49 +18,48 @@ const seed = seedFromEnv();
 const { random, between, pick, sample } = seededRandom(seed);
 const storeName = process.env.TEST_DATABASE_URL ? "PostgreSQL" : "embedded store (PGlite)";
 
-let server: LiveServer;
-let ws: TestWorkspace;
-beforeAll(async () => {
-  server = await startLiveServer();
-  ws = await createWorkspace(server);
-});
-afterAll(() => server?.close());
+const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 
 /** Walks the whole listing and checks that every page's totalCount equals the number listed. */
-async function countedMembers(audienceId: string): Promise<string[]> {
+async function countedMembers(ws: TestWorkspace, audienceId: string): Promise<string[]> {
   const ids = await allMemberIds(ws, audienceId);
-  const first = await ws.call("GET", `/audiences/${audienceId}/members?limit=1`);
+  const first = await ws.api.GET(`${AUDIENCE}/members`, {
+    params: { path: { workspaceId: ws.id, audienceId }, query: { limit: 1 } },
+  });
   expect(new Set(ids).size, `audience ${audienceId} lists a member twice`).toBe(ids.length);
-  expect(first.body.totalCount, `audience ${audienceId}: totalCount vs members listed`).toBe(ids.length);
+  expect(first.totalCount, `audience ${audienceId}: totalCount vs members listed`).toBe(ids.length);
   return ids;
 }
 
 /** The tier of every member of the workspace, walking the Members API. */
-async function tiers(): Promise<Map<string, string>> {
+async function tiers(ws: TestWorkspace): Promise<Map<string, string>> {
   const result = new Map<string, string>();
-  let after: string | undefined;
-  for (;;) {
-    const query = new URLSearchParams({ limit: "500", ...(after ? { after } : {}) });
-    const page = await ws.call("GET", `/members?${query}`);
-    for (const member of page.body.results) result.set(member.id, member.fields.tier ?? "");
-    if (!page.body.pageInfo.hasNextPage) return result;
-    after = page.body.pageInfo.endCursor;
+  for await (const member of ws.api.members("/v0/workspaces/{workspaceId}/members", {
+    params: { path: { workspaceId: ws.id }, query: { limit: 500 } },
+  })) {
+    result.set(member.id, member.fields.tier ?? "");
   }
+  return result;
 }
 
-const tierFilter = (tier: string) => ({ field: "fields.tier", op: "eq", value: tier });
+const tierFilter = (tier: string) => ({ field: "fields.tier", op: "eq", value: tier }) as const;
 
 describe(`concurrent clients on the ${storeName}`, () => {
-  it("get no 5xx and leave exact counts while adding, removing, merging and re-ruling the same audiences", async () => {
+  it("get no 5xx and leave exact counts while adding, removing, merging and re-ruling the same audiences", async ({
+    server,
+    ws,
+  }) => {
     // Setup: every pool member exists with a tier; A and B are manual, R is rule-based.
-    const upsertAll = await ws.call("POST", "/members", {
-      body: { members: POOL.map((id) => ({ id, email: `${id}@pool.test`, fields: { tier: pick(TIERS) } })) },
-    });
-    expect(upsertAll.status).toBe(200);
+    const { api, id: workspaceId } = ws;
+    await upsertMembers(
+      ws,
+      POOL.map((id) => ({ id, email: `${id}@pool.test`, fields: { tier: pick(TIERS) } })),
+    );
     const a = await createAudience(ws, "Storm A");
     const b = await createAudience(ws, "Storm B");
     const r = await createAudience(ws, "Storm R");
-    expect((await ws.call("PUT", `/audiences/${r}/filter`, { body: { filter: tierFilter("gold") } })).status).toBe(200);
+    const ruleOf = { params: { path: { workspaceId, audienceId: r } } };
+    await api.PUT(`${AUDIENCE}/filter`, { ...ruleOf, body: { filter: tierFilter("gold") } });
     const manual = [a, b];
     const pairs: [string, string][] = [
       [a, b],
@@ -74,65 +73,89 @@ describe(`concurrent clients on the ${storeName}`, () => {
       [a, 0],
       [b, 0],
     ]);
+    const count = (audience: string, delta: number) => netAdded.set(audience, (netAdded.get(audience) ?? 0) + delta);
     const merged: string[] = [];
-    type Op = { name: string; run: () => Promise<{ status: number; body: any }>; onSuccess?: (body: any) => void };
+    /** run() sends one request (recording what a success did) and answers the whole response. */
+    type Op = { name: string; run: () => Promise<{ response: Response; error?: unknown }> };
     const operation = (client: number, n: number): Op => {
       const roll = random();
       const audience = pick(manual);
+      const members = { params: { path: { workspaceId, audienceId: audience } } };
       const someMembers = () => sample(POOL, between(5, 40));
+      const someTiers = (max: number) =>
+        sample(POOL, between(3, max)).map((id) => ({ id, fields: { tier: pick(TIERS) } }));
       if (roll < 0.3) {
         const body = { memberIds: someMembers() };
         return {
           name: "addAudienceMembers",
-          run: () => ws.call("POST", `/audiences/${audience}/members`, { body }),
-          onSuccess: (res) => netAdded.set(audience, (netAdded.get(audience) ?? 0) + res.added),
+          run: async () => {
+            const answer = await api.raw.POST(`${AUDIENCE}/members`, { ...members, body });
+            if (answer.data) count(audience, answer.data.added);
+            return answer;
+          },
         };
       }
       if (roll < 0.55) {
         const body = { memberIds: someMembers() };
         return {
           name: "removeAudienceMembers",
-          run: () => ws.call("DELETE", `/audiences/${audience}/members`, { body }),
-          onSuccess: (res) => netAdded.set(audience, (netAdded.get(audience) ?? 0) - res.removed),
+          run: async () => {
+            const answer = await api.raw.DELETE(`${AUDIENCE}/members`, { ...members, body });
+            if (answer.data) count(audience, -answer.data.removed);
+            return answer;
+          },
         };
       }
       if (roll < 0.65) {
         // Data that moves members in and out of R, added to a manual audience in the same request.
-        const body = { members: sample(POOL, between(3, 15)).map((id) => ({ id, fields: { tier: pick(TIERS) } })) };
+        const body = { members: someTiers(15) };
         return {
           name: "addAudienceMembers+data",
-          run: () => ws.call("POST", `/audiences/${audience}/members`, { body }),
-          onSuccess: (res) => netAdded.set(audience, (netAdded.get(audience) ?? 0) + res.added),
+          run: async () => {
+            const answer = await api.raw.POST(`${AUDIENCE}/members`, { ...members, body });
+            if (answer.data) count(audience, answer.data.added);
+            return answer;
+          },
         };
       }
       if (roll < 0.8) {
-        const body = { members: sample(POOL, between(3, 20)).map((id) => ({ id, fields: { tier: pick(TIERS) } })) };
-        return { name: "upsertMembers", run: () => ws.call("POST", "/members", { body }) };
+        const body = { members: someTiers(20) };
+        return {
+          name: "upsertMembers",
+          run: () => api.raw.POST("/v0/workspaces/{workspaceId}/members", { params: { path: { workspaceId } }, body }),
+        };
       }
       if (roll < 0.95) {
         const body = { name: `Storm merge ${client}.${n}`, audienceIds: pick(pairs) };
         return {
           name: "mergeAudiences",
-          run: () => ws.call("POST", "/audiences/merge", { body }),
-          onSuccess: (res) => merged.push(res.id),
+          run: async () => {
+            const path = { workspaceId };
+            const answer = await api.raw.POST("/v0/workspaces/{workspaceId}/audiences/merge", {
+              params: { path },
+              body,
+            });
+            if (answer.data) merged.push(answer.data.id);
+            return answer;
+          },
         };
       }
       const body = { filter: tierFilter(pick(TIERS)) };
-      return { name: "setAudienceFilter", run: () => ws.call("PUT", `/audiences/${r}/filter`, { body }) };
+      return { name: "setAudienceFilter", run: () => api.raw.PUT(`${AUDIENCE}/filter`, { ...ruleOf, body }) };
     };
 
     const clients = Array.from({ length: CLIENTS }, async (_, client) => {
       for (let n = 0; n < OPERATIONS_PER_CLIENT; n++) {
         const op = operation(client, n);
         try {
-          const response = await op.run();
+          const { response, error } = await op.run();
           const key = `${op.name} ${response.status}`;
           statuses.set(key, (statuses.get(key) ?? 0) + 1);
-          if (response.status >= 200 && response.status < 300) op.onSuccess?.(response.body);
-          else
-            failures.push(`client ${client} op ${n} ${op.name}: ${response.status} ${JSON.stringify(response.body)}`);
+          if (!response.ok)
+            failures.push(`client ${client} op ${n} ${op.name}: ${response.status} ${JSON.stringify(error)}`);
         } catch (error) {
-          // call() throws on an answer the contract does not allow (an undocumented 5xx among them).
+          // The client's contract check throws on an answer the contract does not allow (an
+          // undocumented 5xx among them).
           statuses.set(`${op.name} error`, (statuses.get(`${op.name} error`) ?? 0) + 1);
           failures.push(`client ${client} op ${n} ${op.name}: ${(error as Error).message}`);
         }
@@ -166,36 +189,38 @@ describe(`concurrent clients on the ${storeName}`, () => {
 
     // Manual audiences: the sum of what each answer said it did is the audience's size.
     for (const audience of manual) {
-      const ids = await countedMembers(audience);
+      const ids = await countedMembers(ws, audience);
       expect(ids.length, `audience ${audience}: Σadded − Σremoved`).toBe(netAdded.get(audience));
       expect(ids.every((id) => POOL.includes(id))).toBe(true);
     }
     // The rule-based audience holds exactly the members its current rule matches.
-    const rule = (await ws.call("GET", `/audiences/${r}/filter`)).body;
-    const byTier = await tiers();
-    const matching = [...byTier].filter(([, tier]) => tier === rule.filter.value).map(([id]) => id);
-    expect((await countedMembers(r)).sort()).toEqual(matching.sort());
+    const rule = await api.GET(`${AUDIENCE}/filter`, ruleOf);
+    const ruleTier = rule.filter && "value" in rule.filter ? rule.filter.value : undefined;
+    const byTier = await tiers(ws);
+    const matching = [...byTier].filter(([, tier]) => tier === ruleTier).map(([id]) => id);
+    expect((await countedMembers(ws, r)).sort()).toEqual(matching.sort());
     expect(rule.memberCount).toBe(matching.length);
     // Every merged audience: a set of pool members, its totalCount the number listed.
-    for (const id of merged) expect((await countedMembers(id)).every((m) => POOL.includes(m))).toBe(true);
+    for (const id of merged) expect((await countedMembers(ws, id)).every((m) => POOL.includes(m))).toBe(true);
 
     // A sequential, known final state.
     const gold = POOL.filter((_, i) => i % 3 === 0);
-    const reset = await ws.call("POST", "/members", {
-      body: { members: POOL.map((id) => ({ id, fields: { tier: gold.includes(id) ? "gold" : "silver" } })) },
-    });
-    expect(reset.status).toBe(200);
-    const set = await ws.call("PUT", `/audiences/${r}/filter`, { body: { filter: tierFilter("gold") } });
-    expect(set.body.memberCount).toBe(gold.length);
-    expect((await countedMembers(r)).sort()).toEqual(gold);
+    await upsertMembers(
+      ws,
+      POOL.map((id) => ({ id, fields: { tier: gold.includes(id) ? "gold" : "silver" } })),
+    );
+    const set = await api.PUT(`${AUDIENCE}/filter`, { ...ruleOf, body: { filter: tierFilter("gold") } });
+    expect(set.memberCount).toBe(gold.length);
+    expect((await countedMembers(ws, r)).sort()).toEqual(gold);
     const known = POOL.slice(0, 50);
     for (const audience of manual) {
-      const cleared = await ws.call("DELETE", `/audiences/${audience}/members`, { body: { memberIds: POOL } });
-      expect(cleared.body.removed).toBe(netAdded.get(audience));
-      const added = await ws.call("POST", `/audiences/${audience}/members`, { body: { memberIds: known } });
-      expect(added.body).toEqual({ added: known.length, alreadyMembers: 0, created: 0, merged: 0 });
-      expect((await countedMembers(audience)).sort()).toEqual(known);
+      const members = { params: { path: { workspaceId, audienceId: audience } } };
+      const cleared = await api.DELETE(`${AUDIENCE}/members`, { ...members, body: { memberIds: POOL } });
+      expect(cleared.removed).toBe(netAdded.get(audience));
+      const added = await api.POST(`${AUDIENCE}/members`, { ...members, body: { memberIds: known } });
+      expect(added).toEqual({ added: known.length, alreadyMembers: 0, created: 0, merged: 0 });
+      expect((await countedMembers(ws, audience)).sort()).toEqual(known);
     }
-    for (const id of merged) await countedMembers(id);
+    for (const id of merged) await countedMembers(ws, id);
   }, 300_000);
 });

@@ -1,8 +1,17 @@
 import { writeFileSync } from "node:fs";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { ADMIN_TOKEN, call, type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { describe, expect } from "vitest";
+import type { components } from "../../src/client/index.ts";
+import { checkedClient } from "../support/checked-client.ts";
+import {
+  addMembers,
+  createAudience,
+  createWorkspace,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
+import { test } from "../support/fixture.ts";
+import { ADMIN_TOKEN, call, type LiveServer } from "../support/live-server.ts";
 import { at, documentedCodes, type OperationShape, operationShapes, validatorAt } from "./contract-shapes.ts";
 import { type DbState, diffDb, snapshotDb } from "./db-state.ts";
 import { type HostileRequest, hostileRequests, type Seed, sweepRequests } from "./hostile-requests.ts";
@@ -12,6 +21,7 @@ import { SWEEP_VALUES } from "./hostile-values.ts";
  * Hostile input, generated from the contract: for every operation, requests made invalid in one
  * place (a body node that breaks its schema, malformed JSON, a wrong media type, an odd path
  * segment, a bad query value or header), sent with valid credentials so they reach validation.
+ * These are requests the typed SDK cannot send, so they go through call() with generated URLs.
  * Every answer must be documented (call() checks it against the contract), a rejection must be a
  * 4xx problem document with a code documented for that status, nothing may answer 5xx, and a
  * rejected request must leave every table of the store exactly as it was.
@@ -22,7 +32,7 @@ const RUNS_WITHOUT_BODY = 40;
 const RUNS_WITHOUT_INPUT = 5;
 const MIN_REJECTED = 1_000;
 
-const FILTER = {
+const FILTER: components["schemas"]["Filter"] = {
   all: [
     { field: "fields.company", op: "eq", value: "Acme" },
     {
@@ -44,10 +54,6 @@ interface Finding {
   answer: string;
 }
 
-let server: LiveServer;
-let ws: TestWorkspace;
-let seeds: Record<string, Seed>;
-let baseline: DbState;
 const shapes = operationShapes();
 const stats = { generated: 0, rejected: 0, accepted: 0, schemaInvalid: 0, fiveXx: 0 };
 const perOperation = new Map<string, { rejected: number; accepted: number }>();
@@ -55,33 +61,46 @@ const perOperation = new Map<string, { rejected: number; accepted: number }>();
 const perKind = new Map<string, number>();
 const findings: Finding[] = [];
 
-beforeAll(async () => {
-  server = await startLiveServer();
-  ws = await createWorkspace(server);
+/** The workspace every hostile request targets, set up once for the file. */
+interface Target {
+  server: LiveServer;
+  ws: TestWorkspace;
+  /** A valid request per operation, which the generators make invalid in one place. */
+  seeds: Record<string, Seed>;
+  /** The store as the last request left it. */
+  baseline: DbState;
+}
+
+const it = test.extend("target", { scope: "file" }, async ({ server }): Promise<Target> => {
+  const ws = await createWorkspace(server);
+  const workspaceId = ws.id;
   const a1 = await createAudience(ws, "Hostile A");
   const a2 = await createAudience(ws, "Hostile B");
   const archiveTarget = await createAudience(ws, "Hostile archive target");
   const archived = await createAudience(ws, "Hostile archived");
-  await ws.call("POST", "/members", {
-    body: {
-      members: [
-        { id: "m1", email: "m1@example.com", fields: { firstName: "Ada", company: "Acme" } },
-        { id: "m2", email: "m2@example.com", alternativeEmails: ["m2b@example.com"], fields: { company: "Acme" } },
-        { id: "victim", email: "victim@example.com" },
-      ],
-    },
-  });
+  await upsertMembers(ws, [
+    { id: "m1", email: "m1@example.com", fields: { firstName: "Ada", company: "Acme" } },
+    { id: "m2", email: "m2@example.com", alternativeEmails: ["m2b@example.com"], fields: { company: "Acme" } },
+    { id: "victim", email: "victim@example.com" },
+  ]);
   await addMembers(ws, a1, { memberIds: ["m1", "m2"] });
   await addMembers(ws, archived, { memberIds: ["m1"] });
-  await ws.call("DELETE", `/audiences/${archived}`);
-  expect((await ws.call("PUT", `/audiences/${a2}/filter`, { body: { filter: FILTER } })).status).toBe(200);
-  const page = await ws.call("GET", `/audiences/${a1}/members?limit=1`);
-  const spareKey = await call(server, "POST", `/v0/workspaces/${ws.id}/api-keys`, { token: ADMIN_TOKEN, body: {} });
-  const w = { workspaceId: ws.id };
-  seeds = {
+  const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+  await ws.api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: archived } } });
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId, audienceId: a2 } },
+    body: { filter: FILTER },
+  });
+  const page = await ws.api.GET(`${AUDIENCE}/members`, {
+    params: { path: { workspaceId, audienceId: a1 }, query: { limit: 1 } },
+  });
+  const admin = checkedClient(server.baseUrl, ADMIN_TOKEN);
+  const spareKey = await admin.POST("/v0/workspaces/{workspaceId}/api-keys", { params: { path: { workspaceId } } });
+  const w = { workspaceId };
+  const seeds: Record<string, Seed> = {
     createWorkspace: { path: {}, body: { name: "Hostile workspace" } },
     createApiKey: { path: w, body: { name: "hostile" } },
-    revokeApiKey: { path: { ...w, keyId: spareKey.body.id } },
+    revokeApiKey: { path: { ...w, keyId: spareKey.id } },
     createAudience: { path: w, body: { name: "Seed audience" } },
     listAudiences: { path: w, query: { includeArchived: "true", search: "Hostile", sortDirection: "ASC" } },
     mergeAudiences: { path: w, body: { name: "Merged seed", audienceIds: [a1, a2] } },
@@ -106,7 +125,7 @@ beforeAll(async () => {
     removeAudienceMembers: { path: { ...w, audienceId: a1 }, body: { memberIds: ["m2"] } },
     listAudienceMembers: {
       path: { ...w, audienceId: a1 },
-      query: { limit: "2", sortDirection: "DESC", search: "example", after: page.body.pageInfo.endCursor },
+      query: { limit: "2", sortDirection: "DESC", search: "example", after: page.pageInfo.endCursor },
     },
     previewAudience: { path: w, body: { filter: FILTER, limit: 10 } },
     getAudienceFilter: { path: { ...w, audienceId: a2 } },
@@ -122,7 +141,7 @@ beforeAll(async () => {
     },
     listMembers: {
       path: w,
-      query: { audienceId: a1, limit: "2", sortDirection: "ASC", before: page.body.pageInfo.startCursor },
+      query: { audienceId: a1, limit: "2", sortDirection: "ASC", before: page.pageInfo.startCursor },
     },
     deleteMembers: { path: w, body: { memberIds: ["victim", "nobody"] } },
     getMember: { path: { ...w, memberId: "m1" } },
@@ -132,12 +151,11 @@ beforeAll(async () => {
     },
     listMemberAudiences: { path: { ...w, memberId: "m1" } },
   };
-  baseline = await snapshotDb(server.store);
+  return { server, ws, seeds, baseline: await snapshotDb(server.store) };
 });
-afterAll(() => server?.close());
 
 /** A valid request for an operation this file has no seed for: the contract's example and known ids. */
-function seedFor(shape: OperationShape): Seed {
+function seedFor({ ws, seeds }: Target, shape: OperationShape): Seed {
   const known = seeds[shape.operationId];
   if (known) return known;
   const ids: Record<string, string> = { workspaceId: ws.id, audienceId: seeds.getAudience?.path.audienceId ?? "" };
@@ -149,7 +167,7 @@ function seedFor(shape: OperationShape): Seed {
   return { path, ...(example === undefined ? {} : { body: example }) };
 }
 
-function credentials(shape: OperationShape): Record<string, string> {
+function credentials({ ws }: Target, shape: OperationShape): Record<string, string> {
   if (shape.security === "none") return {};
   return { authorization: `Bearer ${shape.security === "adminToken" ? ADMIN_TOKEN : ws.key}` };
 }
@@ -169,11 +187,12 @@ function record(request: HostileRequest, url: string, what: string, answer: stri
 }
 
 /** Sends one hostile request and checks its answer and the store; never throws, it records. */
-async function send(request: HostileRequest): Promise<void> {
+async function send(target: Target, request: HostileRequest): Promise<void> {
+  const { server } = target;
   stats.generated++;
   if (request.schemaValid === false) stats.schemaInvalid++;
-  const target = new URL(server.baseUrl + request.url);
-  const url = target.pathname + target.search;
+  const address = new URL(server.baseUrl + request.url);
+  const url = address.pathname + address.search;
   const counts = perOperation.get(request.operationId) ?? { rejected: 0, accepted: 0 };
   perOperation.set(request.operationId, counts);
   let status: number;
@@ -185,11 +204,12 @@ async function send(request: HostileRequest): Promise<void> {
     status = response.status;
     if (status >= 500) {
       stats.fiveXx++;
-      record(request, url, `${status} ${response.body?.code}`, response.text);
+      record(request, url, `${status} ${response.problem?.code}`, response.text);
     } else if (status >= 400) {
       const codes = documentedCodes(request.method, url, status);
-      if (codes.length > 0 && !codes.includes(response.body?.code)) {
-        record(request, url, `${status} ${response.body?.code} is not a code documented for ${status}`, response.text);
+      const code = response.problem?.code ?? "(none)";
+      if (codes.length > 0 && !codes.includes(code)) {
+        record(request, url, `${status} ${code} is not a code documented for ${status}`, response.text);
       }
     } else if (status >= 300) {
       record(request, url, `unexpected status ${status}`, response.text);
@@ -210,38 +230,41 @@ async function send(request: HostileRequest): Promise<void> {
     if (status >= 400 && status < 500) stats.rejected++;
     const family = (request.kind.split(" ")[0] ?? "").replace(/^(sweep\.(body|query|path)).*/, "$1");
     perKind.set(family, (perKind.get(family) ?? 0) + 1);
-    const changed = diffDb(baseline, after);
+    const changed = diffDb(target.baseline, after);
     if (changed.length > 0) record(request, url, `refused with ${status} but wrote: ${changed.join("; ")}`, "");
   }
-  baseline = after;
+  target.baseline = after;
 }
 
 describe("hostile input generated from the contract", () => {
-  it("starts from seed bodies that the contract accepts, so each mutation is what makes a request bad", () => {
+  it("starts from seed bodies that the contract accepts, so each mutation is what makes a request bad", ({
+    target,
+  }) => {
     for (const shape of shapes) {
-      const seed = seedFor(shape);
+      const seed = seedFor(target, shape);
       if (shape.body && seed.body !== undefined) {
         expect(validatorAt(shape.body.pointer)(seed.body), shape.operationId).toBe(true);
       }
     }
   });
 
-  it.each(shapes.map((shape, index) => [shape.operationId, shape, index] as const))(
+  it.for(shapes.map((shape, index) => [shape.operationId, shape, index] as const))(
     "%s: every hostile request gets a documented 4xx problem, no 5xx, and changes nothing",
-    async (operationId, shape, index) => {
+    async ([operationId, shape, index], { target }) => {
       const hasInput = shape.body !== undefined || shape.params.length > 0;
       const numRuns = shape.body ? RUNS_WITH_BODY : hasInput ? RUNS_WITHOUT_BODY : RUNS_WITHOUT_INPUT;
-      await fc.assert(fc.asyncProperty(hostileRequests(shape, seedFor(shape), credentials(shape)), send), {
-        numRuns,
-        seed: SEED + index,
-      });
-      for (const request of sweepRequests(shape, seedFor(shape), credentials(shape), SWEEP_VALUES)) await send(request);
+      const [seed, auth] = [seedFor(target, shape), credentials(target, shape)];
+      await fc.assert(
+        fc.asyncProperty(hostileRequests(shape, seed, auth), (request) => send(target, request)),
+        { numRuns, seed: SEED + index },
+      );
+      for (const request of sweepRequests(shape, seed, auth, SWEEP_VALUES)) await send(target, request);
       const mine = findings.filter((f) => f.operationId === operationId);
       expect(mine.map((f) => `${f.kind}: ${f.what}\n    ${f.request}\n    -> ${f.answer}`)).toEqual([]);
     },
   );
 
-  it("tried at least 1,000 bad inputs, saw no 5xx, and every rejection left the store unchanged", () => {
+  it("tried at least 1,000 bad inputs, saw no 5xx, and every rejection left the store unchanged", ({ server }) => {
     const distinct = new Map<string, Finding & { count: number }>();
     for (const f of findings) {
       const key = `${f.operationId} ${f.kind.split(" ")[0]} ${f.what.slice(0, 60)}`;

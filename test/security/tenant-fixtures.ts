@@ -1,6 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import type { LiveServer } from "../support/live-server.ts";
+import {
+  addMembers,
+  createAudience,
+  createWorkspace,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { type OperationShape, operationShapes } from "./contract-shapes.ts";
 
 /** A workspace full of data that can be recognised anywhere: every value of it contains `hex`. */
@@ -20,8 +25,14 @@ export interface Tenant {
 
 const hex = () => randomBytes(4).toString("hex");
 
-export async function populate(server: LiveServer, tag: string): Promise<Tenant> {
+const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
+const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+const MEMBERS = "/v0/workspaces/{workspaceId}/members";
+const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";
+
+export async function populate(server: { baseUrl: string }, tag: string): Promise<Tenant> {
   const ws = await createWorkspace(server);
+  const workspaceId = ws.id;
   const h = hex();
   const s = hex();
   const Tag = tag[0]?.toUpperCase() + tag.slice(1);
@@ -46,36 +57,46 @@ export async function populate(server: LiveServer, tag: string): Promise<Tenant>
     alternativeEmails: [shared.altEmail],
     fields: { firstName: `${Tag}Shared${h}`, secret: `${tag}-shared-secret-${h}` },
   };
-  const upsert = await ws.call("POST", "/members", { body: { members: [...members, sharedMember] } });
-  if (upsert.status !== 200) throw new Error(`upsertMembers failed: ${upsert.status} ${upsert.text}`);
+  await upsertMembers(ws, [...members, sharedMember]);
   const names = [`${Tag} Manual ${h}`, `${Tag} Rule ${h}`, `${Tag} Archived ${h}`, `${Tag} Spare ${h}`];
-  const [manual, rule, archived, spare] = await Promise.all(names.map((name) => createAudience(ws, name)));
-  const audiences = {
-    manual: manual as string,
-    rule: rule as string,
-    archived: archived as string,
-    spare: spare as string,
-    sharedName: await createAudience(ws, shared.audienceName),
-    idem: "",
-  };
-  await addMembers(ws, audiences.manual, { memberIds: [members[0]?.id, members[1]?.id, shared.id] });
-  await addMembers(ws, audiences.archived, { memberIds: [members[2]?.id] });
-  await ws.call("PUT", `/audiences/${audiences.rule}/filter`, {
+  const [manual = "", rule = "", archived = "", spare = ""] = await Promise.all(
+    names.map((name) => createAudience(ws, name)),
+  );
+  const sharedName = await createAudience(ws, shared.audienceName);
+  const [m1 = "", m2 = "", m3 = ""] = members.map((m) => m.id);
+  await addMembers(ws, manual, { memberIds: [m1, m2, shared.id] });
+  await addMembers(ws, archived, { memberIds: [m3] });
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId, audienceId: rule } },
     body: { filter: { field: "fields.company", op: "eq", value: `${Tag}Corp${h}` } },
   });
-  await ws.call("DELETE", `/audiences/${audiences.archived}`);
-  const idem = await ws.call("POST", "/audiences", {
+  await ws.api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: archived } } });
+  const idem = await ws.api.POST(AUDIENCES, {
+    params: { path: { workspaceId } },
     body: { name: shared.idemName },
     headers: { "idempotency-key": shared.idemKey },
   });
-  audiences.idem = idem.body.id;
-  const page = (await ws.call("GET", `/audiences/${audiences.manual}/members?limit=1`)).body.pageInfo;
-  const all = (await ws.call("GET", "/members?limit=1")).body.pageInfo;
-  const byQuery = (await ws.call("GET", `/members?limit=1&audienceId=${audiences.manual}`)).body.pageInfo;
+  const audiences = {
+    manual,
+    rule,
+    archived,
+    spare,
+    sharedName,
+    idem: idem.id,
+  };
+  const firstOf = async (query: { audienceId?: string }) =>
+    (await ws.api.GET(MEMBERS, { params: { path: { workspaceId }, query: { limit: 1, ...query } } })).pageInfo;
+  const page = (
+    await ws.api.GET(`${AUDIENCE}/members`, {
+      params: { path: { workspaceId, audienceId: manual }, query: { limit: 1 } },
+    })
+  ).pageInfo;
+  const all = await firstOf({});
+  const byQuery = await firstOf({ audienceId: manual });
   return {
     ws,
     hex: h,
-    keyId: `key_${ws.key.split("_")[2]}`,
+    keyId: ws.keyId,
     audiences,
     memberIds: members.map((m) => m.id),
     emails: members.flatMap((m) => [m.email, ...m.alternativeEmails]),
@@ -98,25 +119,31 @@ export function secretsOf(t: Tenant): string[] {
   return [t.hex, t.ws.id, t.keyId, t.ws.key, secret, ...ids, ...t.names, ...t.memberIds, ...t.emails, ...t.values];
 }
 
-/** Everything the tenant can observe of its own data through the API. */
+/** Everything the tenant can observe of its own data through the API: each answer's status and body. */
 export async function apiView(t: Tenant): Promise<unknown> {
-  const get = async (path: string) => {
-    const response = await t.ws.call("GET", path);
-    return { status: response.status, body: response.body };
-  };
-  const audiences = (await get("/audiences?includeArchived=true")).body.results as Array<{ id: string }>;
-  const members = (await get("/members?limit=500")).body.results as Array<{ id: string }>;
+  const { api, id: workspaceId } = t.ws;
+  const seen = ({ data, error, response }: { data?: unknown; error?: unknown; response: Response }) => ({
+    status: response.status,
+    body: data ?? error,
+  });
+  const audiences = (await api.GET(AUDIENCES, { params: { path: { workspaceId }, query: { includeArchived: true } } }))
+    .results;
+  const members = (await api.GET(MEMBERS, { params: { path: { workspaceId }, query: { limit: 500 } } })).results;
   const view: Record<string, unknown> = { audiences, members };
-  for (const { id } of audiences) {
-    view[`audience ${id}`] = [
-      await get(`/audiences/${id}`),
-      await get(`/audiences/${id}/filter`),
-      await get(`/audiences/${id}/members?limit=500`),
+  for (const { id: audienceId } of audiences) {
+    const params = { path: { workspaceId, audienceId } };
+    view[`audience ${audienceId}`] = [
+      seen(await api.raw.GET(AUDIENCE, { params })),
+      seen(await api.raw.GET(`${AUDIENCE}/filter`, { params })),
+      seen(await api.raw.GET(`${AUDIENCE}/members`, { params: { ...params, query: { limit: 500 } } })),
     ];
   }
-  for (const { id } of members) {
-    const path = `/members/${encodeURIComponent(id)}`;
-    view[`member ${id}`] = [await get(path), await get(`${path}/audiences`)];
+  for (const { id: memberId } of members) {
+    const params = { path: { workspaceId, memberId } };
+    view[`member ${memberId}`] = [
+      seen(await api.raw.GET(MEMBER, { params })),
+      seen(await api.raw.GET(`${MEMBER}/audiences`, { params })),
+    ];
   }
   return view;
 }

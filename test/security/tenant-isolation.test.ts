@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiResponse, call, type LiveServer, startLiveServer } from "../support/live-server.ts";
-import { type DbState, diffDb, snapshotDb } from "./db-state.ts";
+import { describe, expect } from "vitest";
+import type { paths } from "../../generated/api.d.ts";
+import { test } from "../support/fixture.ts";
+import { type ContractUrl, call, type LiveServer, type RawResponse, urlOf } from "../support/live-server.ts";
+import { reportedRequests } from "../support/rate-limits.ts";
+import { diffDb, snapshotDb } from "./db-state.ts";
 import {
   apiView,
   type Ids,
@@ -18,36 +21,40 @@ import {
  * anything of B's (ids, names, e-mails, field values, key parts) that A did not send itself; B's
  * rows and B's own view through the API must be exactly as before; and a refused attempt must
  * write nothing anywhere.
+ *
+ * The attempts are deliberately outside what the typed SDK would send (another tenant's ids, forged
+ * keys, paths generated from the contract), so they go through call(), checked against the contract.
  */
-let server: LiveServer;
-let A: Tenant;
-let B: Tenant;
-let secrets: string[];
-let bRowsBefore: DbState;
-let bViewBefore: unknown;
-/** B's own answers, to show the leak detector recognises B's data. */
-let bOwn: ApiResponse[];
 const shapes = operationShapes();
 const figures = { attempts: 0, leaks: 0, violations: 0 };
 const problems: string[] = [];
 
-beforeAll(async () => {
-  server = await startLiveServer();
-  A = await populate(server, "alpha");
-  B = await populate(server, "bravo");
-  secrets = secretsOf(B);
-  bOwn = [await B.ws.call("GET", "/members?limit=500"), await B.ws.call("GET", "/audiences?includeArchived=true")];
-  bViewBefore = await apiView(B);
+/** Both tenants, populated once for the file, and what B looked like before A's attempts. */
+const it = test.extend("tenants", { scope: "file" }, async ({ server }) => {
+  const A = await populate(server, "alpha");
+  const B = await populate(server, "bravo");
+  const asB = (url: string) => call(server, "GET", url, { token: B.ws.key });
+  /** B's own answers, to show the leak detector recognises B's data. */
+  const bOwn = [
+    await asB(urlOf("/v0/workspaces/{workspaceId}/members", { workspaceId: B.ws.id }, "limit=500")),
+    await asB(urlOf("/v0/workspaces/{workspaceId}/audiences", { workspaceId: B.ws.id }, "includeArchived=true")),
+  ] as const;
+  const bViewBefore = await apiView(B);
   // Last: B's own requests count against B's rate limit, A's must not. On PostgreSQL a process
-  // adds its counts to the database every 0.1 s: wait until B's have arrived.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
-  bRowsBefore = await snapshotDb(server.store, { workspaceId: B.ws.id, withRateLimits: true });
+  // adds its counts to the database every 0.1 s: wait until all of B's have arrived there. The
+  // server counts B's requests of this window exactly, and says so in B's last answer.
+  const last = await asB(urlOf("/v0/workspaces/{workspaceId}/audiences", { workspaceId: B.ws.id }));
+  const counted = Number(last.headers.get("ratelimit-limit")) - Number(last.headers.get("ratelimit-remaining"));
+  if (server.store.kind === "postgres") {
+    await expect.poll(() => reportedRequests(server.store, B.ws.id), { timeout: 10_000 }).toBe(counted);
+  }
+  const bRowsBefore = await snapshotDb(server.store, { workspaceId: B.ws.id, withRateLimits: true });
+  return { A, B, secrets: secretsOf(B), bOwn, bViewBefore, bRowsBefore };
 });
-afterAll(() => server?.close());
 
-interface Request {
-  method: string;
-  path: string;
+interface Request<M extends string, P extends keyof paths> {
+  method: M;
+  path: ContractUrl<P> | string;
   body?: unknown;
   token?: string;
   headers?: Record<string, string>;
@@ -65,7 +72,7 @@ const FORBIDDEN = { status: 403, code: "forbidden" };
 const UNAUTHORIZED = { status: 401, code: "unauthorized" };
 
 /** B's secrets found in an answer that the request did not carry itself. */
-function leakedIn(response: ApiResponse, sent: string): string[] {
+function leakedIn(secrets: string[], response: RawResponse, sent: string): string[] {
   const answer = `${response.text} ${[...response.headers].join(" ")}`.toLowerCase();
   return secrets.filter((s) => answer.includes(s.toLowerCase()) && !sent.toLowerCase().includes(s.toLowerCase()));
 }
@@ -74,30 +81,38 @@ function leakedIn(response: ApiResponse, sent: string): string[] {
  * One cross-workspace attempt with A's key (or the token given): checks the answer's status and
  * code, searches it for B's data, and for a refused attempt checks that no table changed.
  */
-async function attempt(label: string, request: Request, expected: Expect): Promise<ApiResponse> {
-  const { method, path, ...options } = request;
-  figures.attempts++;
-  const before = expected.status >= 400 ? await snapshotDb(server.store) : undefined;
-  const response = await call(server, method, path, { token: A.ws.key, ...options });
-  const what = `${label}: ${method} ${path} -> ${response.status} ${response.body?.code ?? ""}`;
-  const leaked = leakedIn(response, `${method} ${decodeURIComponent(path)} ${JSON.stringify(options.body ?? null)}`);
-  if (leaked.length > 0) {
-    figures.leaks++;
-    problems.push(`LEAK ${what} reveals ${leaked.join(", ")}`);
-  }
-  if (response.status !== expected.status || (expected.code && response.body?.code !== expected.code)) {
-    if (expected.status >= 400 && response.status < 400) figures.violations++;
-    problems.push(`${what}, expected ${expected.status} ${expected.code ?? ""}`);
-  }
-  const changed = before ? diffDb(before, await snapshotDb(server.store)) : [];
-  if (changed.length > 0) {
-    figures.violations++;
-    problems.push(`WRITE ${what} changed ${changed.join("; ")}`);
-  }
-  expect.soft(response.status, what).toBe(expected.status);
-  if (expected.code) expect.soft(response.body?.code, what).toBe(expected.code);
-  return response;
+function attemptsOn(server: LiveServer, { A, secrets }: { A: Tenant; secrets: string[] }) {
+  return async <M extends string, P extends keyof paths = never>(
+    label: string,
+    request: Request<M, P>,
+    expected: Expect,
+  ) => {
+    const { method, path, ...options } = request;
+    figures.attempts++;
+    const before = expected.status >= 400 ? await snapshotDb(server.store) : undefined;
+    const response = await call(server, method, path, { token: A.ws.key, ...options });
+    const what = `${label}: ${method} ${path} -> ${response.status} ${response.problem?.code ?? ""}`;
+    const sent = `${method} ${decodeURIComponent(path)} ${JSON.stringify(options.body ?? null)}`;
+    const leaked = leakedIn(secrets, response, sent);
+    if (leaked.length > 0) {
+      figures.leaks++;
+      problems.push(`LEAK ${what} reveals ${leaked.join(", ")}`);
+    }
+    if (response.status !== expected.status || (expected.code && response.problem?.code !== expected.code)) {
+      if (expected.status >= 400 && response.status < 400) figures.violations++;
+      problems.push(`${what}, expected ${expected.status} ${expected.code ?? ""}`);
+    }
+    const changed = before ? diffDb(before, await snapshotDb(server.store)) : [];
+    if (changed.length > 0) {
+      figures.violations++;
+      problems.push(`WRITE ${what} changed ${changed.join("; ")}`);
+    }
+    expect.soft(response.status, what).toBe(expected.status);
+    if (expected.code) expect.soft(response.problem?.code, what).toBe(expected.code);
+    return response;
+  };
 }
+const withAttempt = it.extend("attempt", { scope: "file" }, ({ server, tenants }) => attemptsOn(server, tenants));
 
 const idsOf = (t: Tenant, memberId = t.memberIds[0] as string): Ids => ({
   workspaceId: t.ws.id,
@@ -106,205 +121,263 @@ const idsOf = (t: Tenant, memberId = t.memberIds[0] as string): Ids => ({
   memberId,
   keyId: t.keyId,
 });
-/** A path in A's workspace. */
-const inA = (path: string, query?: Record<string, string>) =>
-  `/v0/workspaces/${A.ws.id}${path}${query ? `?${new URLSearchParams(query)}` : ""}`;
+
+const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
+const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+const MEMBERS = "/v0/workspaces/{workspaceId}/members";
+const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";
 
 describe("tenant isolation between workspaces A and B", () => {
-  it("has a leak detector that recognises B's data (checked on B's own answers)", () => {
-    const [members, audiences] = bOwn as [ApiResponse, ApiResponse];
-    expect(leakedIn(members, "")).toEqual(expect.arrayContaining([B.hex, ...B.memberIds, ...B.emails]));
-    expect(leakedIn(audiences, "")).toEqual(expect.arrayContaining([...B.names, B.audiences.manual]));
-  });
+  withAttempt(
+    "has a leak detector that recognises B's data (checked on B's own answers)",
+    ({ tenants: { B, bOwn, secrets } }) => {
+      const [members, audiences] = bOwn;
+      expect(leakedIn(secrets, members, "")).toEqual(expect.arrayContaining([B.hex, ...B.memberIds, ...B.emails]));
+      expect(leakedIn(secrets, audiences, "")).toEqual(expect.arrayContaining([...B.names, B.audiences.manual]));
+    },
+  );
 
-  it("answers A's key on B's workspace path with 403 for every workspace operation and 401 for admin ones", async () => {
-    const notScoped = shapes.filter((s) => s.security === "none").map((s) => s.operationId);
-    expect(notScoped.sort()).toEqual(["getHealth", "getReadiness"]);
-    for (const shape of shapes.filter((s) => s.security !== "none")) {
-      const expected = shape.security === "adminToken" ? UNAUTHORIZED : FORBIDDEN;
-      await attempt(`${shape.operationId} on B's workspace`, validRequest(shape, idsOf(B)), expected);
-    }
-  });
-
-  it("answers 404 audience_not_found for B's audience ids in A's paths, archived ones included", async () => {
-    const withAudience = shapes.filter((s) => s.path.includes("{audienceId}"));
-    expect(withAudience.length).toBeGreaterThanOrEqual(9);
-    for (const shape of withAudience) {
-      for (const audienceId of [B.audiences.manual, B.audiences.rule, B.audiences.archived]) {
-        const request = validRequest(shape, { ...idsOf(A), audienceId });
-        await attempt(`${shape.operationId} with B's audience`, request, NO_AUDIENCE);
+  withAttempt(
+    "answers A's key on B's workspace path with 403 for every workspace operation and 401 for admin ones",
+    async ({ tenants: { B }, attempt }) => {
+      const notScoped = shapes.filter((s) => s.security === "none").map((s) => s.operationId);
+      expect(notScoped.sort()).toEqual(["getHealth", "getReadiness"]);
+      for (const shape of shapes.filter((s) => s.security !== "none")) {
+        const expected = shape.security === "adminToken" ? UNAUTHORIZED : FORBIDDEN;
+        await attempt(`${shape.operationId} on B's workspace`, validRequest(shape, idsOf(B)), expected);
       }
-    }
-    for (const audienceId of [B.audiences.manual, B.audiences.archived]) {
-      await attempt(
-        "listMembers of B's audience",
-        { method: "GET", path: inA("/members", { audienceId }) },
-        NO_AUDIENCE,
-      );
-    }
-  });
+    },
+  );
 
-  it("answers 404 member_not_found for B's member ids in A's member paths", async () => {
-    const withMember = shapes.filter((s) => s.path.includes("{memberId}"));
-    expect(withMember.length).toBeGreaterThanOrEqual(3);
-    for (const shape of withMember) {
-      for (const memberId of [...B.memberIds, B.shared.id]) {
-        await attempt(`${shape.operationId} with B's member`, validRequest(shape, idsOf(A, memberId)), NO_MEMBER);
-      }
-    }
-  });
-
-  it("finds and changes nothing of B's through B's ids and data in A's bodies and queries", async () => {
-    const { manual, rule, archived } = B.audiences;
-    for (const audienceIds of [
-      [A.audiences.manual, manual],
-      [manual, A.audiences.manual],
-      [manual, rule],
-      [A.audiences.manual, archived],
-    ]) {
-      const body = { name: `Merge probe ${audienceIds.join(" ")}`, audienceIds };
-      await attempt("merge with B's audiences", { method: "POST", path: inA("/audiences/merge"), body }, NO_AUDIENCE);
-    }
-    const memberIds = B.memberIds;
-    const path = inA(`/audiences/${A.audiences.manual}/members`);
-    const removed = await attempt("remove B's members", { method: "DELETE", path, body: { memberIds } }, OK);
-    expect(removed.body).toEqual({ removed: 0, notMembers: memberIds.length });
-    const deleted = await attempt(
-      "delete B's members",
-      { method: "DELETE", path: inA("/members"), body: { memberIds } },
-      OK,
-    );
-    expect(deleted.body).toEqual({ deleted: 0, notFound: memberIds.length });
-    const matchB = [
-      { field: "anyEmail", op: "endsWith", value: `@bravo-${B.hex}.example` },
-      { field: "fields.company", op: "eq", value: `BravoCorp${B.hex}` },
-      { field: "id", op: "in", value: memberIds },
-      { field: "fields.secret", op: "contains", value: B.hex },
-    ];
-    for (const filter of [...matchB, { any: matchB }]) {
-      const preview = await attempt(
-        "preview B's members",
-        { method: "POST", path: inA("/audiences/preview"), body: { filter } },
-        OK,
-      );
-      expect(preview.body).toEqual({ totalCount: 0, results: [] });
-    }
-    const spare = inA(`/audiences/${A.audiences.spare}`);
-    const set = await attempt(
-      "a rule matching B's members",
-      { method: "PUT", path: `${spare}/filter`, body: { filter: { any: matchB } } },
-      OK,
-    );
-    expect(set.body.memberCount).toBe(0);
-    expect(
-      (await attempt("that rule's members", { method: "GET", path: `${spare}/members` }, OK)).body.totalCount,
-    ).toBe(0);
-    for (const search of [B.emails[0] as string, `BravoFirst1${B.hex}`, B.hex]) {
-      const found = await attempt("search for B's members", { method: "GET", path: inA("/members", { search }) }, OK);
-      expect(found.body.totalCount).toBe(0);
-    }
-    for (const search of [...B.names, B.hex]) {
-      const query = { search, includeArchived: "true" };
-      const found = await attempt("search for B's audiences", { method: "GET", path: inA("/audiences", query) }, OK);
-      expect(found.body.results).toEqual([]);
-    }
-  });
-
-  it("refuses B's cursors on every listing of A's with 400 invalid_cursor", async () => {
-    const listings: Array<[string, Record<string, string>]> = [
-      [`/audiences/${A.audiences.manual}/members`, {}],
-      ["/members", {}],
-      ["/members", { audienceId: A.audiences.manual }],
-    ];
-    for (const [listing, params] of listings) {
-      for (const [name, cursor] of Object.entries(B.cursors)) {
-        for (const direction of ["after", "before"]) {
-          const path = inA(listing, { ...params, [direction]: cursor });
-          await attempt(`B's ${name} cursor as ${direction}`, { method: "GET", path }, BAD_CURSOR);
+  withAttempt(
+    "answers 404 audience_not_found for B's audience ids in A's paths, archived ones included",
+    async ({ tenants: { A, B }, attempt }) => {
+      const withAudience = shapes.filter((s) => s.path.includes("{audienceId}"));
+      expect(withAudience.length).toBeGreaterThanOrEqual(9);
+      for (const shape of withAudience) {
+        for (const audienceId of [B.audiences.manual, B.audiences.rule, B.audiences.archived]) {
+          const request = validRequest(shape, { ...idsOf(A), audienceId });
+          await attempt(`${shape.operationId} with B's audience`, request, NO_AUDIENCE);
         }
       }
-    }
-  });
-
-  it("refuses A's key on admin operations, and keys forged from A's and B's parts, with 401", async () => {
-    const admin: Request[] = [
-      { method: "GET", path: "/v0/workspaces" },
-      { method: "POST", path: "/v0/workspaces", body: { name: "Intruder" } },
-      { method: "POST", path: `/v0/workspaces/${A.ws.id}/api-keys`, body: { name: "escalate" } },
-      { method: "POST", path: `/v0/workspaces/${B.ws.id}/api-keys`, body: { name: "escalate" } },
-      { method: "DELETE", path: `/v0/workspaces/${B.ws.id}/api-keys/${B.keyId}` },
-      { method: "DELETE", path: `/v0/workspaces/${A.ws.id}/api-keys/${A.keyId}` },
-    ];
-    for (const request of admin) await attempt("A's key on an admin operation", request, UNAUTHORIZED);
-    const [, aWs, aKey, aSecret] = A.ws.key.split("_");
-    const [, bWs, bKey] = B.ws.key.split("_");
-    const forged = [`ak_${bWs}_${aKey}_${aSecret}`, `ak_${aWs}_${bKey}_${aSecret}`, `ak_${bWs}_${bKey}_${aSecret}`];
-    for (const token of [...forged, B.keyId]) {
-      for (const target of [B.ws.id, A.ws.id]) {
-        const request = { method: "GET", path: `/v0/workspaces/${target}/audiences`, token };
-        await attempt("a key forged from A's and B's parts", request, UNAUTHORIZED);
+      for (const audienceId of [B.audiences.manual, B.audiences.archived]) {
+        const path = urlOf(MEMBERS, { workspaceId: A.ws.id }, new URLSearchParams({ audienceId }).toString());
+        await attempt("listMembers of B's audience", { method: "GET", path }, NO_AUDIENCE);
       }
-    }
-  });
+    },
+  );
 
-  it("gives A its own members and audiences for ids, e-mails, names and idempotency keys B also uses", async () => {
-    const member = inA(`/members/${encodeURIComponent(B.shared.id)}`);
-    const own = { id: B.shared.id, email: B.shared.email, fields: { firstName: "AlphaOwn" } };
-    const add = { method: "POST", path: inA(`/audiences/${A.audiences.manual}/members`), body: { members: [own] } };
-    const added = await attempt("add a member with B's id and e-mail", add, OK);
-    expect(added.body).toEqual({ added: 1, alreadyMembers: 0, created: 1, merged: 0 });
-    const read = await attempt("read A's member with B's id", { method: "GET", path: member }, OK);
-    expect(read.body).toMatchObject({ id: B.shared.id, email: B.shared.email, alternativeEmails: [] });
-    expect(read.body.fields).toEqual({ firstName: "AlphaOwn", lastName: "", role: "", company: "" });
-    const upsert = { method: "POST", path: inA("/members"), body: { members: [{ email: B.shared.altEmail }] } };
-    const upserted = await attempt("upsert by B's alternative e-mail", upsert, OK);
-    expect(upserted.body.results[0].status).toBe("created");
-    expect(upserted.body.results[0].id).not.toBe(B.shared.id);
-    const patch = { method: "PATCH", path: member, body: { fields: { company: "AlphaCo" } } };
-    expect((await attempt("update A's member with B's id", patch, OK)).body.fields.company).toBe("AlphaCo");
-    const audiences = await attempt("that member's audiences", { method: "GET", path: `${member}/audiences` }, OK);
-    expect(audiences.body.results.map((a: { id: string }) => a.id)).toEqual([A.audiences.manual]);
-    const create = { method: "POST", path: inA("/audiences"), body: { name: B.shared.audienceName } };
-    expect((await attempt("an audience named like B's", create, CREATED)).body.id).not.toBe(B.audiences.sharedName);
-    const headers = { "idempotency-key": B.shared.idemKey };
-    const retry = { method: "POST", path: inA("/audiences"), body: { name: B.shared.idemName }, headers };
-    const replay = await attempt("B's idempotency key and body", retry, CREATED);
-    expect(replay.headers.get("idempotent-replayed")).toBeNull();
-    expect(replay.body.id).not.toBe(B.audiences.idem);
-    const remove = { method: "DELETE", path: inA("/members"), body: { memberIds: [B.shared.id] } };
-    expect((await attempt("delete A's member with B's id", remove, OK)).body).toEqual({ deleted: 1, notFound: 0 });
-  });
+  withAttempt(
+    "answers 404 member_not_found for B's member ids in A's member paths",
+    async ({ tenants: { A, B }, attempt }) => {
+      const withMember = shapes.filter((s) => s.path.includes("{memberId}"));
+      expect(withMember.length).toBeGreaterThanOrEqual(3);
+      for (const shape of withMember) {
+        for (const memberId of [...B.memberIds, B.shared.id]) {
+          await attempt(`${shape.operationId} with B's member`, validRequest(shape, idsOf(A, memberId)), NO_MEMBER);
+        }
+      }
+    },
+  );
 
-  it("left B's rows and B's view of its data unchanged, and let nothing of B's reach A", async () => {
-    // B's rows first: B's own requests below count against B's rate limit.
-    const rowsChanged = diffDb(
-      bRowsBefore,
-      await snapshotDb(server.store, { workspaceId: B.ws.id, withRateLimits: true }),
-    );
-    const viewAfter = await apiView(B);
-    const shared = await B.ws.call("GET", `/members/${encodeURIComponent(B.shared.id)}`);
-    expect(shared.body).toMatchObject({
-      id: B.shared.id,
-      email: B.shared.email,
-      alternativeEmails: [B.shared.altEmail],
-    });
-    const viewChanged = JSON.stringify(viewAfter) !== JSON.stringify(bViewBefore);
-    if (rowsChanged.length > 0 || viewChanged) figures.leaks++;
-    console.log(
-      [
-        `Tenant isolation (${server.store.kind} store):`,
-        `  isolation attempts: ${figures.attempts}`,
-        `  leaks (B's data in an answer to A, or B's data changed): ${figures.leaks}`,
-        `  violations (a cross-workspace attempt that succeeded, or a refused one that wrote): ${figures.violations}`,
-        `  B's rows changed: ${rowsChanged.length === 0 ? "none" : rowsChanged.join("; ")}`,
-        `  B's API view changed: ${viewChanged ? "yes" : "no"}`,
-        ...problems.map((p) => `  ! ${p}`),
-      ].join("\n"),
-    );
-    expect(rowsChanged).toEqual([]);
-    expect(viewAfter).toEqual(bViewBefore);
-    expect(figures.leaks).toBe(0);
-    expect(figures.violations).toBe(0);
-    expect(problems).toEqual([]);
-  });
+  withAttempt(
+    "finds and changes nothing of B's through B's ids and data in A's bodies and queries",
+    async ({ tenants: { A, B }, attempt }) => {
+      const workspaceId = A.ws.id;
+      const { manual, rule, archived } = B.audiences;
+      for (const audienceIds of [
+        [A.audiences.manual, manual],
+        [manual, A.audiences.manual],
+        [manual, rule],
+        [A.audiences.manual, archived],
+      ]) {
+        const body = { name: `Merge probe ${audienceIds.join(" ")}`, audienceIds };
+        const path = urlOf(`${AUDIENCES}/merge`, { workspaceId });
+        await attempt("merge with B's audiences", { method: "POST", path, body }, NO_AUDIENCE);
+      }
+      const memberIds = B.memberIds;
+      const path = urlOf(`${AUDIENCE}/members`, { workspaceId, audienceId: A.audiences.manual });
+      const removed = await attempt("remove B's members", { method: "DELETE", path, body: { memberIds } }, OK);
+      expect(removed.data).toEqual({ removed: 0, notMembers: memberIds.length });
+      const deleted = await attempt(
+        "delete B's members",
+        { method: "DELETE", path: urlOf(MEMBERS, { workspaceId }), body: { memberIds } },
+        OK,
+      );
+      expect(deleted.data).toEqual({ deleted: 0, notFound: memberIds.length });
+      const matchB = [
+        { field: "anyEmail", op: "endsWith", value: `@bravo-${B.hex}.example` },
+        { field: "fields.company", op: "eq", value: `BravoCorp${B.hex}` },
+        { field: "id", op: "in", value: memberIds },
+        { field: "fields.secret", op: "contains", value: B.hex },
+      ];
+      for (const filter of [...matchB, { any: matchB }]) {
+        const preview = await attempt(
+          "preview B's members",
+          { method: "POST", path: urlOf(`${AUDIENCES}/preview`, { workspaceId }), body: { filter } },
+          OK,
+        );
+        expect(preview.data).toEqual({ totalCount: 0, results: [] });
+      }
+      const spare = { workspaceId, audienceId: A.audiences.spare };
+      const set = await attempt(
+        "a rule matching B's members",
+        { method: "PUT", path: urlOf(`${AUDIENCE}/filter`, spare), body: { filter: { any: matchB } } },
+        OK,
+      );
+      expect(set.data?.memberCount).toBe(0);
+      const ruled = await attempt(
+        "that rule's members",
+        { method: "GET", path: urlOf(`${AUDIENCE}/members`, spare) },
+        OK,
+      );
+      expect(ruled.data?.totalCount).toBe(0);
+      for (const search of [B.emails[0] as string, `BravoFirst1${B.hex}`, B.hex]) {
+        const path = urlOf(MEMBERS, { workspaceId }, new URLSearchParams({ search }).toString());
+        const found = await attempt("search for B's members", { method: "GET", path }, OK);
+        expect(found.data?.totalCount).toBe(0);
+      }
+      for (const search of [...B.names, B.hex]) {
+        const query = new URLSearchParams({ search, includeArchived: "true" }).toString();
+        const path = urlOf(AUDIENCES, { workspaceId }, query);
+        const found = await attempt("search for B's audiences", { method: "GET", path }, OK);
+        expect(found.data?.results).toEqual([]);
+      }
+    },
+  );
+
+  withAttempt(
+    "refuses B's cursors on every listing of A's with 400 invalid_cursor",
+    async ({ tenants: { A, B }, attempt }) => {
+      const workspaceId = A.ws.id;
+      const listings: Array<[string, Record<string, string>]> = [
+        [urlOf(`${AUDIENCE}/members`, { workspaceId, audienceId: A.audiences.manual }), {}],
+        [urlOf(MEMBERS, { workspaceId }), {}],
+        [urlOf(MEMBERS, { workspaceId }), { audienceId: A.audiences.manual }],
+      ];
+      for (const [listing, params] of listings) {
+        for (const [name, cursor] of Object.entries(B.cursors)) {
+          for (const direction of ["after", "before"]) {
+            const path = `${listing}?${new URLSearchParams({ ...params, [direction]: cursor })}`;
+            await attempt(`B's ${name} cursor as ${direction}`, { method: "GET", path }, BAD_CURSOR);
+          }
+        }
+      }
+    },
+  );
+
+  withAttempt(
+    "refuses A's key on admin operations, and keys forged from A's and B's parts, with 401",
+    async ({ tenants: { A, B }, attempt }) => {
+      const keys = (workspaceId: string) => urlOf("/v0/workspaces/{workspaceId}/api-keys", { workspaceId });
+      const key = (t: Tenant) =>
+        urlOf("/v0/workspaces/{workspaceId}/api-keys/{keyId}", { workspaceId: t.ws.id, keyId: t.keyId });
+      const admin: Array<Request<string, keyof paths>> = [
+        { method: "GET", path: urlOf("/v0/workspaces", undefined) },
+        { method: "POST", path: urlOf("/v0/workspaces", undefined), body: { name: "Intruder" } },
+        { method: "POST", path: keys(A.ws.id), body: { name: "escalate" } },
+        { method: "POST", path: keys(B.ws.id), body: { name: "escalate" } },
+        { method: "DELETE", path: key(B) },
+        { method: "DELETE", path: key(A) },
+      ];
+      for (const request of admin) await attempt("A's key on an admin operation", request, UNAUTHORIZED);
+      const [, aWs, aKey, aSecret] = A.ws.key.split("_");
+      const [, bWs, bKey] = B.ws.key.split("_");
+      const forged = [`ak_${bWs}_${aKey}_${aSecret}`, `ak_${aWs}_${bKey}_${aSecret}`, `ak_${bWs}_${bKey}_${aSecret}`];
+      for (const token of [...forged, B.keyId]) {
+        for (const target of [B.ws.id, A.ws.id]) {
+          const request = { method: "GET", path: urlOf(AUDIENCES, { workspaceId: target }), token };
+          await attempt("a key forged from A's and B's parts", request, UNAUTHORIZED);
+        }
+      }
+    },
+  );
+
+  withAttempt(
+    "gives A its own members and audiences for ids, e-mails, names and idempotency keys B also uses",
+    async ({ tenants: { A, B }, attempt }) => {
+      const workspaceId = A.ws.id;
+      const member = urlOf(MEMBER, { workspaceId, memberId: B.shared.id });
+      const own = { id: B.shared.id, email: B.shared.email, fields: { firstName: "AlphaOwn" } };
+      const addPath = urlOf(`${AUDIENCE}/members`, { workspaceId, audienceId: A.audiences.manual });
+      const added = await attempt(
+        "add a member with B's id and e-mail",
+        { method: "POST", path: addPath, body: { members: [own] } },
+        OK,
+      );
+      expect(added.data).toEqual({ added: 1, alreadyMembers: 0, created: 1, merged: 0 });
+      const read = await attempt("read A's member with B's id", { method: "GET", path: member }, OK);
+      expect(read.data).toMatchObject({ id: B.shared.id, email: B.shared.email, alternativeEmails: [] });
+      expect(read.data?.fields).toEqual({ firstName: "AlphaOwn", lastName: "", role: "", company: "" });
+      const upserted = await attempt(
+        "upsert by B's alternative e-mail",
+        { method: "POST", path: urlOf(MEMBERS, { workspaceId }), body: { members: [{ email: B.shared.altEmail }] } },
+        OK,
+      );
+      expect(upserted.data?.results[0]?.status).toBe("created");
+      expect(upserted.data?.results[0]?.id).not.toBe(B.shared.id);
+      const patch = { method: "PATCH" as const, path: member, body: { fields: { company: "AlphaCo" } } };
+      expect((await attempt("update A's member with B's id", patch, OK)).data?.fields.company).toBe("AlphaCo");
+      const audiences = await attempt(
+        "that member's audiences",
+        { method: "GET", path: urlOf(`${MEMBER}/audiences`, { workspaceId, memberId: B.shared.id }) },
+        OK,
+      );
+      expect(audiences.data?.results.map((a) => a.id)).toEqual([A.audiences.manual]);
+      const create = {
+        method: "POST" as const,
+        path: urlOf(AUDIENCES, { workspaceId }),
+        body: { name: B.shared.audienceName },
+      };
+      expect((await attempt("an audience named like B's", create, CREATED)).data?.id).not.toBe(B.audiences.sharedName);
+      const headers = { "idempotency-key": B.shared.idemKey };
+      const retry = {
+        method: "POST" as const,
+        path: urlOf(AUDIENCES, { workspaceId }),
+        body: { name: B.shared.idemName },
+        headers,
+      };
+      const replay = await attempt("B's idempotency key and body", retry, CREATED);
+      expect(replay.headers.get("idempotent-replayed")).toBeNull();
+      expect(replay.data?.id).not.toBe(B.audiences.idem);
+      const remove = { method: "DELETE", path: urlOf(MEMBERS, { workspaceId }), body: { memberIds: [B.shared.id] } };
+      expect((await attempt("delete A's member with B's id", remove, OK)).data).toEqual({ deleted: 1, notFound: 0 });
+    },
+  );
+
+  withAttempt(
+    "left B's rows and B's view of its data unchanged, and let nothing of B's reach A",
+    async ({ server, tenants: { B, bRowsBefore, bViewBefore } }) => {
+      // B's rows first: B's own requests below count against B's rate limit.
+      const rowsChanged = diffDb(
+        bRowsBefore,
+        await snapshotDb(server.store, { workspaceId: B.ws.id, withRateLimits: true }),
+      );
+      const viewAfter = await apiView(B);
+      const shared = await B.ws.api.GET(MEMBER, { params: { path: { workspaceId: B.ws.id, memberId: B.shared.id } } });
+      expect(shared).toMatchObject({
+        id: B.shared.id,
+        email: B.shared.email,
+        alternativeEmails: [B.shared.altEmail],
+      });
+      const viewChanged = JSON.stringify(viewAfter) !== JSON.stringify(bViewBefore);
+      if (rowsChanged.length > 0 || viewChanged) figures.leaks++;
+      console.log(
+        [
+          `Tenant isolation (${server.store.kind} store):`,
+          `  isolation attempts: ${figures.attempts}`,
+          `  leaks (B's data in an answer to A, or B's data changed): ${figures.leaks}`,
+          `  violations (a cross-workspace attempt that succeeded, or a refused one that wrote): ${figures.violations}`,
+          `  B's rows changed: ${rowsChanged.length === 0 ? "none" : rowsChanged.join("; ")}`,
+          `  B's API view changed: ${viewChanged ? "yes" : "no"}`,
+          ...problems.map((p) => `  ! ${p}`),
+        ].join("\n"),
+      );
+      expect(rowsChanged).toEqual([]);
+      expect(viewAfter).toEqual(bViewBefore);
+      expect(figures.leaks).toBe(0);
+      expect(figures.violations).toBe(0);
+      expect(problems).toEqual([]);
+    },
+  );
 });

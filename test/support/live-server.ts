@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import type { paths } from "../../generated/api.d.ts";
 import { buildApp } from "../../src/app.ts";
+import type { Problem, ResultOf } from "../../src/client/index.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { checkResponse } from "./contract.ts";
 
@@ -71,15 +73,49 @@ export async function createDatabase(serverUrl: string, prefix = "audience_test"
   };
 }
 
-export interface ApiResponse<T = any> {
+/** A method of the contract, as call() sends it. */
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+declare const template: unique symbol;
+/** A URL built by urlOf() from a path template of the contract: call() types its answer by it. */
+export type ContractUrl<P extends keyof paths> = string & { readonly [template]: P };
+
+type PathParams<P extends keyof paths> = paths[P]["parameters"] extends { path: infer X } ? X : undefined;
+type OperationAt<P extends keyof paths, M extends string> =
+  paths[P] extends Record<Lowercase<M>, infer Op> ? Op : never;
+
+/**
+ * The URL of one contract path: the template's parameters filled in (URL-encoded), plus a query
+ * string sent as is (it may be deliberately invalid).
+ */
+export function urlOf<P extends keyof paths>(path: P, params: PathParams<P>, query = ""): ContractUrl<P> {
+  const values = (params ?? {}) as Record<string, string>;
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? ""));
+  return `${filled}${query ? `?${query}` : ""}` as ContractUrl<P>;
+}
+
+/** The success body of the operation at path template P for method M; unknown for a URL not from urlOf(). */
+export type DataOf<P extends keyof paths, M extends string> = [P] extends [never]
+  ? unknown
+  : ResultOf<OperationAt<P, M>>;
+
+/**
+ * The answer to a raw request: the success body typed from the operation when the URL came from
+ * urlOf() (unknown for any other URL), or the problem document of an error answer.
+ */
+export interface RawResponse<T = unknown> {
   status: number;
   headers: Headers;
-  body: T;
   text: string;
+  /** The parsed body of a 2xx answer. */
+  data: T | undefined;
+  /** The problem document of an application/problem+json answer. */
+  problem: Problem | undefined;
 }
 
 export interface RequestOptions {
   token?: string | undefined;
+  /** Sent as JSON, whatever it is: for bodies the contract refuses. */
   body?: unknown;
   /** Sent as is, instead of body. */
   rawBody?: string;
@@ -87,15 +123,16 @@ export interface RequestOptions {
 }
 
 /**
- * Sends one request and checks the response against the contract (status, media type, schema)
- * before any assertion of the test sees it.
+ * Sends one request that the typed SDK cannot express (malformed JSON, a wrong media type, a body
+ * or query the contract refuses, a URL generated from the contract at run time) and checks the
+ * response against the contract (status, media type, schema) before any assertion sees it.
  */
-export async function call<T = any>(
-  server: LiveServer,
-  method: string,
-  path: string,
+export async function call<M extends string, P extends keyof paths = never>(
+  server: { baseUrl: string },
+  method: M,
+  url: ContractUrl<P> | string,
   options: RequestOptions = {},
-): Promise<ApiResponse<T>> {
+): Promise<RawResponse<DataOf<P, M>>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined = options.rawBody;
@@ -103,15 +140,22 @@ export async function call<T = any>(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const response = await fetch(server.baseUrl + path, { method, headers, body });
+  const response = await fetch(server.baseUrl + url, { method, headers, body });
   const text = await response.text();
   checkResponse({
     method,
-    url: path,
+    url,
     status: response.status,
     headers: Object.fromEntries(response.headers.entries()),
     body: text,
   });
   const parsed = text === "" ? undefined : JSON.parse(text);
-  return { status: response.status, headers: response.headers, body: parsed as T, text };
+  const isProblem = response.headers.get("content-type")?.startsWith("application/problem+json");
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    data: response.ok ? parsed : undefined,
+    problem: isProblem ? parsed : undefined,
+  };
 }
