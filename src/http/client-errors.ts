@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
 import { newRequestId, PROBLEM_TYPE_PREFIX } from "./problem.ts";
+import { requestTimeoutError } from "./request-timeout.ts";
 
 type Answer = [status: number, reason: string, code: string, detail: string];
 
@@ -12,14 +13,9 @@ function answerFor(code: string | undefined, requestTimeoutMs: number): Answer {
         "headers_too_large",
         "The URL and headers together exceed 16 KiB.",
       ];
-    // Node's request timeout: the headers and body did not all arrive in time (a trickled request).
+    // Node's request timeout: the headers did not all arrive in time (a trickled request).
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return [
-        408,
-        "Request Timeout",
-        "request_timeout",
-        `The request did not arrive within ${Math.round(requestTimeoutMs / 1000)} seconds.`,
-      ];
+      return [408, "Request Timeout", "request_timeout", requestTimeoutError(requestTimeoutMs).detail];
     default:
       return [400, "Bad Request", "invalid_request", "The request is not valid HTTP."];
   }
