@@ -5,9 +5,9 @@ import {
   killProcessGroup,
   listAudienceMembers,
   type ServerProcess,
+  send as sendTo,
   startServerProcess,
 } from "../reliability/server-process.ts";
-import { checkResponse } from "../support/contract.ts";
 import { createOwnCluster, type OwnCluster } from "./own-cluster.ts";
 
 /**
@@ -49,28 +49,8 @@ afterAll(async () => {
   cluster?.drop();
 });
 
-/** One request, checked against the contract, never waiting forever. */
-async function send(method: string, path: string, apiKey: string | undefined, body?: unknown, headers = {}) {
-  const response = await fetch(server?.baseUrl + path, {
-    method,
-    headers: {
-      ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-      ...(body ? { "content-type": "application/json" } : {}),
-      ...headers,
-    },
-    body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await response.text();
-  checkResponse({
-    method,
-    url: path,
-    status: response.status,
-    headers: Object.fromEntries(response.headers),
-    body: text,
-  });
-  return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
-}
+const send = (method: string, path: string, apiKey: string | undefined, body?: unknown, headers = {}) =>
+  sendTo(server as ServerProcess, apiKey, method, path, body, headers);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

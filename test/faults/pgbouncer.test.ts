@@ -73,33 +73,17 @@ describe.runIf(process.env.TEST_DATABASE_URL)("behind PgBouncer in transaction p
 
     const { id } = await onPooled.POST("/v0/workspaces/{workspaceId}/audiences", { ...path, body: { name: "Before" } });
     const audience = { params: { path: { workspaceId, audienceId: id } } };
-    expect(await onDirect.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", audience)).toEqual({
-      id,
-      name: "Before",
-    });
+    const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+    const nameOn = async (api: typeof onDirect) => (await api.GET(AUDIENCE, audience)).name;
+    const rename = (api: typeof onDirect, name: string) => api.PATCH(AUDIENCE, { ...audience, body: { name } });
+    expect(await nameOn(onDirect)).toBe("Before");
 
     // Renamed through the other server: the direct listener drops its cached name when notified.
-    await onPooled.PATCH("/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
-      ...audience,
-      body: { name: "After" },
-    });
-    await until(
-      async () =>
-        (await onDirect.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", audience)).name === "After",
-      "the rename is seen by the other server",
-    );
+    await rename(onPooled, "After");
+    await until(async () => (await nameOn(onDirect)) === "After", "the rename is seen by the other server");
     // The server that cannot hear notifications caches nothing, so it is never stale either.
-    expect(await onPooled.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", audience)).toEqual({
-      id,
-      name: "After",
-    });
-    await onDirect.PATCH("/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
-      ...audience,
-      body: { name: "Again" },
-    });
-    expect(await onPooled.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}", audience)).toEqual({
-      id,
-      name: "Again",
-    });
+    expect(await nameOn(onPooled)).toBe("After");
+    await rename(onDirect, "Again");
+    expect(await nameOn(onPooled)).toBe("Again");
   });
 });
