@@ -19,6 +19,12 @@ export const requestTimeoutError = (requestTimeoutMs: number) =>
 export function bodyDeadline(app: FastifyInstance, requestTimeoutMs: number): void {
   app.addHook("onRequest", (request, reply, done) => {
     const raw = request.raw;
+    // Only a request with a body can trickle after dispatch; reads pay nothing for this.
+    const hasBody = raw.headers["transfer-encoding"] !== undefined || Number(raw.headers["content-length"] ?? 0) > 0;
+    if (!hasBody || raw.complete) {
+      done();
+      return;
+    }
     const timer = setTimeout(() => {
       if (raw.complete || reply.sent) return;
       reply.header("connection", "close");
