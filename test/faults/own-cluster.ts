@@ -44,6 +44,8 @@ export interface OwnCluster {
   freeze(): Promise<void>;
   thaw(): Promise<void>;
   drop(): void;
+  /** The cluster's server log. */
+  log(): string;
 }
 
 /** Creates and starts a PostgreSQL cluster of this test's own (trust authentication on 127.0.0.1). */
@@ -65,7 +67,17 @@ export async function createOwnCluster(): Promise<OwnCluster> {
   }
   if (port === 0) throw new Error("no free port in 5440–5499 for a PostgreSQL cluster");
   const name = `${PREFIX}${process.pid}_${randomBytes(3).toString("hex")}`;
-  run("pg_createcluster", [version, name, "--port", String(port), "--", "--auth=trust"]);
+  // Slow statements and lock waits go to the cluster's log, which log() returns, for a failure's report.
+  const settings = ["log_min_duration_statement=1000", "log_lock_waits=on", "deadlock_timeout=500ms"];
+  run("pg_createcluster", [
+    version,
+    name,
+    "--port",
+    String(port),
+    ...settings.flatMap((s) => ["-o", s]),
+    "--",
+    "--auth=trust",
+  ]);
   const ctl = async (action: string) => {
     await runAsync("pg_ctlcluster", ["--skip-systemctl-redirect", version, name, action]);
   };
@@ -92,6 +104,7 @@ export async function createOwnCluster(): Promise<OwnCluster> {
       signal(frozen, "SIGCONT");
       frozen = [];
     },
+    log: () => readFileSync(`/var/log/postgresql/postgresql-${version}-${name}.log`, "utf8"),
     drop() {
       signal(frozen, "SIGCONT");
       frozen = [];
