@@ -64,7 +64,7 @@ describe("the API reference at /docs", () => {
     },
   );
 
-  it("points Swagger UI at this server's contract, with the online validator off", async ({ get, server }) => {
+  it("points Swagger UI at this server's contract, with the online validator off", async ({ get }) => {
     const initializer = await (await get("/docs/static/swagger-initializer.js")).text();
     expect(initializer).toContain("url: resolveUrl('./json')");
     expect(initializer).toContain("validatorUrl: null");

@@ -134,8 +134,10 @@ describe.runIf(process.env.TEST_DATABASE_URL)("PostgreSQL stopped, frozen and re
     // phase → kind of request → status → count
     const statusCounts: Record<string, Record<string, Record<number, number>>> = {};
     for (const { phase: p, kind, status } of log) {
-      const byKind = (statusCounts[p] ??= {});
-      const counts = (byKind[kind] ??= {});
+      statusCounts[p] ??= {};
+      const byKind = statusCounts[p] as Record<string, Record<number, number>>;
+      byKind[kind] ??= {};
+      const counts = byKind[kind] as Record<number, number>;
       counts[status] = (counts[status] ?? 0) + 1;
     }
     const count = (p: string, status: number) =>
