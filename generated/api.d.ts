@@ -33,7 +33,8 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when the database is reachable and its migrations are applied, 503 otherwise.
+         * @description Answers 200 when the database is reachable and its migrations are applied, 503 otherwise;
+         *     always within one second, also when the database does not answer at all.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1486,7 +1487,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -1624,6 +1625,36 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The request's headers and body did not arrive within the server's request timeout
+         *     (`request_timeout`); the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database is unreachable, did not answer within the server's timeouts, or is saturated,
+         *     or the server is shutting down (`service_unavailable`). Nothing of the request was applied
+         *     unless it had committed whole; retry after `Retry-After` seconds.
+         */
+        ServiceUnavailable: {
+            headers: {
+                /**
+                 * @description Seconds to wait before retrying.
+                 * @example 2
+                 */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -1633,7 +1664,9 @@ export interface components {
          *     `Idempotent-Replayed: true`. The same key with a different body is refused
          *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
          *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-         *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+         *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+         *     request that failed because the database went away releases its key as soon as the
+         *     database is back).
          * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
          */
         IdempotencyKey: string;
@@ -1690,7 +1723,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -1711,16 +1746,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            /** @description Not ready (`service_unavailable`). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWorkspaces: {
@@ -1742,7 +1770,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWorkspace: {
@@ -1756,7 +1786,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1781,11 +1813,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -1799,7 +1833,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1828,11 +1864,13 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -1859,9 +1897,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAudiences: {
@@ -1895,8 +1935,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAudience: {
@@ -1910,7 +1952,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1939,12 +1983,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     mergeAudiences: {
@@ -1958,7 +2004,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1988,12 +2036,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAudience: {
@@ -2023,8 +2073,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     archiveAudience: {
@@ -2052,10 +2104,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAudience: {
@@ -2089,11 +2143,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     restoreAudience: {
@@ -2107,7 +2163,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2135,12 +2193,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAudienceMembers: {
@@ -2181,8 +2241,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addAudienceMembers: {
@@ -2196,7 +2258,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2228,12 +2292,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeAudienceMembers: {
@@ -2267,11 +2333,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewAudience: {
@@ -2285,7 +2353,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2314,12 +2384,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAudienceFilter: {
@@ -2349,8 +2421,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setAudienceFilter: {
@@ -2384,11 +2458,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMembers: {
@@ -2429,8 +2505,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertMembers: {
@@ -2444,7 +2522,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2473,12 +2553,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteMembers: {
@@ -2509,10 +2591,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMember: {
@@ -2542,8 +2626,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateMember: {
@@ -2577,11 +2663,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMemberAudiences: {
@@ -2611,8 +2699,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -2648,9 +2738,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLatestEventCursor: {
@@ -2677,8 +2769,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -2705,8 +2799,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -2720,7 +2816,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2750,12 +2848,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -2785,8 +2885,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -2814,10 +2916,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -2851,11 +2955,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -2869,7 +2975,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2897,11 +3005,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     testWebhook: {
@@ -2915,7 +3025,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2943,11 +3055,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -2984,8 +3098,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryWebhookDelivery: {
@@ -2999,7 +3115,9 @@ export interface operations {
                  *     `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key.
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3029,12 +3147,14 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     audienceCreatedWebhook: {

@@ -1,14 +1,16 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import openapiGlue from "fastify-openapi-glue";
-import { BadRequestError, unsupportedMediaType } from "./domain/errors.ts";
-import { randomBase62 } from "./domain/ids.ts";
-import { answerClientError } from "./http/client-errors.ts";
+import { BadRequestError, serviceUnavailable, unsupportedMediaType } from "./domain/errors.ts";
+import { clientErrorHandler } from "./http/client-errors.ts";
 import { operationsRequiringBody, readContract } from "./http/contract.ts";
 import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { idempotencyHooks } from "./http/idempotency.ts";
-import { problemErrorHandler, routeNotFound, sendProblem } from "./http/problem.ts";
+import { strictJsonBodies } from "./http/json-body.ts";
+import { countRequests, metricsRoute } from "./http/metrics-route.ts";
+import { newRequestId, problemErrorHandler, routeNotFound, sendProblem } from "./http/problem.ts";
 import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
+import { bodyDeadline } from "./http/request-timeout.ts";
 import { createSecurityHandlers } from "./http/security.ts";
 import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
@@ -35,6 +37,12 @@ export interface AppOptions {
   eventRetentionDays?: number | undefined;
   /** Webhook delivery settings beside WEBHOOK_ALLOW_PRIVATE (see ServiceOptions). */
   webhooks?: Pick<ServiceOptions, "webhookTimeoutMs" | "resolve" | "webhookAttemptOffsetsMs"> | undefined;
+  /** How long a client may take to send a request's headers and body (the default: 60 s); then 408. */
+  requestTimeoutMs?: number | undefined;
+  /** Where clients reach the API (PUBLIC_URL), for the docs page's servers. */
+  publicUrl?: string | undefined;
+  /** Bearer token GET /metrics requires (METRICS_TOKEN); absent: none. */
+  metricsToken?: string | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
@@ -59,22 +67,28 @@ export async function buildApp({
   allowPrivateWebhooks = false,
   eventRetentionDays = 7,
   webhooks = {},
+  requestTimeoutMs = 60_000,
+  publicUrl,
+  metricsToken,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit,
-    genReqId: () => `req_${randomBase62(16)}`,
+    genReqId: newRequestId,
     // Never trust a client-chosen request id: it goes into every log line.
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Answered below as a problem document instead of Fastify's own JSON.
+    return503OnClosing: false,
     // The contract has no HEAD operations; answer them like any other unknown route.
     exposeHeadRoutes: false,
-    // A client that trickles its request (headers and body) is cut off after 60 s, so slow
-    // requests cannot hold connections and buffers indefinitely.
-    requestTimeout: 60_000,
+    // A client that trickles its request (headers and body) is cut off with 408 after the
+    // request timeout, so slow requests cannot hold connections and buffers indefinitely. Node
+    // checks the timeout every connectionsCheckingInterval (30 s unless told otherwise).
+    requestTimeout: requestTimeoutMs,
+    http: { connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(requestTimeoutMs / 10))) },
     // Member ids may be 255 characters, percent-encoded up to 12 bytes each in a path.
     routerOptions: { maxParamLength: 3100 },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorHandler(requestTimeoutMs),
     // Errors the router raises before any route runs (a malformed %-escape in the path) are
     // problem documents too.
     frameworkErrors: (error, request, reply) =>
@@ -84,6 +98,7 @@ export async function buildApp({
   const stopWatching = store.watchAudiences({
     changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
     live: (isLive) => cache.setLive(isLive),
+    report: (level, message) => app.log[level](message),
   });
   app.addHook("onClose", () => stopWatching());
   const services = createServices(store, {
@@ -100,9 +115,22 @@ export async function buildApp({
   }
   app.addHook("onClose", async () => services.sender.close());
 
+  let closing = false;
+  app.addHook("preClose", (done) => {
+    closing = true;
+    done();
+  });
+  countRequests(app);
+  bodyDeadline(app, requestTimeoutMs);
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    if (closing) {
+      // In-flight requests finish; a new one on a kept-alive connection is told to go elsewhere.
+      reply.header("connection", "close");
+      sendProblem(request, reply, serviceUnavailable("The server is shutting down; retry on another one.", 1));
+      return;
+    }
     // An empty path segment (/workspaces//audiences) names nothing: no operation answers it.
     if (Object.values((request.params ?? {}) as Record<string, string>).includes("")) {
       routeNotFound(request, reply);
@@ -111,12 +139,14 @@ export async function buildApp({
     done();
   });
   const idempotency = idempotencyHooks(store, idempotencyRepo);
+  app.addHook("onClose", () => idempotency.close());
   if (rateLimit) await registerRateLimit(app, store, rateLimitRepo, rateLimit);
   app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(problemErrorHandler);
   app.setNotFoundHandler(routeNotFound);
   // JSON only: a text/plain body gets 415, not a confusing validation error.
   app.removeContentTypeParser("text/plain");
+  strictJsonBodies(app);
   // The contract names application/problem+json for responses only; fastify-openapi-glue checks
   // every media type it names for a body parser. Problem documents are not accepted as requests.
   app.addContentTypeParser("application/problem+json", (_request, _payload, done) =>
@@ -148,7 +178,8 @@ export async function buildApp({
       route.onSend = idempotency.onSend;
     }
   });
-  await app.register(docsRoutes);
+  await app.register(docsRoutes, { publicUrl });
+  metricsRoute(app, { token: metricsToken });
   await app.register(openapiGlue, {
     specification: readContract(),
     serviceHandlers: handlers,

@@ -1,11 +1,21 @@
 import envSchema from "env-schema";
+import { STORE_DEFAULTS } from "./store/store-defaults.ts";
 
 /** The service's configuration, from environment variables; see the README's table. */
 export interface Config {
   PORT: number;
   HOST: string;
   DATABASE_URL?: string;
+  DATABASE_LISTEN_URL?: string;
+  DATABASE_POOL_SIZE: number;
+  DATABASE_READ_POOL_SIZE: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_READ_TIMEOUT_MS: number;
+  DATABASE_CONNECT_TIMEOUT_MS: number;
+  DATABASE_QUEUE_LIMIT: number;
   DATA_DIR: string;
+  PUBLIC_URL?: string;
+  METRICS_TOKEN?: string;
   ADMIN_TOKEN?: string;
   LOG_LEVEL: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   BODY_LIMIT: number;
@@ -21,8 +31,32 @@ const schema = {
     PORT: { type: "integer", minimum: 0, maximum: 65535, default: 3000 },
     HOST: { type: "string", minLength: 1, default: "127.0.0.1" },
     DATABASE_URL: { type: "string", pattern: "^postgres(ql)?://" },
+    DATABASE_LISTEN_URL: { type: "string", pattern: "^postgres(ql)?://" },
+    DATABASE_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.poolSize },
+    DATABASE_READ_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.readPoolSize },
+    DATABASE_STATEMENT_TIMEOUT_MS: {
+      type: "integer",
+      minimum: 100,
+      maximum: 86400000,
+      default: STORE_DEFAULTS.statementTimeoutMs,
+    },
+    DATABASE_READ_TIMEOUT_MS: {
+      type: "integer",
+      minimum: 100,
+      maximum: 86400000,
+      default: STORE_DEFAULTS.readTimeoutMs,
+    },
+    DATABASE_CONNECT_TIMEOUT_MS: {
+      type: "integer",
+      minimum: 100,
+      maximum: 600000,
+      default: STORE_DEFAULTS.connectTimeoutMs,
+    },
+    DATABASE_QUEUE_LIMIT: { type: "integer", minimum: 0, maximum: 100000, default: STORE_DEFAULTS.queueLimit },
     DATA_DIR: { type: "string", minLength: 1, default: "./data" },
     ADMIN_TOKEN: { type: "string", minLength: 16 },
+    PUBLIC_URL: { type: "string", pattern: "^https?://[^\\s]+$" },
+    METRICS_TOKEN: { type: "string", minLength: 16 },
     LOG_LEVEL: {
       type: "string",
       enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
@@ -44,12 +78,20 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means "not set", as in most shells' `VAR= command`.
   const data = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  let config: Config;
   try {
-    return envSchema<Config>({ schema, data });
+    config = envSchema<Config>({ schema, data });
   } catch (error) {
     const message = (error as Error).message
       .replace(/env\/(\w+)/g, "$1")
-      .replace('must match pattern "^postgres(ql)?://"', "must be a postgresql:// connection string");
+      .replace('must match pattern "^postgres(ql)?://"', "must be a postgresql:// connection string")
+      .replace(/must match pattern "\^https\?[^"]*"/, "must be an http:// or https:// URL");
     throw new ConfigError(`Invalid configuration: ${message}`);
   }
+  if (config.DATABASE_LISTEN_URL && !config.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration: DATABASE_LISTEN_URL needs DATABASE_URL (it is only used with PostgreSQL)",
+    );
+  }
+  return config;
 }

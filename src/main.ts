@@ -1,12 +1,31 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createServices } from "./services/index.ts";
+import { StoreOpenError } from "./store/data-dir.ts";
 import { openStore } from "./store/database.ts";
 import { idempotencyRepo } from "./store/idempotency-repo.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const store = await openStore({
+    databaseUrl: config.DATABASE_URL,
+    listenUrl: config.DATABASE_LISTEN_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    readPoolSize: config.DATABASE_READ_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    readTimeoutMs: config.DATABASE_READ_TIMEOUT_MS,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    queueLimit: config.DATABASE_QUEUE_LIMIT,
+    // Another process took the data directory over (this one stalled for seconds): stop at once
+    // rather than write to files that are no longer ours alone.
+    onLockLost: (error) => {
+      process.stderr.write(
+        `Stopping: the lock on the data directory ${config.DATA_DIR} was lost (${error.message}).\n`,
+      );
+      process.exit(1);
+    },
+  });
   const { membership, admin } = createServices(store);
   // After an upgrade that left rule matches to compute, before any request reads them.
   const refreshed = await membership.refreshOutdatedRules();
@@ -25,6 +44,8 @@ async function main(): Promise<void> {
     eventRetentionDays: config.EVENT_RETENTION_DAYS,
     webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
     logger: { level: config.LOG_LEVEL },
+    publicUrl: config.PUBLIC_URL,
+    metricsToken: config.METRICS_TOKEN,
   });
 
   let stopping = false;
@@ -60,7 +81,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `Failed to start: ${(error as Error)?.stack ?? error}`;
+  // Configuration and data directory problems are the operator's to fix: one clear sentence.
+  const message =
+    error instanceof ConfigError || error instanceof StoreOpenError
+      ? error.message
+      : `Failed to start: ${(error as Error)?.stack ?? error}`;
   process.stderr.write(`${message}\n`);
   process.exit(1);
 });

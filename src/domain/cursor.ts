@@ -68,6 +68,7 @@ function readCursor(scope: string, cursor: string, parameter: string): Record<st
   } catch {
     throw invalidCursor(parameter);
   }
-  if (typeof body !== "object" || body === null || (body as { s?: unknown }).s !== scope) throw invalidCursor(parameter);
+  if (typeof body !== "object" || body === null || (body as { s?: unknown }).s !== scope)
+    throw invalidCursor(parameter);
   return body as Record<string, unknown>;
 }

@@ -128,8 +128,18 @@ export const unsupportedMediaType = () =>
 export const payloadTooLarge = () =>
   new AppError(413, "payload_too_large", "Payload too large", "The request body is larger than the server accepts.");
 
-export const serviceUnavailable = (detail: string) =>
-  new AppError(503, "service_unavailable", "Service unavailable", detail);
+/** An infrastructure fault (the database down, slow or saturated): retry after retryAfterSeconds. */
+export class ServiceUnavailableError extends AppError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds = 2,
+  ) {
+    super(503, "service_unavailable", "Service unavailable", detail);
+  }
+}
+
+export const serviceUnavailable = (detail: string, retryAfterSeconds?: number) =>
+  new ServiceUnavailableError(detail, retryAfterSeconds);
 
 export const cursorExpired = () =>
   new AppError(

@@ -24,19 +24,70 @@ const reusedKey = () =>
     "This Idempotency-Key was used with a different request.",
   );
 
+/** How soon, and at most how often, a release or completion the database missed is tried again. */
+const SETTLE_RETRY_MS = 250;
+const SETTLE_RETRY_MAX_MS = 2_000;
+
 /**
  * Idempotency-Key on POST requests (Stripe's semantics): claimed after authentication and
  * validation, completed with the response as it is sent, replayed for a retry with the same body.
  * The hooks are attached to the POST routes only (see app.ts), so reads pay nothing for them.
+ *
+ * A claim is settled (released after a 5xx, completed otherwise) as the answer is sent. When the
+ * database is away at that moment, the answer still goes out, and the settling is kept and tried
+ * again until the database takes it (and first thing when the same key comes back to this
+ * process): a request that failed because the database went away never leaves its key "in
+ * progress", and an acknowledged one is replayed, not executed twice.
  */
 export function idempotencyHooks(
   store: Pick<Store, "db">,
   idempotencyRepo: Pick<IdempotencyRepo, "claim" | "release" | "complete">,
 ) {
+  const unsettled = new Map<string, () => Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let retryMs = SETTLE_RETRY_MS;
+  const keyOf = (scope: IdempotencyScope) => `${scope.workspaceId}\u0000${scope.keyId}\u0000${scope.key}`;
+
+  /** Settles the claim now if the database takes it; else keeps it for later. */
+  async function settle(scope: IdempotencyScope, write: () => Promise<void>): Promise<void> {
+    const key = keyOf(scope);
+    try {
+      await write();
+      if (unsettled.get(key) === write) unsettled.delete(key);
+    } catch {
+      unsettled.set(key, write);
+      scheduleRetry();
+    }
+  }
+
+  function scheduleRetry(): void {
+    if (timer) return;
+    timer = setTimeout(async () => {
+      timer = undefined;
+      for (const [key, write] of [...unsettled]) {
+        try {
+          await write();
+          if (unsettled.get(key) === write) unsettled.delete(key);
+        } catch {
+          break; // the database is still away: keep the rest for the next round
+        }
+      }
+      retryMs = unsettled.size === 0 ? SETTLE_RETRY_MS : Math.min(retryMs * 2, SETTLE_RETRY_MAX_MS);
+      if (unsettled.size > 0) scheduleRetry();
+    }, retryMs);
+    timer.unref();
+  }
+
   async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const key = request.headers["idempotency-key"];
     if (typeof key !== "string" || !request.principal) return;
     const scope = { ...request.principal, key };
+    // This key's earlier request is not settled yet: settle it first (or fail as it did).
+    const pending = unsettled.get(keyOf(scope));
+    if (pending) {
+      await pending();
+      unsettled.delete(keyOf(scope));
+    }
     const hash = requestHash(request);
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
@@ -63,19 +114,28 @@ export function idempotencyHooks(
     if (!scope) return payload;
     request.idempotency = undefined;
     if (reply.statusCode >= 500) {
-      await idempotencyRepo.release(store.db, scope);
+      await settle(scope, () => idempotencyRepo.release(store.db, scope));
     } else {
       const contentType = reply.getHeader("content-type");
-      await idempotencyRepo.complete(store.db, scope, {
+      const response = {
         statusCode: reply.statusCode,
         contentType: typeof contentType === "string" ? contentType : null,
         body: typeof payload === "string" ? payload : null,
-      });
+      };
+      await settle(scope, () => idempotencyRepo.complete(store.db, scope, response));
     }
     return payload;
   }
 
-  return { preHandler, onSend };
+  return {
+    preHandler,
+    onSend,
+    /** Stops retrying; what is still unsettled is released by the 5-minute rule. */
+    close(): void {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
 }
 
 function requestHash(request: FastifyRequest): string {

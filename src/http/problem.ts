@@ -1,10 +1,33 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, BadRequestError, NotFoundError, payloadTooLarge, unsupportedMediaType } from "../domain/errors.ts";
+import type { SecurityError } from "fastify-openapi-glue";
+import * as openapiGlue from "fastify-openapi-glue";
+import {
+  AppError,
+  BadRequestError,
+  NotFoundError,
+  payloadTooLarge,
+  ServiceUnavailableError,
+  serviceUnavailable,
+  unsupportedMediaType,
+} from "../domain/errors.ts";
+import { randomBase62 } from "../domain/ids.ts";
+import { databaseFault, sqlState } from "../store/pg-errors.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
 
+// fastify-openapi-glue exports the class at run time, though its types declare an interface only.
+const SecurityErrorClass = (openapiGlue as unknown as { SecurityError: abstract new () => SecurityError })
+  .SecurityError;
+const isSecurityError = (error: unknown): error is SecurityError => error instanceof SecurityErrorClass;
+
+/** The id of a request: in its log lines, its X-Request-Id header and its problem documents. */
+export const newRequestId = () => `req_${randomBase62(16)}`;
+
 /** Writes an RFC 9457 problem document for the error. */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  // Also set here: errors the router raises come before the onRequest hook that sets it.
+  reply.header("x-request-id", request.id);
+  if (error instanceof ServiceUnavailableError) reply.header("retry-after", String(error.retryAfterSeconds));
   return reply
     .code(error.status)
     .type("application/problem+json")
@@ -19,11 +42,30 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     });
 }
 
-/** The one error handler: every failure leaves as a problem document; 5xx details only go to the log. */
+/**
+ * The one error handler: every failure leaves as a problem document; 5xx details only go to the
+ * log, once, here (with the SQLSTATE of a database failure; the request id is in every line).
+ */
 export function problemErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const problem = toAppError(error);
-  if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+  const cause = securityFault(error) ?? error;
+  const problem = toAppError(cause);
+  if (problem.status >= 500) {
+    const state = sqlState(cause);
+    const details = { err: cause, ...(state ? { sqlState: state } : {}) };
+    if (problem instanceof ServiceUnavailableError) request.log.warn(details, `request failed: ${problem.detail}`);
+    else request.log.error(details, "request failed");
+  }
   return sendProblem(request, reply, problem);
+}
+
+/**
+ * fastify-openapi-glue wraps what the security handlers threw in a SecurityError with `errors`.
+ * A failure there that is not a credential error (the database did not answer while a key was
+ * being checked) is the request's real failure: it must not become a 401.
+ */
+function securityFault(error: FastifyError): unknown {
+  if (!isSecurityError(error)) return undefined;
+  return error.errors.find((e) => !(e instanceof AppError));
 }
 
 export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
@@ -34,14 +76,19 @@ export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
   );
 }
 
-function toAppError(error: FastifyError): AppError {
-  if (error instanceof AppError) return error;
-  // fastify-openapi-glue wraps what the security handlers threw in a SecurityError with `errors`.
-  const securityErrors = (error as { errors?: unknown }).errors;
-  if (Array.isArray(securityErrors)) {
-    const cause = securityErrors.find((e) => e instanceof AppError);
-    return cause instanceof AppError ? cause : new AppError(401, "unauthorized", "Unauthorized", "Unauthorized.");
+function toAppError(cause: unknown): AppError {
+  if (cause instanceof AppError) return cause;
+  const fault = databaseFault(cause);
+  if (fault === "busy") return serviceUnavailable("The database is saturated; retry in a second.", 1);
+  if (fault === "unavailable") {
+    return serviceUnavailable("The database is not reachable or did not answer in time; retry in a few seconds.", 2);
   }
+  if (!(cause instanceof Error)) return internalError();
+  if (isSecurityError(cause)) {
+    const found = cause.errors.find((e) => e instanceof AppError);
+    return found instanceof AppError ? found : new AppError(401, "unauthorized", "Unauthorized", "Unauthorized.");
+  }
+  const error = cause as FastifyError;
   if (error.validation) return validationProblem(error);
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
@@ -61,8 +108,11 @@ function toAppError(error: FastifyError): AppError {
   if (status === 413) return payloadTooLarge();
   if (status === 415) return unsupportedMediaType();
   if (status >= 400 && status < 500) return new BadRequestError("invalid_request", error.message);
-  return new AppError(500, "internal_error", "Internal error", "The server failed to handle the request.");
+  return internalError();
 }
+
+const internalError = () =>
+  new AppError(500, "internal_error", "Internal error", "The server failed to handle the request.");
 
 interface AjvError {
   keyword: string;

@@ -42,7 +42,18 @@ export async function registerRateLimit(
         429,
         "rate_limited",
         "Too many requests",
-        `This API key sent more than ${context.max} requests in ${context.after}; retry in ${Math.ceil(context.ttl / 1000)} seconds.`,
+        // context.after is the time left in the window, not the window: say each for what it is.
+        `This API key sent more than ${context.max} requests in ${windowText(options.windowMs)}; ` +
+          `retry in ${secondsText(Math.ceil(context.ttl / 1000))}.`,
       ),
   });
+}
+
+const secondsText = (seconds: number) => (seconds === 1 ? "1 second" : `${seconds} seconds`);
+
+/** The window as a person says it: "a minute", "an hour", else in seconds. */
+function windowText(ms: number): string {
+  if (ms === 60_000) return "a minute";
+  if (ms === 3_600_000) return "an hour";
+  return secondsText(Math.round(ms / 1000));
 }

@@ -4,10 +4,16 @@ import { ForbiddenError, UnauthorizedError } from "../domain/errors.ts";
 import type { AuthService } from "../services/auth-service.ts";
 
 /** The bearer token of the request, if it sent one. */
-function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
   return match?.[1];
+}
+
+/** Whether the request's bearer token is the expected one (compared in constant time). */
+export function sendsToken(request: FastifyRequest, expected: Buffer): boolean {
+  const given = Buffer.from(bearerToken(request) ?? "");
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** Handlers for the contract's security schemes, by scheme name (fastify-openapi-glue calls them). */
@@ -26,8 +32,7 @@ export function createSecurityHandlers({ auth, adminToken }: { auth: AuthService
       if (expected === undefined) {
         throw new UnauthorizedError("Admin operations are disabled: start the server with ADMIN_TOKEN set.");
       }
-      const given = Buffer.from(bearerToken(request) ?? "");
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      if (!sendsToken(request, expected)) {
         throw new UnauthorizedError("Send the admin token as: Authorization: Bearer <token>");
       }
       request.principal = { workspaceId: "", keyId: "admin" };

@@ -2,7 +2,7 @@ import type { components } from "../../generated/api.d.ts";
 import { NotFoundError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
 import { normalizeName } from "../domain/names.ts";
-import type { Store } from "../store/database.ts";
+import type { Store, Tx } from "../store/database.ts";
 import type { ApiKeyRepo, WorkspaceRepo } from "../store/workspace-repo.ts";
 import { type AuthService, newApiKey } from "./auth-service.ts";
 
@@ -13,7 +13,7 @@ const workspaceNotFound = (id: string) => new NotFoundError("workspace_not_found
 export interface AdminServiceDeps {
   store: Pick<Store, "db" | "transaction">;
   auth: Pick<AuthService, "forget">;
-  workspaces: Pick<WorkspaceRepo, "create" | "list" | "exists" | "isEmpty">;
+  workspaces: Pick<WorkspaceRepo, "create" | "list" | "exists" | "isEmpty" | "lockFirstStart">;
   apiKeys: Pick<ApiKeyRepo, "create" | "revoke">;
 }
 
@@ -23,6 +23,13 @@ export function createAdminService({ store, auth, workspaces, apiKeys }: AdminSe
     name: row.name,
     createdAt: row.createdAt.toISOString(),
   });
+
+  const createKey = async (tx: Tx, workspaceId: string, name: string): Promise<Schemas["CreatedApiKey"]> => {
+    const id = newId("key");
+    const { key, secretHash } = newApiKey(workspaceId, id);
+    const row = await apiKeys.create(tx, { workspaceId, id, name: name.trim(), secretHash });
+    return { id: row.id, name: row.name, key, createdAt: row.createdAt.toISOString() };
+  };
 
   const service = {
     async createWorkspace(rawName: string): Promise<Schemas["Workspace"]> {
@@ -37,10 +44,7 @@ export function createAdminService({ store, auth, workspaces, apiKeys }: AdminSe
     async createApiKey(workspaceId: string, name = "default"): Promise<Schemas["CreatedApiKey"]> {
       return store.transaction(async (tx) => {
         if (!(await workspaces.exists(tx, workspaceId))) throw workspaceNotFound(workspaceId);
-        const id = newId("key");
-        const { key, secretHash } = newApiKey(workspaceId, id);
-        const row = await apiKeys.create(tx, { workspaceId, id, name: name.trim(), secretHash });
-        return { id: row.id, name: row.name, key, createdAt: row.createdAt.toISOString() };
+        return createKey(tx, workspaceId, name);
       });
     },
 
@@ -56,9 +60,14 @@ export function createAdminService({ store, auth, workspaces, apiKeys }: AdminSe
      */
     async bootstrap(): Promise<{ workspaceId: string; apiKey: string } | null> {
       if (!(await workspaces.isEmpty(store.db))) return null;
-      const workspace = await service.createWorkspace("Default workspace");
-      const key = await service.createApiKey(workspace.id, "bootstrap");
-      return { workspaceId: workspace.id, apiKey: key.key };
+      // Another process may be starting on the same empty database: decide under a lock.
+      return store.transaction(async (tx) => {
+        await workspaces.lockFirstStart(tx);
+        if (!(await workspaces.isEmpty(tx))) return null;
+        const workspace = await workspaces.create(tx, { id: newId("ws"), name: "Default workspace" });
+        const key = await createKey(tx, workspace.id, "bootstrap");
+        return { workspaceId: workspace.id, apiKey: key.key };
+      });
     },
   };
   return service;

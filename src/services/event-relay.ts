@@ -1,6 +1,7 @@
 import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../domain/events.ts";
 import { newId } from "../domain/ids.ts";
 import { type ChangeReason, membersOf } from "../domain/member-set.ts";
+import { eventsPublished } from "../metrics.ts";
 import type { Store, Tx } from "../store/database.ts";
 import type { EventRepo, OutboxRow, PublishedEvent } from "../store/event-repo.ts";
 
@@ -40,20 +41,20 @@ export function createEventRelay(deps: EventRelayDeps) {
 
   /** Publishes one bounded part of the workspace's outbox; true when more may be pending. */
   async function publishSome(workspaceId: string): Promise<boolean> {
-    const { more, deliveries } = await store.transaction(async (tx) => {
+    const { more, deliveries, published } = await store.transaction(async (tx) => {
       const head = await events.lockHead(tx, workspaceId);
-      if (!head) return { more: false, deliveries: 0 };
+      if (!head) return { more: false, deliveries: 0, published: [] };
       const entries = await events.readEntries(tx, workspaceId, ENTRIES_PER_TRANSACTION);
       if (entries.length === 0) {
         await events.dropTombstonesIfIdle(tx, workspaceId);
-        return { more: false, deliveries: 0 };
+        return { more: false, deliveries: 0, published: [] };
       }
-      const published: PublishedEvent[] = [];
+      const publishing: PublishedEvent[] = [];
       const done: bigint[] = [];
       let sequence = head.lastSequence;
       const add = (entry: OutboxRow, drafts: EventDraft[]) => {
         for (const draft of drafts) {
-          published.push({ ...draft, sequence: ++sequence, id: newId("evt"), createdAt: entry.createdAt });
+          publishing.push({ ...draft, sequence: ++sequence, id: newId("evt"), createdAt: entry.createdAt });
         }
       };
       for (const entry of entries) {
@@ -65,10 +66,11 @@ export function createEventRelay(deps: EventRelayDeps) {
         }
         done.push(entry.id);
       }
-      const queued = await events.publish(tx, workspaceId, published);
+      const queued = await events.publish(tx, workspaceId, publishing);
       await events.deleteEntries(tx, workspaceId, done);
-      return { more: true, deliveries: queued };
+      return { more: true, deliveries: queued, published: publishing.map((event) => event.type) };
     });
+    for (const type of published) eventsPublished.inc({ type });
     // Only once committed can another connection (the deliverer's) see the deliveries.
     if (deliveries > 0) deps.onDeliveries?.();
     return more;

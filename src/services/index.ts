@@ -80,7 +80,8 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const workers = createEventWorkers({
     relay,
     deliverer,
-    purge: () => eventRepo.purgeBefore(store.db, new Date(Date.now() - retentionMs)),
+    // A large delete: a write transaction, with the writes' statement timeout, not a read's.
+    purge: () => store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs))),
     onError,
   });
   const membership = createMembership(store, (workspaceId) => workers.committed(workspaceId));

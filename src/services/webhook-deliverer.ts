@@ -1,5 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { DISABLE_AFTER_FAILING_MS, outcomeOf, retryDelay } from "../domain/webhook-rules.ts";
+import { webhookAttempts, webhookDuration } from "../metrics.ts";
 import type { Store } from "../store/database.ts";
 import type { AttemptOutcome, ClaimedDelivery, WebhookRepo } from "../store/webhook-repo.ts";
 import type { WebhookSender } from "./webhook-transport.ts";
@@ -70,6 +71,7 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     const at = new Date(now());
+    const timer = webhookDuration.startTimer();
     const result =
       delivery.body === null
         ? { error: "the event is no longer kept" }
@@ -79,9 +81,11 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
             "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
             "webhook-signature": signatures(delivery.secrets, delivery.eventId, at, delivery.body),
           });
+    timer();
     const statusCode = "statusCode" in result ? result.statusCode : undefined;
     const outcome = outcomeOf(statusCode);
     const delay = outcome === "failed" ? retryDelay(delivery.attempts, deps.attemptOffsetsMs) : undefined;
+    webhookAttempts.inc({ outcome: outcome === "succeeded" ? "succeeded" : delay !== undefined ? "retry" : "failed" });
     await record({
       workspaceId: delivery.workspaceId,
       id: delivery.id,

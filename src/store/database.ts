@@ -1,27 +1,48 @@
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
-import pg from "pg";
 import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
+import { trackPool, transactionRetries } from "../metrics.ts";
+import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
+import { dataDirError, lockDataDir } from "./data-dir.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
-import { isRetryable } from "./pg-errors.ts";
+import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
+import { createPool, poolStats } from "./pg-pools.ts";
+import { STORE_DEFAULTS } from "./store-defaults.ts";
 
 export type Tx = Prisma.TransactionClient;
 
 export interface StoreOptions {
-  /** PostgreSQL connection string; absent → the embedded store in dataDir. */
+  /** PostgreSQL connection string (directly, or through PgBouncer); absent → the embedded store in dataDir. */
   databaseUrl?: string | undefined;
+  /** A direct connection for LISTEN, when databaseUrl goes through PgBouncer in transaction mode. */
+  listenUrl?: string | undefined;
   /** Directory of the embedded store; absent with no databaseUrl → an in-memory store. */
   dataDir?: string | undefined;
-  /** Connections in the PostgreSQL pool. */
+  /** Connections for write transactions (PostgreSQL); as many run at once. */
   poolSize?: number;
+  /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
+  readPoolSize?: number;
+  /** Longest a statement of a write transaction may run (PostgreSQL). */
+  statementTimeoutMs?: number;
+  /** Longest a read may wait for its answer (PostgreSQL). */
+  readTimeoutMs?: number;
+  /** Longest a request waits for a connection, or for its turn to write. */
+  connectTimeoutMs?: number;
+  /** Write transactions that may wait for their turn; one more is refused at once. */
+  queueLimit?: number;
+  /** The embedded store's data directory lock was lost (another process took it over). */
+  onLockLost?: (error: Error) => void;
 }
 
 export interface Store {
   readonly kind: "postgres" | "embedded";
+  /** Reads and single statements. */
   readonly db: PrismaClient;
-  /** Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or deadlock. */
+  /**
+   * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
+   * deadlock. Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
+   */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * Reports audiences renamed or deleted by other processes sharing the database; returns a
@@ -33,88 +54,200 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const TRANSACTION_OPTIONS = { maxWait: 30_000, timeout: 300_000 } as const;
+/** The readiness probe answers within this time, also when the database does not answer at all. */
+const READY_TIMEOUT_MS = 900;
 const MAX_ATTEMPTS = 5;
 
 /** Opens the store and brings its schema up to date before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  if (options.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      // The service's statements are short index work or one scan: compiling them with LLVM costs
-      // more than it saves (100–300 ms for a bulk write whose row estimates pass jit_above_cost).
-      options: "-c jit=off",
-    });
-    // An idle client's connection error must not crash the process; the next query reports it.
-    pool.on("error", () => {});
-    try {
-      await applyMigrations(pgRunner(pool));
-    } catch (error) {
-      await pool.end();
-      throw error;
-    }
-    const databaseUrl = options.databaseUrl;
-    return createStore(
-      "postgres",
-      new PrismaClient({ adapter: new PrismaPg(pool) }),
-      async () => {
-        await pool.end();
-      },
-      (listener) => listenForAudienceChanges(databaseUrl, listener),
-    );
+  const settings: Settings = { ...STORE_DEFAULTS, ...definedOnly(options) };
+  return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
+}
+
+type Settings = StoreOptions & { [K in keyof typeof STORE_DEFAULTS]: number };
+
+async function openPostgres(databaseUrl: string, settings: Settings): Promise<Store> {
+  const { connectTimeoutMs, statementTimeoutMs } = settings;
+  // Migrations may rewrite large tables: their own connection, with no statement timeout.
+  const migrations = createPool({ connectionString: databaseUrl, max: 1, connectTimeoutMs });
+  try {
+    await applyMigrations(pgRunner(migrations));
+  } finally {
+    await migrations.end();
   }
+  // Writes and reads have pools of their own, so a burst of writes cannot starve the reads.
+  // The writers' client-side limit backs up the server's statement_timeout (set in each
+  // transaction), for a server that does not answer at all.
+  const writes = createPool({
+    connectionString: databaseUrl,
+    max: settings.poolSize,
+    connectTimeoutMs,
+    queryTimeoutMs: statementTimeoutMs + 1_000,
+  });
+  const reads = createPool({
+    connectionString: databaseUrl,
+    max: settings.readPoolSize,
+    connectTimeoutMs,
+    queryTimeoutMs: settings.readTimeoutMs,
+  });
+  // One connection each before any request: node-postgres keeps the first query a new connection
+  // served referenced for that connection's life (a listener of its handshake), and that must
+  // not be a request's bulk parameters.
+  await Promise.all([reads.query("SELECT 1"), writes.query("SELECT 1")]);
+  const gate = createGate({
+    concurrency: settings.poolSize,
+    queueLimit: settings.queueLimit,
+    maxWaitMs: connectTimeoutMs,
+  });
+  const untrack = [
+    trackPool("read", () => poolStats(reads)),
+    // Writers wait in the gate, not in the pool: that is where the queue shows.
+    trackPool("write", () => ({ ...poolStats(writes), waiting: gate.waiting })),
+  ];
+  const db = new PrismaClient({ adapter: new PrismaPg(reads) });
+  const writer = new PrismaClient({ adapter: new PrismaPg(writes) });
+  const listenUrl = settings.listenUrl ?? databaseUrl;
+  return createStore({
+    kind: "postgres",
+    db,
+    writer,
+    gate,
+    connectTimeoutMs,
+    // Set per transaction, not per connection: PgBouncer in transaction mode would carry a
+    // session setting over to other clients, and refuses startup parameters. JIT compilation
+    // costs bulk writes more than it saves (100–300 ms past jit_above_cost).
+    begin: (tx) => tx.$executeRaw`
+      SELECT set_config('statement_timeout', ${String(statementTimeoutMs)}, true), set_config('jit', 'off', true)`,
+    watchAudiences: (listener) =>
+      listenForAudienceChanges(listenUrl, listener, {
+        notify: async (payload) => {
+          await db.$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
+        },
+      }),
+    async closeDriver() {
+      for (const stop of untrack) stop();
+      await Promise.all([writer.$disconnect(), reads.end(), writes.end()]);
+    },
+  });
+}
+
+async function openEmbedded(settings: Settings): Promise<Store> {
+  const { dataDir } = settings;
+  let unlock = async () => {};
   let dataPath: string | undefined;
-  if (options.dataDir) {
-    dataPath = join(options.dataDir, "pglite");
-    await mkdir(dataPath, { recursive: true });
+  if (dataDir) {
+    unlock = await lockDataDir(dataDir, settings.onLockLost ?? failHard);
+    dataPath = join(dataDir, "pglite");
   }
   // Loaded only for the embedded store: a server on PostgreSQL never needs them.
   const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
     import("@electric-sql/pglite"),
     import("pglite-prisma-adapter"),
   ]);
-  const lite = await PGlite.create(dataPath);
+  let lite: InstanceType<typeof PGlite>;
   try {
+    lite = await PGlite.create(dataPath);
     await applyMigrations(pgliteRunner(lite));
   } catch (error) {
-    await lite.close();
-    throw error;
+    await unlock();
+    // PGlite reports a full or read-only disk as a bare errno object, or as a failed start.
+    throw dataDir ? dataDirError(dataDir, error) : error;
   }
   // One process owns the data directory, so every change is its own.
   const watchAlone: Store["watchAudiences"] = (listener) => {
     listener.live(true);
     return async () => listener.live(false);
   };
-  return createStore("embedded", new PrismaClient({ adapter: new PrismaPGlite(lite) }), () => lite.close(), watchAlone);
+  const db = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  // PGlite runs one statement at a time: one transaction runs, the others wait their turn.
+  const gate = createGate({ concurrency: 1, queueLimit: settings.queueLimit, maxWaitMs: settings.connectTimeoutMs });
+  return createStore({
+    kind: "embedded",
+    db,
+    writer: db,
+    gate,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    watchAudiences: watchAlone,
+    async closeDriver() {
+      await lite.close();
+      await unlock();
+    },
+  });
 }
 
-function createStore(
-  kind: Store["kind"],
-  db: PrismaClient,
-  closeDriver: () => Promise<void>,
-  watchAudiences: Store["watchAudiences"],
-): Store {
+const failHard = (error: Error) => {
+  throw error;
+};
+
+interface StoreParts {
+  kind: Store["kind"];
+  db: PrismaClient;
+  writer: PrismaClient;
+  gate: Gate;
+  connectTimeoutMs: number;
+  /** Run first in every transaction. */
+  begin?: (tx: Tx) => Promise<unknown>;
+  watchAudiences: Store["watchAudiences"];
+  closeDriver: () => Promise<void>;
+}
+
+function createStore({
+  kind,
+  db,
+  writer,
+  gate,
+  connectTimeoutMs,
+  begin,
+  watchAudiences,
+  closeDriver,
+}: StoreParts): Store {
+  // The pool's own connect timeout answers first; Prisma's is the backstop. A transaction may run
+  // long (a rule over millions of members); each of its statements has the statement timeout.
+  const transactionOptions = { maxWait: connectTimeoutMs + 1_000, timeout: 300_000 };
   return {
     kind,
     db,
     watchAudiences,
-    async transaction(fn) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.$transaction(fn, TRANSACTION_OPTIONS);
-        } catch (error) {
-          if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
+    transaction(fn) {
+      return gate.run(async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await writer.$transaction(async (tx) => {
+              await begin?.(tx);
+              return fn(tx);
+            }, transactionOptions);
+          } catch (error) {
+            if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+            transactionRetries.inc();
+            await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
+          }
         }
-      }
+      });
     },
     async ready() {
-      await db.$queryRaw`SELECT 1 FROM _prisma_migrations LIMIT 1`;
+      const check = db.$queryRaw`SELECT 1 FROM _prisma_migrations LIMIT 1`;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new StoreTimeoutError("The database did not answer in time.")),
+          READY_TIMEOUT_MS,
+        );
+      });
+      try {
+        await Promise.race([check, late]);
+      } finally {
+        clearTimeout(timer);
+        // The check ends on its own, by the read timeout at the latest; nobody waits for it.
+        check.catch(() => {});
+      }
     },
     async close() {
       await db.$disconnect();
       await closeDriver();
     },
   };
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

@@ -15,8 +15,8 @@ export interface SqlRunner {
   /** Runs a script without parameters; it may hold several statements. */
   exec(sql: string): Promise<void>;
   /**
-   * Runs fn with a runner pinned to one connection. Session state (the advisory lock, BEGIN/COMMIT)
-   * only means something on a single connection; runners that only have one omit this.
+   * Runs fn with a runner pinned to one connection. A transaction (BEGIN … COMMIT) only means
+   * something on a single connection; runners that only have one omit this.
    */
   session?<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
 }
@@ -40,8 +40,8 @@ export function pgRunner(client: Pool | PoolClient): SqlRunner {
       failed = false;
       return result;
     } finally {
-      // After a failure the connection is destroyed, not pooled: that also drops any session state
-      // (advisory lock, open transaction) the error may have left behind.
+      // After a failure the connection is destroyed, not pooled: that also drops an open
+      // transaction the error may have left behind.
       connection.release(failed);
     }
   };
@@ -89,18 +89,48 @@ export async function applyMigrations(
   return runner.session ? runner.session(run) : run(runner);
 }
 
+/**
+ * Applies the pending migrations one transaction each. Every transaction first takes Prisma's
+ * migration lock, transaction-scoped (so it is released by COMMIT or ROLLBACK, also through
+ * PgBouncer in transaction mode, where a session lock could stay behind on a pooled server
+ * connection), then reads the history again: a second process waits, then finds nothing left.
+ */
 async function migrate(runner: SqlRunner, names: string[], scripts: string[]): Promise<{ applied: string[] }> {
-  // Held for the whole run so that a second process waits and then finds nothing left to do.
-  await runner.query(`SELECT pg_advisory_lock(${PRISMA_LOCK_ID})`);
-  try {
-    return await applyPending(runner, names, scripts);
-  } finally {
-    // Never mask the real error; if unlocking fails the connection is gone, and the lock with it.
-    await runner.query(`SELECT pg_advisory_unlock(${PRISMA_LOCK_ID})`).catch(() => {});
+  const applied: string[] = [];
+  for (;;) {
+    let name: string | undefined;
+    try {
+      await runner.exec("BEGIN");
+      await runner.query(`SELECT pg_advisory_xact_lock(${PRISMA_LOCK_ID})`);
+      const next = await nextPending(runner, names, scripts);
+      if (next === undefined) {
+        await runner.exec("COMMIT");
+        return { applied };
+      }
+      name = names[next] as string;
+      const script = scripts[next] as string;
+      await runner.exec(script);
+      // now() is the transaction's start, clock_timestamp() the moment the script finished.
+      await runner.query(
+        `INSERT INTO _prisma_migrations (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
+         VALUES ($1, $2, clock_timestamp(), $3, NULL, NULL, now(), 1)`,
+        [randomUUID(), sha256(script), name],
+      );
+      await runner.exec("COMMIT");
+      applied.push(name);
+    } catch (error) {
+      // Unlike Prisma (which records a failed row and may leave the script half-done), the script
+      // and its record share one transaction, so a failure leaves the database exactly as it was.
+      await runner.exec("ROLLBACK").catch(() => {});
+      if (name === undefined) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`migration ${name} failed: ${reason}`, { cause: error });
+    }
   }
 }
 
-async function applyPending(runner: SqlRunner, names: string[], scripts: string[]): Promise<{ applied: string[] }> {
+/** The index of the first migration not applied yet, after checking the recorded history. */
+async function nextPending(runner: SqlRunner, names: string[], scripts: string[]): Promise<number | undefined> {
   await runner.exec(CREATE_MIGRATIONS_TABLE);
   type Row = { migration_name: string; checksum: string; finished_at: unknown; rolled_back_at: unknown };
   const rows = await runner.query<Row>(
@@ -125,30 +155,8 @@ async function applyPending(runner: SqlRunner, names: string[], scripts: string[
       throw new Error(`migration ${name} was modified after it was applied`);
     }
   });
-  const applied: string[] = [];
-  for (const [i, name] of names.entries()) {
-    if (recorded.has(name)) continue;
-    const script = scripts[i] as string;
-    // Unlike Prisma (which records a failed row and may leave the script half-done), the script and
-    // its record share one transaction, so a failure leaves the database exactly as it was.
-    try {
-      await runner.exec("BEGIN");
-      await runner.exec(script);
-      // now() is the transaction's start, clock_timestamp() the moment the script finished.
-      await runner.query(
-        `INSERT INTO _prisma_migrations (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
-         VALUES ($1, $2, clock_timestamp(), $3, NULL, NULL, now(), 1)`,
-        [randomUUID(), sha256(script), name],
-      );
-      await runner.exec("COMMIT");
-    } catch (error) {
-      await runner.exec("ROLLBACK").catch(() => {});
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`migration ${name} failed: ${reason}`, { cause: error });
-    }
-    applied.push(name);
-  }
-  return { applied };
+  const next = names.findIndex((name) => !recorded.has(name));
+  return next === -1 ? undefined : next;
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

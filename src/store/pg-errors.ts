@@ -3,6 +3,7 @@
  * constraint sit in meta.driverAdapterError.cause (query API and raw queries alike).
  */
 interface AdapterCause {
+  kind?: string;
   originalCode?: string;
   originalMessage?: string;
   constraint?: { fields?: string[]; index?: string };
@@ -39,4 +40,61 @@ export function isRetryable(error: unknown): boolean {
   const state = sqlState(error);
   // serialization_failure, deadlock_detected; P2034 is Prisma's name for the same
   return state === "40001" || state === "40P01" || (error as { code?: string } | null)?.code === "P2034";
+}
+
+/** The store refused to queue another request: too many are already waiting for the database. */
+export class StoreBusyError extends Error {
+  override name = "StoreBusyError";
+}
+
+/** A statement did not answer within the client-side timeout, so its connection was closed. */
+export class StoreTimeoutError extends Error {
+  override name = "StoreTimeoutError";
+}
+
+// Driver-adapter error kinds that mean "no usable connection", whatever the SQL was.
+const UNREACHABLE_KINDS = new Set([
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+  "TlsConnectionError",
+]);
+// Prisma's own codes for the same: cannot reach, timed out, closed, pool timeout, transaction not started.
+const UNREACHABLE_PRISMA = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2028"]);
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+// node-postgres raises these as plain Errors, with nothing but the message to tell them apart.
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end|Connection ended)/;
+
+/**
+ * Whether the failure is the database's state rather than the request: "unavailable" when it is
+ * unreachable, failing or too slow (SQLSTATE classes 08, 53, 57, 58; timeouts; closed sockets),
+ * "busy" when it is saturated (a queue is full, a lock or a serialization conflict outlasted the
+ * retries). Either way the client should retry later, and it must never look like a bad request
+ * or a bad credential.
+ */
+export function databaseFault(error: unknown): "unavailable" | "busy" | undefined {
+  if (error instanceof StoreBusyError) return "busy";
+  if (error instanceof StoreTimeoutError) return "unavailable";
+  const cause = adapterCause(error);
+  if (cause?.kind && UNREACHABLE_KINDS.has(cause.kind)) return "unavailable";
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && (UNREACHABLE_PRISMA.has(code) || SOCKET_CODES.has(code))) return "unavailable";
+  const state = sqlState(error);
+  if (state === "40001" || state === "40P01" || state === "55P03" || code === "P2034") return "busy";
+  if (state && /^(08|53|57|58)/.test(state)) return "unavailable";
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message === "string" && PG_CONNECTION_MESSAGES.test(message)) return "unavailable";
+  const inner = (error as { cause?: unknown } | null)?.cause;
+  return inner !== undefined && inner !== error ? databaseFault(inner) : undefined;
 }

@@ -29,6 +29,15 @@ export const workspaceRepo = {
   async isEmpty(db: Reader): Promise<boolean> {
     return (await db.workspace.findFirst({ select: { id: true } })) === null;
   },
+
+  /**
+   * Held until the transaction ends by whoever creates the first-start workspace, so that two
+   * processes starting on one empty database create one workspace, not two. Transaction-scoped,
+   * so PgBouncer in transaction mode cannot leave it behind on a pooled connection.
+   */
+  async lockFirstStart(tx: Tx): Promise<void> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('audience-service first start'))`;
+  },
 };
 
 export type WorkspaceRepo = typeof workspaceRepo;

@@ -32,7 +32,13 @@ describe("rate limiting per API key", () => {
       expect(header("ratelimit-limit")[0]).toBe("3");
       const refused = answers[3];
       expect(refused?.error).toMatchObject({ status: 429, code: "rate_limited" });
-      expect(Number(refused?.response.headers.get("retry-after"))).toBeGreaterThan(0);
+      const retryAfter = Number(refused?.response.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      // The window, and the time left in it: each named for what it is.
+      const detail = (refused?.error as { detail?: string } | undefined)?.detail;
+      expect(detail).toBe(
+        `This API key sent more than 3 requests in a minute; retry in ${retryAfter} second${retryAfter === 1 ? "" : "s"}.`,
+      );
     } finally {
       await limited.app.close();
     }

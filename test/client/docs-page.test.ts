@@ -64,7 +64,7 @@ describe("the API reference at /docs", () => {
     },
   );
 
-  it("points Swagger UI at this server's contract, with the online validator off", async ({ get, server }) => {
+  it("points Swagger UI at this server's contract, with the online validator off", async ({ get }) => {
     const initializer = await (await get("/docs/static/swagger-initializer.js")).text();
     expect(initializer).toContain("url: resolveUrl('./json')");
     expect(initializer).toContain("validatorUrl: null");
@@ -75,7 +75,8 @@ describe("the API reference at /docs", () => {
     const contract = parse(contractText);
     expect(Object.keys(spec.paths)).toEqual(Object.keys(contract.paths));
     expect(spec.info).toEqual(contract.info);
-    // "Try it out" calls the server that served the page, whatever its port.
-    expect(spec.servers).toEqual([{ url: server.baseUrl, description: "This server" }]);
+    // "Try it out" calls the server that served the page, whatever its port: a relative URL,
+    // never one built from the request's Host header.
+    expect(spec.servers).toEqual([{ url: "/", description: "This server" }]);
   });
 });

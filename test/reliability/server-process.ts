@@ -97,23 +97,30 @@ export async function stopServerProcess(server: ServerProcess): Promise<void> {
 
 export interface Reply<T = any> {
   status: number;
+  headers: Headers;
   body: T;
 }
 
-/** One request to the process with a workspace key; the answer is checked against the contract. */
+/**
+ * One request to the process with a workspace key (none: undefined), never waiting more than two
+ * minutes; the answer is checked against the contract.
+ */
 export async function send<T = any>(
   server: { baseUrl: string },
-  apiKey: string,
+  apiKey: string | undefined,
   method: string,
   path: string,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Reply<T>> {
-  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
+  const headers: Record<string, string> = { ...extraHeaders };
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(server.baseUrl + path, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
   });
   const text = await response.text();
   checkResponse({
@@ -123,7 +130,11 @@ export async function send<T = any>(
     headers: Object.fromEntries(response.headers),
     body: text,
   });
-  return { status: response.status, body: (text === "" ? undefined : JSON.parse(text)) as T };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (text === "" ? undefined : JSON.parse(text)) as T,
+  };
 }
 
 /** Every member of an audience (id and e-mail), walking all pages, and each page's totalCount. */

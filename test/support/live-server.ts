@@ -3,7 +3,7 @@ import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
 import { type AppOptions, buildApp } from "../../src/app.ts";
 import type { Problem, ResultOf } from "../../src/client/index.ts";
-import { openStore, type Store } from "../../src/store/database.ts";
+import { openStore, type Store, type StoreOptions } from "../../src/store/database.ts";
 import { checkResponse } from "./contract.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -26,6 +26,20 @@ export interface LiveServerOptions {
   audienceCacheTtlMs?: number;
   /** Further options of the application (webhook delivery settings, say). */
   app?: Partial<Omit<AppOptions, "store" | "adminToken">>;
+  /** Store limits other than the defaults (pool sizes, timeouts, the write queue). */
+  store?: Omit<StoreOptions, "databaseUrl" | "listenUrl" | "dataDir">;
+}
+
+/**
+ * Where the server LISTENs: with TEST_DATABASE_LISTEN_URL set (the suite running through
+ * PgBouncer in transaction mode), the same database on that direct server.
+ */
+function listenUrlFor(databaseUrl: string | undefined): string | undefined {
+  const direct = process.env.TEST_DATABASE_LISTEN_URL;
+  if (!databaseUrl || !direct) return undefined;
+  const url = new URL(direct);
+  url.pathname = new URL(databaseUrl).pathname;
+  return url.toString();
 }
 
 export async function startLiveServer(options: LiveServerOptions = {}): Promise<LiveServer> {
@@ -34,7 +48,7 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
       ? await createDatabase(process.env.TEST_DATABASE_URL)
       : undefined;
   const databaseUrl = options.databaseUrl ?? database?.url;
-  const store = await openStore({ databaseUrl, poolSize: 5 });
+  const store = await openStore({ databaseUrl, listenUrl: listenUrlFor(databaseUrl), poolSize: 5, ...options.store });
   const app = await buildApp({
     store,
     adminToken: ADMIN_TOKEN,

@@ -1,0 +1,87 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * The process's metrics, all in one registry, served by GET /metrics in Prometheus's text format.
+ * A feature that wants to be watched adds its instruments here, registered on `registry`, and
+ * counts where its work happens; the route serves whatever this module holds. Import rows (by
+ * result) belong here when imports land.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: "audience_" });
+
+export const httpRequests = new Counter({
+  name: "audience_http_requests_total",
+  help: "HTTP requests answered, by contract operation (or route), method and status.",
+  labelNames: ["operation", "method", "status"] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: "audience_http_request_duration_seconds",
+  help: "Time from a request's arrival to its answer, by contract operation (or route).",
+  labelNames: ["operation"] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export const transactionRetries = new Counter({
+  name: "audience_db_transaction_retries_total",
+  help: "Write transactions run again after a serialization failure or deadlock.",
+  registers: [registry],
+});
+
+export interface PoolStats {
+  inUse: number;
+  idle: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+}
+
+// Every open store's pools, by name; a closed store takes its own out.
+const pools = new Map<object, { name: string; stats: () => PoolStats }>();
+
+new Gauge({
+  name: "audience_db_pool_connections",
+  help: "Database connections of each pool (read, write) in use and idle, and callers waiting for one.",
+  labelNames: ["pool", "state"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const { name, stats } of pools.values()) {
+      const { inUse, idle, waiting } = stats();
+      this.inc({ pool: name, state: "in_use" }, inUse);
+      this.inc({ pool: name, state: "idle" }, idle);
+      this.inc({ pool: name, state: "waiting" }, waiting);
+    }
+  },
+});
+
+/** Reports a pool's connections in audience_db_pool_connections until the returned function is called. */
+export function trackPool(name: string, stats: () => PoolStats): () => void {
+  const key = {};
+  pools.set(key, { name, stats });
+  return () => {
+    pools.delete(key);
+  };
+}
+
+export const eventsPublished = new Counter({
+  name: "audience_events_published_total",
+  help: "Events the relay published to the feed, by type.",
+  labelNames: ["type"] as const,
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: "audience_webhook_attempts_total",
+  help: "Webhook delivery attempts, by outcome: succeeded, retry (pending again), failed (given up).",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const webhookDuration = new Histogram({
+  name: "audience_webhook_attempt_duration_seconds",
+  help: "Time from sending a delivery to its answer (or to giving up on one).",
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
