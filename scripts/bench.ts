@@ -22,6 +22,7 @@ import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-t
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { pages } from "./bench/scenarios/pages.ts";
 import { ruleChange } from "./bench/scenarios/rule-change.ts";
+import { scatteredUpdates } from "./bench/scenarios/scattered-updates.ts";
 import type { Context, State } from "./bench/scenarios/scenario-context.ts";
 import { webhookDelivery } from "./bench/scenarios/webhooks.ts";
 
@@ -210,6 +211,7 @@ async function main(): Promise<number> {
     if (!skip.has("data")) await bulkAddWithData(ctx);
     if (!skip.has("merge")) await mergeAudiences(ctx);
     if (!skip.has("rules")) await ruleChange(ctx);
+    if (!skip.has("updates")) await scatteredUpdates(ctx);
     if (!skip.has("feed")) await feedPages(ctx);
     if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
 

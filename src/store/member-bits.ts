@@ -31,7 +31,7 @@ export const bitOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} & ${Prisma.raw(Stri
 /**
  * The chunks of a set of member numbers, as rows (chunk, bits): `numbers` is a query with an
  * integer column `seq`. Numbers are gathered into 64-bit words first (one hash aggregation), then
- * each chunk's 128 words are spelled out in hex, which PostgreSQL reads as a bit string.
+ * each chunk is spelled out in hex from the words it has, the words it lacks written as zeros.
  */
 export function chunksOf(numbers: Prisma.Sql): Prisma.Sql {
   return chunkQuery(numbers, false);
@@ -46,20 +46,25 @@ export function groupedChunksOf(numbers: Prisma.Sql): Prisma.Sql {
 }
 
 function chunkQuery(numbers: Prisma.Sql, grouped: boolean): Prisma.Sql {
-  const grp = (alias: string) => (grouped ? Prisma.raw(`${alias}grp, `) : Prisma.empty);
-  const sameGroup = grouped ? Prisma.sql`w.grp = c.grp AND` : Prisma.empty;
+  const grp = grouped ? Prisma.raw("grp, ") : Prisma.empty;
   const words = Prisma.raw(String(WORDS_PER_CHUNK));
+  // Only the words present are rows (a chunk of a sparse set costs what it holds, not 128 rows):
+  // each is preceded by the zeros of the words missing before it, and the chunk is closed with
+  // the zeros of those missing after its last.
   return Prisma.sql`(
     WITH words AS (
-      SELECT ${grp("")}n.seq >> 6 AS word, bit_or(1::int8 << (63 - (n.seq & 63))) AS bits
-      FROM (${numbers}) AS n GROUP BY ${grp("")}word
+      SELECT ${grp}n.seq >> 6 AS word, bit_or(1::int8 << (63 - (n.seq & 63))) AS bits
+      FROM (${numbers}) AS n GROUP BY ${grp}word
+    ),
+    placed AS (
+      SELECT ${grp}word / ${words} AS chunk, word % ${words} AS k, bits,
+             lag(word % ${words}, 1, -1) OVER (PARTITION BY ${grp}word / ${words} ORDER BY word) AS before
+      FROM words
     )
-    SELECT ${grp("c.")}c.chunk,
-           ('x' || string_agg(lpad(to_hex(coalesce(w.bits, 0)), 16, '0'), '' ORDER BY g.k))::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits
-    FROM (SELECT DISTINCT ${grp("")}word / ${words} AS chunk FROM words) AS c
-    CROSS JOIN generate_series(0, ${words} - 1) AS g(k)
-    LEFT JOIN words AS w ON ${sameGroup} w.word = c.chunk * ${words} + g.k
-    GROUP BY ${grp("c.")}c.chunk
+    SELECT ${grp}chunk,
+           ('x' || string_agg(repeat('0', 16 * (k - before - 1)::int) || lpad(to_hex(bits), 16, '0'), '' ORDER BY k)
+                || repeat('0', 16 * (${words} - 1 - max(k))::int))::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits
+    FROM placed GROUP BY ${grp}chunk
   )`;
 }
 

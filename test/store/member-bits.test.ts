@@ -1,0 +1,58 @@
+// The SQL that builds member sets as chunks (chunksOf, groupedChunksOf) lays bits out exactly as
+// the service reads them (memberSetOf, membersOf): edge positions, sparse and dense sets, groups.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
+import { type MemberSet, memberSetOf } from "../../src/domain/member-set.ts";
+import type { Store } from "../../src/store/database.ts";
+import { jsonRows } from "../../src/store/json-rows.ts";
+import { base64Of, chunkBytes, chunksOf, groupedChunksOf } from "../../src/store/member-bits.ts";
+import { openTestStore } from "../support/live-server.ts";
+
+let store: Store;
+let close: () => Promise<void>;
+beforeAll(async () => {
+  ({ store, close } = await openTestStore());
+});
+afterAll(() => close());
+
+const EDGES = [0, 1, 62, 63, 64, 127, 128, 4095, 8127, 8128, 8190, 8191, 8192, 8193, 16383, 16384, 1_000_000];
+const random = Array.from({ length: 500 }, (_, i) => (i * 7_919 + 13) % 40_000);
+const dense = Array.from({ length: 8192 }, (_, i) => 8192 + i);
+
+async function chunksInSql(seqs: number[]): Promise<MemberSet> {
+  const rows = await store.db.$queryRaw<{ chunk: number; bits: string }[]>`
+    SELECT c.chunk, ${base64Of(Prisma.sql`c.bits`)} AS bits
+    FROM ${chunksOf(Prisma.sql`SELECT v.seq::int AS seq FROM ${jsonRows("v", { seq: seqs })}`)} AS c`;
+  return new Map(rows.map((row) => [row.chunk, chunkBytes(row.bits)]));
+}
+
+const asHex = (set: MemberSet) =>
+  Object.fromEntries(
+    [...set].sort(([a], [b]) => a - b).map(([chunk, bytes]) => [chunk, Buffer.from(bytes).toString("hex")]),
+  );
+
+describe("member set chunks built in SQL", () => {
+  it.each([
+    ["edge positions", EDGES],
+    ["a sparse set", random],
+    ["a full chunk and a lone bit", [...dense, 3]],
+    ["one member", [42]],
+  ])("match the service's layout for %s", async (_case, seqs) => {
+    expect(asHex(await chunksInSql(seqs))).toEqual(asHex(memberSetOf(seqs)));
+  });
+
+  it("match it per group", async () => {
+    const groups = { a: EDGES, b: random, c: [9, 8200] };
+    const pairs = Object.entries(groups).flatMap(([grp, seqs]) => seqs.map((seq) => [grp, seq] as const));
+    const numbers = Prisma.sql`SELECT v.grp, v.seq::int AS seq FROM ${jsonRows("v", {
+      grp: pairs.map((p) => p[0]),
+      seq: pairs.map((p) => p[1]),
+    })}`;
+    const rows = await store.db.$queryRaw<{ grp: string; chunk: number; bits: string }[]>`
+      SELECT g.grp, g.chunk, ${base64Of(Prisma.sql`g.bits`)} AS bits FROM ${groupedChunksOf(numbers)} AS g`;
+    for (const [grp, seqs] of Object.entries(groups)) {
+      const mine = new Map(rows.filter((r) => r.grp === grp).map((r) => [r.chunk, chunkBytes(r.bits)]));
+      expect(asHex(mine), grp).toEqual(asHex(memberSetOf(seqs)));
+    }
+  });
+});
