@@ -51,6 +51,7 @@ export function createEventRelay(deps: EventRelayDeps) {
       }
       const publishing: PublishedEvent[] = [];
       const done: bigint[] = [];
+      let drained = entries.length < ENTRIES_PER_TRANSACTION;
       let sequence = head.lastSequence;
       const add = (entry: OutboxRow, drafts: EventDraft[]) => {
         for (const draft of drafts) {
@@ -60,7 +61,10 @@ export function createEventRelay(deps: EventRelayDeps) {
       for (const entry of entries) {
         if (entry.type === "audience.members_changed" || entry.type === "members.created") {
           const finished = await publishMembers(tx, workspaceId, entry, (drafts) => add(entry, drafts));
-          if (!finished) break;
+          if (!finished) {
+            drained = false;
+            break;
+          }
         } else {
           add(entry, plainEvents({ type: entry.type, ...entry.data } as Parameters<typeof plainEvents>[0]));
         }
@@ -68,7 +72,10 @@ export function createEventRelay(deps: EventRelayDeps) {
       }
       const queued = await events.publish(tx, workspaceId, publishing);
       await events.deleteEntries(tx, workspaceId, done);
-      return { more: true, deliveries: queued, published: publishing.map((event) => event.type) };
+      // Everything read is published: end here rather than in a second transaction that would
+      // find the outbox empty (entries recorded meanwhile come with a poke of their own).
+      if (drained) await events.dropTombstonesIfIdle(tx, workspaceId);
+      return { more: !drained, deliveries: queued, published: publishing.map((event) => event.type) };
     });
     for (const type of published) eventsPublished.inc({ type });
     // Only once committed can another connection (the deliverer's) see the deliveries.
