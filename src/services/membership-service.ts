@@ -19,7 +19,10 @@ export interface EventSink {
 export interface MembershipDeps {
   store: Pick<Store, "transaction" | "db">;
   locks: LockRows;
-  sets: Pick<MembershipRepo, "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget">;
+  sets: Pick<
+    MembershipRepo,
+    "include" | "exclude" | "recompute" | "copyUnion" | "matchesAmong" | "applyMatches" | "forget"
+  >;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
   events: EventSink;
@@ -128,15 +131,32 @@ export function createMembershipService(deps: MembershipDeps) {
         if (memberIds.length === 0) return [];
         const audiences = await locks.ruleBased();
         if (audiences.length === 0) return [];
-        // The rule is evaluated in process (the same semantics as its SQL compilation); one
-        // statement then writes every audience's match and member bits.
+        // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
+        // audiences whose rule now matches these members differently are locked and written, in
+        // one statement: a member edit touches the few audiences it moves in or out of.
         const members = await deps.members.folded(tx, workspaceId, memberIds);
-        const matched = audiences.map((audience) => ({
-          audienceId: audience.id,
-          seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
-        }));
         const changed = members.map((m) => m.seq);
-        return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, matched));
+        const before = new Map<string, Set<number>>();
+        for (const { audienceId, seq } of await sets.matchesAmong(
+          tx,
+          workspaceId,
+          audiences.map((a) => a.id),
+          changed,
+        )) {
+          before.set(audienceId, (before.get(audienceId) ?? new Set()).add(seq));
+        }
+        const moving = audiences
+          .map((audience) => ({
+            audienceId: audience.id,
+            seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
+          }))
+          .filter(({ audienceId, seqs }) => {
+            const was = before.get(audienceId);
+            return (was?.size ?? 0) !== seqs.length || seqs.some((seq) => !was?.has(seq));
+          });
+        if (moving.length === 0) return [];
+        await locks.following(moving.map((m) => m.audienceId));
+        return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, moving));
       },
       async forgetMembers(seqs) {
         requireMembers("deleting members");

@@ -87,12 +87,20 @@ export function createWriteLocks(repo: LockRows, tx: Tx, workspaceId: string) {
       return byId;
     },
 
-    /** Locks every rule-based audience (archived ones too), to follow member changes. */
+    /**
+     * The rule-based audiences (archived ones too) and their rules, which cannot change while the
+     * member lock is held; none is locked yet (see `following`).
+     */
     async ruleBased(): Promise<Pick<AudienceRow, "id" | "filter">[]> {
-      underMemberLock("locking the rule-based audiences");
-      const rows = await repo.ruleBasedAudiences(tx, workspaceId);
-      hold(rows, "update");
-      return rows;
+      underMemberLock("reading the rule-based audiences");
+      return repo.ruleBasedAudiences(tx, workspaceId);
+    },
+
+    /** Locks the audiences whose members follow a member change (any number: under the member lock). */
+    async following(ids: string[]): Promise<void> {
+      underMemberLock("locking the audiences that follow members");
+      const missing = ids.filter((id) => held.get(id) !== "update");
+      if (missing.length > 0) hold(await repo.audiences(tx, workspaceId, missing, "update"), "update");
     },
 
     /** Locks every audience of the workspace, archived ones too (members are being deleted). */

@@ -39,14 +39,15 @@ export const lockRepo = {
   },
 
   /**
-   * Locks every rule-based audience of the workspace (archived ones too: they keep following
-   * their rule, so they are current when restored), in id order; returns them with their rules.
+   * The rule-based audiences of the workspace with their rules (archived ones too: they keep
+   * following their rule, so they are current when restored), in id order, without row locks:
+   * rules and match sets change only under the workspace's member lock, which the caller holds.
    */
   ruleBasedAudiences(tx: Tx, workspaceId: string): Promise<Pick<AudienceRow, "id" | "filter">[]> {
     return tx.$queryRaw`
       SELECT id, filter FROM audiences
       WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-      ORDER BY id FOR UPDATE`;
+      ORDER BY id`;
   },
 
   /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */

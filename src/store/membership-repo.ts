@@ -135,6 +135,25 @@ export const membershipRepo = {
   },
 
   /**
+   * Which of these members each audience's rule matched until now, as (audienceId, seq) pairs: a
+   * read of match sets only, which change only under the member lock the caller holds.
+   */
+  matchesAmong(
+    tx: Tx,
+    workspaceId: string,
+    audienceIds: string[],
+    seqs: number[],
+  ): Promise<{ audienceId: string; seq: number }[]> {
+    if (audienceIds.length === 0 || seqs.length === 0) return Promise.resolve([]);
+    return tx.$queryRaw`
+      SELECT t.audience_id AS "audienceId", n.seq
+      FROM (${numbers(seqs)}) AS n
+      JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
+        AND t.audience_id = ANY(${audienceIds}::text[]) AND t.chunk = ${chunkOf(Prisma.sql`n.seq`)}
+      WHERE get_bit(t.bits, ${bitOf(Prisma.sql`n.seq`)}) = 1`;
+  },
+
+  /**
    * After members were created or their data changed: sets their bits in each rule-based
    * audience's match set as `matched` says (the rule evaluated in process), and their member
    * bits to include ∨ (match ∧ ¬exclude).

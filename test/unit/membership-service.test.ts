@@ -107,6 +107,26 @@ describe("the membership module reports who entered and who left", () => {
     ]);
   });
 
+  it("member data changes lock and write only the audiences whose rule now matches differently", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    audiences.add("aud_beta", { filter: { field: "fields.company", op: "eq", value: "beta" } });
+    sets.addMember("ada", { company: "Acme" });
+    await write(true, (w) => w.followMembers(["ada"]));
+    audiences.taken.length = 0;
+    sets.setFields("ada", { company: "Acme", role: "Engineer" });
+    expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
+    expect(audiences.taken).toEqual(["members"]);
+    sets.setFields("ada", { company: "Beta" });
+    await write(true, (w) => w.followMembers(["ada"]));
+    expect(audiences.taken).toEqual(["members", "members", "update aud_acme", "update aud_beta"]);
+    expect(reported.map((r) => [r.audienceId, r.entered, r.left])).toEqual([
+      ["aud_acme", ["ada"], []],
+      ["aud_acme", [], ["ada"]],
+      ["aud_beta", ["ada"], []],
+    ]);
+  });
+
   it("merging: the new audience's members all entered, reason merge; the sources report nothing", async () => {
     const { sets, audiences, reported, write } = setUp();
     audiences.add("aud_a");

@@ -124,6 +124,10 @@ export class FakeSets {
       if (target.member.size === 0) return [];
       return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
     },
+    matchesAmong: async (_tx, _ws, audienceIds, seqs) =>
+      audienceIds.flatMap((audienceId) =>
+        seqs.filter((seq) => this.of(audienceId).match.has(seq)).map((seq) => ({ audienceId, seq })),
+      ),
     applyMatches: async (_tx, _ws, changed, matched) => {
       for (const { audienceId, seqs } of matched) {
         const match = this.of(audienceId).match;
@@ -178,9 +182,7 @@ export class FakeAudiences {
       return ids;
     },
     ruleBasedAudiences: async () => {
-      const rows = [...this.rows.values()].filter((row) => row.filter !== null).sort((a, b) => (a.id < b.id ? -1 : 1));
-      this.taken.push(...rows.map((row) => `update ${row.id}`));
-      return rows;
+      return [...this.rows.values()].filter((row) => row.filter !== null).sort((a, b) => (a.id < b.id ? -1 : 1));
     },
     ruleOutdated: async (_tx, _ws, id) => {
       const row = this.rows.get(id);
