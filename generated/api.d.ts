@@ -125,7 +125,10 @@ export interface paths {
         };
         /**
          * List audiences
-         * @description Returns every matching audience. Archived audiences only with `includeArchived=true`.
+         * @description Returns every matching audience, or with `limit` one page of them. Archived audiences only
+         *     with `includeArchived=true`. Without `limit` the answer is `{results}` with every match, as
+         *     it always was; with `limit` it also has `pageInfo`: pass its `endCursor` as `after` (with
+         *     the same `sortDirection`) for the next page, until `hasNextPage` is false.
          */
         get: operations["listAudiences"];
         put?: never;
@@ -997,6 +1000,12 @@ export interface components {
         };
         AudienceList: {
             results: components["schemas"]["AudienceListItem"][];
+            /** @description Only when `limit` was given. */
+            pageInfo?: {
+                hasNextPage: boolean;
+                /** @description The cursor of the page's last audience; `""` on an empty page. */
+                endCursor: string;
+            };
         };
         MergeAudiencesRequest: {
             name: components["schemas"]["AudienceName"];
@@ -1907,6 +1916,10 @@ export interface operations {
     listAudiences: {
         parameters: {
             query?: {
+                /** @description Page size; without it, every matching audience is returned. */
+                limit?: number;
+                /** @description Return the audiences after this cursor (a previous page's `pageInfo.endCursor`); needs `limit`. */
+                after?: components["schemas"]["Cursor"];
                 /** @description Also return archived audiences. */
                 includeArchived?: boolean;
                 /** @description Case-insensitive term matched against the audience name. */

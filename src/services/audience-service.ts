@@ -1,4 +1,5 @@
 import type { components } from "../../generated/api.d.ts";
+import { decodeCursor, encodeCursor } from "../domain/cursor.ts";
 import { audienceNotFound, BadRequestError } from "../domain/errors.ts";
 import { type Filter, parseFilter, unionFilter } from "../domain/filter.ts";
 import { newId } from "../domain/ids.ts";
@@ -17,6 +18,8 @@ export interface ListAudiencesQuery {
   includeArchived?: boolean | undefined;
   search?: string | undefined;
   sortDirection?: "ASC" | "DESC" | undefined;
+  limit?: number | undefined;
+  after?: string | undefined;
 }
 
 export interface AudienceServiceDeps {
@@ -45,18 +48,35 @@ export function createAudienceService({ store, cache, membership, audiences, mem
     },
 
     async list(workspaceId: string, query: ListAudiencesQuery): Promise<Schemas["AudienceList"]> {
+      const sortDirection = query.sortDirection ?? "DESC";
+      // A cursor names a place in one order: a cursor of the other direction is refused.
+      const scope = `audiences:${sortDirection}`;
+      if (query.after !== undefined && query.limit === undefined) {
+        throw new BadRequestError("invalid_request", "after needs limit: paging starts with a page size.", [
+          { pointer: "/query/after", message: "is allowed only with limit" },
+        ]);
+      }
+      const after = query.after === undefined ? undefined : decodeCursor(scope, query.after, "after");
       const rows = await audiences.list(store.db, workspaceId, {
         includeArchived: query.includeArchived ?? false,
         search: query.search,
-        sortDirection: query.sortDirection ?? "DESC",
+        sortDirection,
+        after,
+        // One more than asked tells whether there is a next page.
+        limit: query.limit === undefined ? undefined : query.limit + 1,
       });
+      const page = query.limit === undefined ? rows : rows.slice(0, query.limit);
+      const results = page.map((row) => ({
+        id: row.id,
+        createdAt: row.createdAt.toISOString(),
+        name: row.name,
+        isArchived: row.isArchived,
+      }));
+      if (query.limit === undefined) return { results };
+      const last = page.at(-1);
       return {
-        results: rows.map((row) => ({
-          id: row.id,
-          createdAt: row.createdAt.toISOString(),
-          name: row.name,
-          isArchived: row.isArchived,
-        })),
+        results,
+        pageInfo: { hasNextPage: rows.length > page.length, endCursor: last ? encodeCursor(scope, last) : "" },
       };
     },
 

@@ -1,4 +1,5 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import type { Position } from "../domain/cursor.ts";
 import { audienceNameTaken } from "../domain/errors.ts";
 import type { Filter } from "../domain/filter.ts";
 import { nameKey } from "../domain/names.ts";
@@ -66,20 +67,40 @@ export const audienceRepo = {
     return row ?? null;
   },
 
+  /**
+   * The workspace's audiences in (createdAt, id) order, the ones after `after` when given, at most
+   * `limit` (all without it). Only the listed columns: a listing of 10,000 audiences does not
+   * carry their rules.
+   */
   list(
     db: Reader,
     workspaceId: string,
-    options: { includeArchived: boolean; search?: string | undefined; sortDirection: "ASC" | "DESC" },
-  ): Promise<AudienceRow[]> {
-    const direction = options.sortDirection === "ASC" ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+    options: {
+      includeArchived: boolean;
+      search?: string | undefined;
+      sortDirection: "ASC" | "DESC";
+      after?: Position | undefined;
+      limit?: number | undefined;
+    },
+  ): Promise<Pick<AudienceRow, "id" | "name" | "isArchived" | "createdAt">[]> {
+    const ascending = options.sortDirection === "ASC";
+    const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const archived = options.includeArchived ? Prisma.empty : Prisma.sql`AND NOT is_archived`;
     // strpos, not LIKE: a search term's % and _ are ordinary characters.
     const search = options.search ? Prisma.sql`AND strpos(lower(name), lower(${options.search})) > 0` : Prisma.empty;
-    return db.$queryRaw<AudienceRow[]>`
-      SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
+    const { after } = options;
+    const keyset = after
+      ? ascending
+        ? Prisma.sql`AND (created_at, id) > (${after.createdAt}, ${after.id})`
+        : Prisma.sql`AND (created_at, id) < (${after.createdAt}, ${after.id})`
+      : Prisma.empty;
+    const limit = options.limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.limit}`;
+    return db.$queryRaw`
+      SELECT id, name, is_archived AS "isArchived", created_at AS "createdAt"
       FROM audiences
-      WHERE workspace_id = ${workspaceId} ${archived} ${search}
-      ORDER BY created_at ${direction}, id ${direction}`;
+      WHERE workspace_id = ${workspaceId} ${archived} ${search} ${keyset}
+      ORDER BY created_at ${direction}, id ${direction}
+      ${limit}`;
   },
 
   /** Archives the audience and frees its name; false when there is no such audience. */

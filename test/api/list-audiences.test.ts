@@ -1,5 +1,6 @@
 import { describe, expect } from "vitest";
 import type { operations } from "../../src/client/index.ts";
+import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { test } from "../support/fixture.ts";
 import { call, urlOf } from "../support/live-server.ts";
@@ -57,11 +58,51 @@ describe("listAudiences", () => {
     expect(await names(ws, { includeArchived: true })).not.toContain("Elsewhere");
   });
 
+  it("pages with limit and after in either direction; without limit there is no pageInfo", async ({ ws }) => {
+    expect(await list(ws)).not.toHaveProperty("pageInfo");
+    for (const [sortDirection, expected] of [
+      ["DESC", ["Delta readers", "Gamma 100% fans", "Beta testers", "Alpha readers"]],
+      ["ASC", ["Alpha readers", "Beta testers", "Gamma 100% fans", "Delta readers"]],
+    ] as const) {
+      const seen: string[] = [];
+      const pages: boolean[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await list(ws, { includeArchived: true, sortDirection, limit: 3, ...(after ? { after } : {}) });
+        seen.push(...page.results.map((a) => a.name));
+        pages.push(page.pageInfo?.hasNextPage ?? false);
+        if (!page.pageInfo?.hasNextPage) break;
+        after = page.pageInfo.endCursor;
+      }
+      expect(seen).toEqual(expected);
+      expect(pages).toEqual([true, false]);
+    }
+    const exact = await list(ws, { limit: 3 });
+    expect(exact.pageInfo?.hasNextPage).toBe(false);
+    const empty = await list(ws, { limit: 1, search: "nobody" });
+    expect(empty).toEqual({ results: [], pageInfo: { hasNextPage: false, endCursor: "" } });
+  });
+
+  it("refuses after without limit, a forged cursor and a cursor of the other direction", async ({ ws }) => {
+    const { pageInfo } = await list(ws, { limit: 1 });
+    const cases: [Query, string][] = [
+      [{ after: pageInfo?.endCursor ?? "" }, "invalid_request"],
+      [{ limit: 1, after: "bm90LWEtY3Vyc29y" }, "invalid_cursor"],
+      [{ limit: 1, after: pageInfo?.endCursor ?? "", sortDirection: "ASC" }, "invalid_cursor"],
+    ];
+    for (const [query, code] of cases) {
+      const error = await rejectionOf(list(ws, query));
+      expect(error).toMatchObject({ status: 400, problem: { code } });
+    }
+  });
+
   // Query values the contract refuses, so the typed SDK cannot send them.
   it.for([
     ["sortDirection=UP", "/query/sortDirection"],
     ["includeArchived=maybe", "/query/includeArchived"],
     [`search=${"s".repeat(201)}`, "/query/search"],
+    ["limit=0", "/query/limit"],
+    ["limit=501", "/query/limit"],
   ] as const)("answers 400 for %s", async ([query, pointer], { ws, server }) => {
     const response = await call(server, "GET", urlOf(AUDIENCES, { workspaceId: ws.id }, query), { token: ws.key });
     expect(response.status).toBe(400);
