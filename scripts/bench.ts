@@ -19,6 +19,7 @@ import { bulkAddNew } from "./bench/scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
 import { feedPages } from "./bench/scenarios/events.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
+import { manyAudiences } from "./bench/scenarios/many-audiences.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { pages } from "./bench/scenarios/pages.ts";
 import { ruleChange } from "./bench/scenarios/rule-change.ts";
@@ -213,6 +214,7 @@ async function main(): Promise<number> {
     if (!skip.has("rules")) await ruleChange(ctx);
     if (!skip.has("updates")) await scatteredUpdates(ctx);
     if (!skip.has("feed")) await feedPages(ctx);
+    if (!skip.has("audiences")) await manyAudiences(ctx);
     if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
 
     const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);

@@ -72,7 +72,7 @@ export const audienceRepo = {
    * `limit` (all without it). Only the listed columns: a listing of 10,000 audiences does not
    * carry their rules.
    */
-  list(
+  async list(
     db: Reader,
     workspaceId: string,
     options: {
@@ -95,12 +95,19 @@ export const audienceRepo = {
         : Prisma.sql`AND (created_at, id) < (${after.createdAt}, ${after.id})`
       : Prisma.empty;
     const limit = options.limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.limit}`;
-    return db.$queryRaw`
-      SELECT id, name, is_archived AS "isArchived", created_at AS "createdAt"
-      FROM audiences
-      WHERE workspace_id = ${workspaceId} ${archived} ${search} ${keyset}
-      ORDER BY created_at ${direction}, id ${direction}
-      ${limit}`;
+    // The rows as one JSON document (as member pages do): 10,000 rows converted column by column
+    // on their way through the driver cost more than the query.
+    const [row] = await db.$queryRaw<{ rows: string | null }[]>`
+      SELECT json_agg(json_build_array(a.id, a.name, a.is_archived, floor(extract(epoch FROM a.created_at) * 1000))
+                      ORDER BY a.created_at ${direction}, a.id ${direction})::text AS rows
+      FROM (
+        SELECT id, name, is_archived, created_at FROM audiences
+        WHERE workspace_id = ${workspaceId} ${archived} ${search} ${keyset}
+        ORDER BY created_at ${direction}, id ${direction}
+        ${limit}
+      ) AS a`;
+    const rows = JSON.parse(row?.rows ?? "[]") as [string, string, boolean, number][];
+    return rows.map(([id, name, isArchived, createdAt]) => ({ id, name, isArchived, createdAt: new Date(createdAt) }));
   },
 
   /** Archives the audience and frees its name; false when there is no such audience. */
