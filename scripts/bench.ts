@@ -21,6 +21,7 @@ import { feedPages } from "./bench/scenarios/events.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
 import { manyAudiences } from "./bench/scenarios/many-audiences.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
+import { mixedLoad } from "./bench/scenarios/mixed-load.ts";
 import { pages } from "./bench/scenarios/pages.ts";
 import { ruleChange } from "./bench/scenarios/rule-change.ts";
 import { scatteredUpdates } from "./bench/scenarios/scattered-updates.ts";
@@ -215,6 +216,7 @@ async function main(): Promise<number> {
     if (!skip.has("updates")) await scatteredUpdates(ctx);
     if (!skip.has("feed")) await feedPages(ctx);
     if (!skip.has("audiences")) await manyAudiences(ctx);
+    if (!skip.has("mixed")) await mixedLoad(ctx);
     if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
 
     const peak = Math.max(rss.peakMb, procStatusMb(service.pid, "VmHWM") ?? 0);

@@ -38,6 +38,7 @@ const SKIPPABLE = [
   "updates",
   "feed",
   "audiences",
+  "mixed",
   "webhooks",
 ] as const;
 type SkippableGroup = (typeof SKIPPABLE)[number];
@@ -66,7 +67,7 @@ Options:
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
-  --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules, updates, feed, audiences, webhooks
+  --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules, updates, feed, audiences, mixed, webhooks
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
   --help               this text
 `;
