@@ -29,7 +29,7 @@ export interface BenchOptions {
   skip: Set<SkippableGroup>;
 }
 
-const SKIPPABLE = ["pages", "throughput", "data", "merge", "rules", "updates", "feed", "webhooks"] as const;
+const SKIPPABLE = ["pages", "throughput", "data", "export", "merge", "rules", "updates", "feed", "webhooks"] as const;
 type SkippableGroup = (typeof SKIPPABLE)[number];
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -56,7 +56,8 @@ Options:
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
-  --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules, updates, feed, webhooks
+  --skip=a,b           leave out scenario groups: pages, throughput, data, export, merge, rules, updates, feed,
+                       webhooks
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
   --help               this text
 `;
