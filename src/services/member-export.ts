@@ -33,6 +33,36 @@ const KEY_RANGES = 8;
 const PAGING = ["limit", "after", "before"] as const;
 
 /**
+ * The batches of a scan of `bounds`, ranges of `span` member numbers in the scan's direction, each
+ * read while the one before is consumed; the store's `next` says where the following range starts.
+ */
+async function* scan<T>(
+  bounds: SeqRange,
+  span: number,
+  ascending: boolean,
+  read: (range: SeqRange) => Promise<Batch<T>>,
+): AsyncGenerator<T> {
+  const rangeAt = (position: number | null): SeqRange | undefined => {
+    if (position === null || (ascending ? position >= bounds.to : position <= bounds.from)) return undefined;
+    return ascending
+      ? { from: position, to: Math.min(position + span, bounds.to) }
+      : { from: Math.max(position - span, bounds.from), to: position };
+  };
+  const readAt = (range: SeqRange | undefined) => {
+    const reading = range && read(range);
+    // Awaited below, unless the client has left meanwhile: then its failure concerns nobody.
+    reading?.catch(() => {});
+    return reading;
+  };
+  let pending = readAt(rangeAt(ascending ? bounds.from : bounds.to));
+  while (pending) {
+    const batch = await pending;
+    pending = readAt(rangeAt(batch.next));
+    yield batch.body;
+  }
+}
+
+/**
  * Every member of a workspace or of an audience as one file, CSV or NDJSON, streamed: batches are
  * read one statement at a time as the client takes the file in (the next one is read while the
  * current one is written), so memory stays flat whatever the size. A file is not a snapshot:
@@ -40,33 +70,6 @@ const PAGING = ["limit", "after", "before"] as const;
  * export began are left out.
  */
 export function createMemberExport({ store, exports, batchSize = 8192 }: MemberExportDeps) {
-  /** The scan's batches in order, ranges of `span` numbers, each read while the one before is consumed. */
-  async function* scan<T>(
-    bounds: SeqRange,
-    span: number,
-    ascending: boolean,
-    read: (range: SeqRange) => Promise<Batch<T>>,
-  ): AsyncGenerator<T> {
-    const rangeAt = (position: number | null): SeqRange | undefined => {
-      if (position === null) return undefined;
-      if (ascending)
-        return position < bounds.to ? { from: position, to: Math.min(position + span, bounds.to) } : undefined;
-      return position > bounds.from ? { from: Math.max(position - span, bounds.from), to: position } : undefined;
-    };
-    let pending = readAt(rangeAt(ascending ? bounds.from : bounds.to));
-    function readAt(range: SeqRange | undefined) {
-      const reading = range && read(range);
-      // Awaited below unless the client leaves first; its failure then has nobody to tell.
-      reading?.catch(() => {});
-      return reading;
-    }
-    while (pending) {
-      const batch = await pending;
-      pending = readAt(rangeAt(batch.next));
-      yield batch.body;
-    }
-  }
-
   async function csv(selection: Selection, bounds: SeqRange, ascending: boolean) {
     const found = new Set<string>();
     const reading = scan(bounds, batchSize * KEY_RANGES, true, (range) =>
