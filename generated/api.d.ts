@@ -260,6 +260,14 @@ export interface paths {
          *     most recent first). Pass a page's `endCursor` as `after` for the next page, or its
          *     `startCursor` as `before` for the previous one. `totalCount` counts every member matching
          *     `search` (the whole audience without it). Archived audiences can be read.
+         *
+         *     **As a file.** With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is
+         *     every member (matching `search`, if given) in one streamed file instead of a page, oldest
+         *     first unless `sortDirection=DESC`; `limit`, `after` and `before` are refused with such an
+         *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
+         *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
+         *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
+         *     `Member` object per line.
          */
         get: operations["listAudienceMembers"];
         put?: never;
@@ -359,6 +367,14 @@ export interface paths {
          * List members
          * @description One page of the workspace's members (or, with `audienceId`, of that audience's), with the
          *     paging, ordering and search of `listAudienceMembers`.
+         *
+         *     **As a file.** With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is
+         *     every member of the workspace (or of the audience; matching `search`, if given) in one
+         *     streamed file instead of a page, oldest first unless `sortDirection=DESC`; `limit`, `after` and `before` are refused with such an
+         *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
+         *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
+         *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
+         *     `Member` object per line.
          */
         get: operations["listMembers"];
         put?: never;
@@ -656,6 +672,87 @@ export interface paths {
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /** List recent imports */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import members from a CSV file
+         * @description Uploads a CSV file of members and queues a job that applies it. The body is streamed and
+         *     stored as it arrives (at most `IMPORT_MAX_BYTES`, 1 GiB by default); the answer comes once
+         *     the whole file is stored: 202 with the job, which then runs in the background (`getImport`
+         *     shows its progress).
+         *
+         *     **The file.** UTF-8, with or without a byte order mark; lines end with LF or CRLF; fields
+         *     are separated by commas and may be quoted with `"` (a quoted field may hold commas,
+         *     newlines and `""` for a quote). The first row is the header. Columns:
+         *
+         *     | column | meaning |
+         *     |---|---|
+         *     | `id` | the member's id (optional) |
+         *     | `email` | the primary e-mail address (optional) |
+         *     | `alternativeEmails` | other addresses, separated by `;` |
+         *     | `firstName`, `lastName`, `role`, `company` | the named fields |
+         *     | any other name | a custom field (letters, digits and `_`, starting with a letter, at most 64 characters) |
+         *
+         *     The header must name `id` or `email` (or both); a column may appear once. A file that is
+         *     not UTF-8, has no header row, or whose header breaks these rules is refused with
+         *     400 `invalid_csv` and nothing is stored.
+         *
+         *     **How rows are applied.** Each row is a member input of `addAudienceMembers`, with its
+         *     identity and merge rules: matched by `id`, else by any of its e-mails; empty cells are
+         *     absent values. Rows are applied in file order, in chunks of 5,000 that each commit
+         *     atomically, with the rule-based audiences following as for any member write. With
+         *     `audienceId`, every member of the file joins that audience. A row that cannot be applied
+         *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row that
+         *     matches two different members) is rejected with its line number and the reason; the rest
+         *     goes on. If the server stops during a job, the job resumes at the next start from the last
+         *     committed chunk: no row is applied twice and none is skipped.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the import job. */
+                importId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        /** Get an import job and its progress */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an import job
+         * @description Stops the job after the chunk being applied: chunks already committed stay applied, and
+         *     the job's counts say exactly what was. Cancelling a cancelled job returns it again; a job
+         *     that already ended otherwise → 409 `import_finished`.
+         */
+        delete: operations["cancelImport"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1488,6 +1585,44 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "ready";
         };
+        Import: {
+            /** @description `imp_…` */
+            id: string;
+            /** @description The audience every member of the file joins, if any. */
+            audienceId: string | null;
+            /**
+             * @description `queued` until a server picks it up; `running` while chunks are applied; then
+             *     `succeeded` (every row applied or rejected), `failed` (see `failureReason`; the counts
+             *     say what was applied) or `cancelled`.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @description Size of the uploaded file. */
+            bytes: number;
+            /** @description Data rows applied or rejected so far (the header is not a row). */
+            rowsRead: number;
+            /** @description Rows that created a member. */
+            created: number;
+            /** @description Rows that changed an existing member's data. */
+            merged: number;
+            /** @description Rows that matched a member and brought nothing new. */
+            unchanged: number;
+            /** @description Rows that were not applied; the first 100 are in `errors`. */
+            rejected: number;
+            /** @description The first 100 rejected rows, in file order. */
+            errors: {
+                /** @description The line of the file on which the row starts (the header is line 1). */
+                line: number;
+                message: string;
+            }[];
+            /** @description Why a `failed` job stopped (for example, its audience was archived). */
+            failureReason: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            finishedAt: components["schemas"]["Timestamp"] | null;
+        };
+        ImportList: {
+            results: components["schemas"]["Import"][];
+        };
         /** @description An RFC 9457 problem document. */
         Problem: {
             /** @description A URI naming the problem type: `urn:problem-type:audience-service:<code>`. */
@@ -1496,7 +1631,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -1508,7 +1643,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`, `invalid_csv`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1535,7 +1670,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`, `webhook_not_found`, `delivery_not_found`). */
+        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`, `webhook_not_found`, `delivery_not_found`, `import_not_found`). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -1553,7 +1688,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`). */
+        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`, `import_finished`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1625,7 +1760,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not `application/json` (`unsupported_media_type`). */
+        /** @description The body is not `application/json`, or for an import not UTF-8 `text/csv` (`unsupported_media_type`). */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -2241,13 +2376,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of members. */
+            /** @description A page of members, or every member as a file. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MemberPage"];
+                    "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2505,13 +2642,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of members. */
+            /** @description A page of members, or every member as a file. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MemberPage"];
+                    "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3165,6 +3304,149 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: {
+                /** @description How many jobs, newest first. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's most recent import jobs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: {
+                /** @description Add every member of the file to this audience (unarchived). */
+                audienceId?: components["schemas"]["ResourceId"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The file is stored and the job queued. */
+            202: {
+                headers: {
+                    /** @description The job's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the import job. */
+                importId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job; its counts grow as chunks commit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the import job. */
+                importId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];

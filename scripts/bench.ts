@@ -18,6 +18,7 @@ import { formatTable, jsonLine, type ResultRow } from "./bench/report.ts";
 import { bulkAddNew } from "./bench/scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
 import { feedPages } from "./bench/scenarios/events.ts";
+import { exportMembers } from "./bench/scenarios/exports.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
 import { manyAudiences } from "./bench/scenarios/many-audiences.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
@@ -210,7 +211,8 @@ async function main(): Promise<number> {
     await bulkAddNew(ctx, state);
     if (!skip.has("pages")) await pages(ctx, state);
     if (!skip.has("throughput")) await getThroughput(ctx, state);
-    if (!skip.has("data")) await bulkAddWithData(ctx);
+    if (!skip.has("data")) await bulkAddWithData(ctx, state);
+    if (!skip.has("export")) await exportMembers(ctx, state);
     if (!skip.has("merge")) await mergeAudiences(ctx);
     if (!skip.has("rules")) await ruleChange(ctx);
     if (!skip.has("updates")) await scatteredUpdates(ctx);

@@ -43,6 +43,8 @@ export interface AppOptions {
   publicUrl?: string | undefined;
   /** Bearer token GET /metrics requires (METRICS_TOKEN); absent: none. */
   metricsToken?: string | undefined;
+  /** Member numbers an export reads per statement (see ServiceOptions). */
+  exportBatchSize?: number | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
@@ -70,6 +72,7 @@ export async function buildApp({
   requestTimeoutMs = 60_000,
   publicUrl,
   metricsToken,
+  exportBatchSize,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -106,6 +109,7 @@ export async function buildApp({
     allowPrivateWebhooks,
     eventRetentionDays,
     ...webhooks,
+    exportBatchSize,
     onBackgroundError: (error) => app.log.error({ err: error }, "background work failed"),
   });
   const handlers = createHandlers({ ready: () => store.ready(), ...services });

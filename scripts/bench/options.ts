@@ -33,6 +33,7 @@ const SKIPPABLE = [
   "pages",
   "throughput",
   "data",
+  "export",
   "merge",
   "rules",
   "updates",
@@ -67,7 +68,8 @@ Options:
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
-  --skip=a,b           leave out scenario groups: pages, throughput, data, merge, rules, updates, feed, audiences, mixed, webhooks
+  --skip=a,b           leave out scenario groups: pages, throughput, data, export, merge, rules, updates, feed,
+                       audiences, mixed, webhooks
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
   --help               this text
 `;

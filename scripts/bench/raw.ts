@@ -4,12 +4,15 @@
 import { performance } from "node:perf_hooks";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { to as copyTo } from "pg-copy-streams";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
 
 export interface RawDb {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** COPY (select) TO STDOUT as CSV with a header, read to the end; returns its bytes. No parameters. */
+  copyCsv(select: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,18 @@ export async function openPgRaw(url: string): Promise<RawDb> {
     async query<T>(sql: string, params?: unknown[]) {
       return (await pool.query(sql, params)).rows as T[];
     },
+    async copyCsv(select: string) {
+      const client = await pool.connect();
+      try {
+        let bytes = 0;
+        for await (const chunk of client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER)`))) {
+          bytes += (chunk as Buffer).length;
+        }
+        return bytes;
+      } finally {
+        client.release();
+      }
+    },
     close: () => pool.end(),
   };
 }
@@ -34,6 +49,11 @@ export async function openPgliteRaw(dataDir: string): Promise<RawDb> {
   return {
     async query<T>(sql: string, params?: unknown[]) {
       return (await db.query<T>(sql, params)).rows;
+    },
+    // PGlite writes what COPY sends to STDOUT into a Blob instead.
+    async copyCsv(select: string) {
+      const result = await db.query(`COPY (${select}) TO '/dev/blob' WITH (FORMAT csv, HEADER)`);
+      return result.blob?.size ?? 0;
     },
     close: () => db.close(),
   };
@@ -190,6 +210,19 @@ export const rawSql = {
     );
   },
 
+  /**
+   * The audience's members as one COPY to CSV: the columns of the service's CSV export (the
+   * benchmark's members have no custom fields), oldest first; returns the bytes COPY wrote.
+   */
+  exportCsv(db: RawDb, workspaceId: string, audienceId: string) {
+    const fields = ["firstName", "lastName", "role", "company"].map((key) => `m.fields->>'${key}' AS "${key}"`);
+    return db.copyCsv(
+      `SELECT m.id, m.email, array_to_string(m.alternative_emails, ';') AS "alternativeEmails", ${fields.join(", ")}
+       FROM members AS m WHERE ${inAudienceOf(literal(workspaceId), literal(audienceId))}
+       ORDER BY m.created_at, m.id`,
+    );
+  },
+
   /** The union of two audiences' includes, members and rule matches into a third: one statement. */
   async union(db: RawDb, workspaceId: string, targetId: string, sourceIds: string[]) {
     await db.query(
@@ -226,12 +259,20 @@ export const rawSql = {
 };
 
 /**
- * SQL: member m of workspace $1 is in audience $2, its bit looked up in the audience's member
- * bitset for each member the scan reaches: walking the members index in page order, a dense
- * audience's page stops after about as many members as it returns.
+ * SQL: member m of workspace `ws` is in audience `audience` (SQL expressions, $1 and $2 unless
+ * told otherwise), its bit looked up in the audience's member bitset for each member the scan
+ * reaches: walking the members index in page order, a dense audience's page stops after about as
+ * many members as it returns.
  */
-const inAudience = `m.workspace_id = $1 AND get_bit((
+const inAudienceOf = (ws: string, audience: string) => `m.workspace_id = ${ws} AND get_bit((
   SELECT c.bits FROM membership_chunks AS c
-  WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = ${kinds("member")}
+  WHERE c.workspace_id = m.workspace_id AND c.audience_id = ${audience} AND c.kind = ${kinds("member")}
     AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
 ), ${shared(bitOf(Prisma.raw("m.seq")))}) = 1`;
+const inAudience = inAudienceOf("$1", "$2");
+
+/** An id as an SQL literal, for COPY, which takes no parameters; the benchmark's ids are plain. */
+const literal = (id: string) => {
+  if (!/^[\w-]+$/.test(id)) throw new Error(`raw: not a plain id: ${id}`);
+  return `'${id}'`;
+};

@@ -1,9 +1,10 @@
+import type { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { operations, paths } from "../../generated/api.d.ts";
 
 /**
  * Handler signatures derived from the contract (generated/api.d.ts): the request's params, query
- * and body, and the success body, of each operationId. The handler object is declared with
+ * and body, and the success body (or, for a file, a stream), of each operationId. The handler object is declared with
  * `satisfies Handlers`, so a missing, misspelt or mistyped operation fails the type check.
  */
 type PathOf<Op> = Op extends { parameters: { path: infer P } } ? P : Record<string, never>;
@@ -20,13 +21,21 @@ type SuccessOf<Op> = Op extends { responses: infer R }
         : undefined
   : never;
 
+/** An operation whose 200 answer may also be a file (a media type besides JSON) answers it as a stream. */
+type FileTypesOf<R> = R extends { content: infer C } ? Exclude<keyof C, "application/json"> : never;
+type FileOf<Op> = Op extends { responses: { 200: infer R } }
+  ? [FileTypesOf<R>] extends [never]
+    ? never
+    : Readable
+  : never;
+
 export type RequestOf<Op> = FastifyRequest<{
   Params: PathOf<Op>;
   Querystring: QueryOf<Op>;
   Body: BodyOf<Op>;
 }>;
 
-export type Handler<Op> = (request: RequestOf<Op>, reply: FastifyReply) => Promise<SuccessOf<Op>>;
+export type Handler<Op> = (request: RequestOf<Op>, reply: FastifyReply) => Promise<SuccessOf<Op> | FileOf<Op>>;
 
 type Method = "get" | "put" | "post" | "delete" | "patch";
 /** The operations the server answers: those of `paths` (the contract's `webhooks` are sent, not served). */

@@ -3,8 +3,10 @@ import type { AdminService } from "../services/admin-service.ts";
 import type { AudienceMemberService } from "../services/audience-member-service.ts";
 import type { AudienceService } from "../services/audience-service.ts";
 import type { EventFeed } from "../services/event-feed-service.ts";
+import type { MemberExport } from "../services/member-export.ts";
 import type { MemberService } from "../services/member-service.ts";
 import type { WebhookService } from "../services/webhook-service.ts";
+import { fileFormat, sendFile, sentQuery } from "./file-responses.ts";
 import type { Handlers } from "./handler-types.ts";
 
 export interface Services {
@@ -14,12 +16,22 @@ export interface Services {
   audiences: AudienceService;
   audienceMembers: AudienceMemberService;
   members: MemberService;
+  memberExport: MemberExport;
   events: EventFeed;
   webhooks: WebhookService;
 }
 
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
-export function createHandlers({ ready, admin, audiences, audienceMembers, members, events, webhooks }: Services) {
+export function createHandlers({
+  ready,
+  admin,
+  audiences,
+  audienceMembers,
+  members,
+  memberExport,
+  events,
+  webhooks,
+}: Services) {
   return {
     getHealth: async () => ({ status: "ok" as const }),
     async getReadiness() {
@@ -67,8 +79,14 @@ export function createHandlers({ ready, admin, audiences, audienceMembers, membe
       audienceMembers.add(request.params.workspaceId, request.params.audienceId, request.body),
     removeAudienceMembers: (request) =>
       audienceMembers.remove(request.params.workspaceId, request.params.audienceId, request.body),
-    listAudienceMembers: (request) =>
-      audienceMembers.list(request.params.workspaceId, request.params.audienceId, request.query),
+    // With Accept: text/csv or application/x-ndjson, every member as a file instead of a page.
+    async listAudienceMembers(request, reply) {
+      const { workspaceId, audienceId } = request.params;
+      const format = fileFormat(request, reply);
+      if (!format) return audienceMembers.list(workspaceId, audienceId, request.query);
+      const file = await memberExport.open(workspaceId, format, { ...sentQuery(request), audienceId });
+      return sendFile(reply, format, `members-${audienceId}`, file);
+    },
 
     getAudienceFilter: (request) => audiences.getFilter(request.params.workspaceId, request.params.audienceId),
     setAudienceFilter: (request) =>
@@ -76,7 +94,13 @@ export function createHandlers({ ready, admin, audiences, audienceMembers, membe
     previewAudience: (request) => audiences.preview(request.params.workspaceId, request.body),
 
     upsertMembers: (request) => members.upsert(request.params.workspaceId, request.body),
-    listMembers: (request) => members.list(request.params.workspaceId, request.query),
+    async listMembers(request, reply) {
+      const format = fileFormat(request, reply);
+      if (!format) return members.list(request.params.workspaceId, request.query);
+      const query = sentQuery(request);
+      const file = await memberExport.open(request.params.workspaceId, format, query);
+      return sendFile(reply, format, query.audienceId ? `members-${query.audienceId}` : "members", file);
+    },
     getMember: (request) => members.get(request.params.workspaceId, request.params.memberId),
     updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),
     deleteMembers: (request) => members.remove(request.params.workspaceId, request.body),

@@ -2,6 +2,7 @@ import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store } from "../store/database.ts";
 import { eventRepo } from "../store/event-repo.ts";
 import { lockRepo } from "../store/lock-repo.ts";
+import { memberExportRepo } from "../store/member-export.ts";
 import { memberPageRepo } from "../store/member-page.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
@@ -16,6 +17,7 @@ import { createAuthService } from "./auth-service.ts";
 import { createEventFeed } from "./event-feed-service.ts";
 import { createEventRelay } from "./event-relay.ts";
 import { createEventWorkers } from "./event-workers.ts";
+import { createMemberExport } from "./member-export.ts";
 import { createMemberPages } from "./member-pages.ts";
 import { createMemberService } from "./member-service.ts";
 import { createMembershipService, type EventSink } from "./membership-service.ts";
@@ -38,6 +40,8 @@ export interface ServiceOptions {
   resolve?: Resolve;
   /** When delivery attempts are made (tests use a faster schedule than the Standard Webhooks one). */
   webhookAttemptOffsetsMs?: readonly number[];
+  /** Member numbers an export reads per statement (tests make it small to cross many batches). */
+  exportBatchSize?: number | undefined;
 }
 
 /** The membership module on the store's repositories, recording its events in the outbox. */
@@ -112,6 +116,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       memberAudiences: membershipRepo,
       pages,
     }),
+    memberExport: createMemberExport({ store, exports: memberExportRepo, batchSize: options.exportBatchSize }),
   };
 }
 

@@ -150,26 +150,36 @@ export async function pageAudience(
   return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
 }
 
-/** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
-async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
-  if (seqs.length === 0) return [];
-  // The rows as one JSON document, in page order: converting a hundred rows column by column on
-  // their way through the driver costs more than the query itself. The range lets a dense page
-  // be one short index range scan instead of a lookup per member.
-  const [row] = await db.$queryRaw<{ page: string | null }[]>`
-    SELECT json_agg(json_build_array(m.id, floor(extract(epoch FROM m.created_at) * 1000), m.email, m.fields,
-                                     m.alternative_emails) ORDER BY m.seq ${order})::text AS page
-    FROM members AS m
-    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${Math.min(...seqs)}::int AND ${Math.max(...seqs)}::int
-      AND m.seq = ANY(${seqs}::int[])`;
-  const page = JSON.parse(row?.page ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
-  return page.map(([id, createdAt, email, fields, alternativeEmails]) => ({
+/**
+ * A member of `members AS m` as one JSON array, for reading many rows as one json_agg document:
+ * converting a hundred rows column by column on their way through the driver costs more than the
+ * query itself.
+ */
+export const MEMBER_JSON = Prisma.sql`json_build_array(m.id, floor(extract(epoch FROM m.created_at) * 1000), m.email,
+  m.fields, m.alternative_emails)`;
+
+/** The members of a json_agg of MEMBER_JSON (null: no rows). */
+export function membersOfJson(document: string | null): MemberRow[] {
+  const rows = JSON.parse(document ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
+  return rows.map(([id, createdAt, email, fields, alternativeEmails]) => ({
     id,
     createdAt: new Date(createdAt),
     email,
     fields,
     alternativeEmails: alternativeEmails ?? [],
   }));
+}
+
+/** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
+async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
+  if (seqs.length === 0) return [];
+  // The range lets a dense page be one short index range scan instead of a lookup per member.
+  const [row] = await db.$queryRaw<{ page: string | null }[]>`
+    SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order})::text AS page
+    FROM members AS m
+    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${Math.min(...seqs)}::int AND ${Math.max(...seqs)}::int
+      AND m.seq = ANY(${seqs}::int[])`;
+  return membersOfJson(row?.page ?? null);
 }
 
 /** How many members of the listing match the search term. */
@@ -180,7 +190,7 @@ export async function countMatching(db: Reader, listing: Listing, search: string
 }
 
 /** Case-insensitive term in e-mail or a named field; strpos, so % and _ are ordinary characters. */
-function searchSql(search: string | undefined): Prisma.Sql {
+export function searchSql(search: string | undefined): Prisma.Sql {
   if (!search) return Prisma.empty;
   const term = fold(search);
   const within = (value: Prisma.Sql) => Prisma.sql`strpos(coalesce(${value}, ''), ${term}::text) > 0`;

@@ -177,6 +177,7 @@ function checkContent(
       `content-type ${mediaType ?? "(missing)"} is not one of the declared media types: ${declared.join(", ")}`,
     ]);
   }
+  if (!isJsonType(mediaType)) return checkFile(contract, res, mediaType, schemaRef(mediaType));
   let body: Json;
   try {
     body = JSON.parse(res.body);
@@ -193,6 +194,29 @@ function checkContent(
     ]);
   }
   return body;
+}
+
+const isJsonType = (mediaType: string) => mediaType === "application/json" || mediaType.endsWith("+json");
+
+/**
+ * A file (CSV, NDJSON): its text against the declared schema (a string), and NDJSON line by
+ * line as JSON; returns the text.
+ */
+function checkFile(contract: Contract, res: ContractResponse, mediaType: string, schemaRef: string): string {
+  if (mediaType === "application/x-ndjson") {
+    const lines = res.body.split("\n");
+    if (lines.pop() !== "") throw violation(res, ["NDJSON: the last line does not end with a newline"]);
+    lines.forEach((line, i) => {
+      try {
+        JSON.parse(line);
+      } catch (error) {
+        throw violation(res, [`NDJSON line ${i + 1} is not valid JSON (${(error as Error).message})`]);
+      }
+    });
+  }
+  const validate = validatorFor(contract, schemaRef);
+  if (!validate(res.body)) throw violation(res, (validate.errors ?? []).map(describeError));
+  return res.body;
 }
 
 function validatorFor(contract: Contract, ref: string): ValidateFunction {

@@ -5,7 +5,8 @@ import { ADMIN_TOKEN } from "./live-server.ts";
 
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString("hex")}`;
 
-type Body<Op extends keyof operations> = NonNullable<operations[Op]["requestBody"]>["content"]["application/json"];
+type JsonBody<C> = C extends { "application/json": infer B } ? B : never;
+type Body<Op extends keyof operations> = JsonBody<NonNullable<operations[Op]["requestBody"]>["content"]>;
 export type AddMembersBody = Body<"addAudienceMembers">;
 export type MemberInput = Body<"upsertMembers">["members"][number];
 

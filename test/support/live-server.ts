@@ -182,7 +182,9 @@ export async function call<M extends string, P extends keyof paths = never>(
     headers: Object.fromEntries(response.headers.entries()),
     body: text,
   });
-  const parsed = text === "" ? undefined : JSON.parse(text);
+  // A file (CSV, NDJSON) is read from `text`.
+  const isJson = /^application\/([\w.-]+\+)?json/.test(response.headers.get("content-type") ?? "");
+  const parsed = text === "" || !isJson ? undefined : JSON.parse(text);
   const isProblem = response.headers.get("content-type")?.startsWith("application/problem+json");
   return {
     status: response.status,

@@ -54,7 +54,8 @@ function rawPool(ctx: Context): { db: RawDb; close: () => Promise<void> } {
   if (!ctx.rawDatabaseUrl) return { db: ctx.raw, close: async () => {} };
   const pool = new pg.Pool({ connectionString: ctx.rawDatabaseUrl, max: 10, options: "-c jit=off" });
   pool.on("error", () => {});
-  const db: RawDb = { query: async (sql, params) => (await pool.query(sql, params)).rows, close: () => pool.end() };
+  // Queries go through the pool; anything else as on the run's raw connection.
+  const db: RawDb = { ...ctx.raw, query: async (sql, params) => (await pool.query(sql, params)).rows };
   return { db, close: () => pool.end() };
 }
 

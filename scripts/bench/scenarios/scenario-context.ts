@@ -39,6 +39,8 @@ export interface Context {
 /** What later scenarios build on: the big audience, and what the bare routes measured. */
 export interface State {
   everyone?: string;
+  /** The audience of the bulk add with data, in a workspace of its own, and that workspace's key. */
+  withData?: { workspaceId: string; audienceId: string; apiKey: string; members: number };
   bareRps?: number;
   bareRssMb?: number;
 }
