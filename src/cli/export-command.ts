@@ -4,8 +4,8 @@ import { Readable, Transform, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type AudienceOption, requireAudience } from "./audience-lookup.ts";
 import { ExitCode, isAbort, usageError } from "./cli-errors.ts";
-import { countLineEnds } from "./line-count.ts";
-import { createProgress, formatBytes, type Terminal } from "./progress.ts";
+import { createRecordCounter } from "./line-count.ts";
+import { createProgress, formatBytes, plural, type Terminal } from "./progress.ts";
 import type { Service } from "./service.ts";
 
 export const EXPORT_FORMATS = { csv: "text/csv", ndjson: "application/x-ndjson" } as const;
@@ -57,13 +57,13 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
           intervalMs: args.intervalMs,
         })
       : undefined;
-    const headerLines = args.format === "csv" ? 1 : 0;
-    let lineEnds = 0;
+    const records = createRecordCounter(args.format);
+    const headerRecords = args.format === "csv" ? 1 : 0;
     let bytes = 0;
-    const rows = () => Math.max(lineEnds - headerLines, 0);
+    const rows = () => Math.max(records.records - headerRecords, 0);
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        lineEnds += countLineEnds(chunk);
+        records.add(chunk);
         bytes += chunk.length;
         progress?.update(rows());
         callback(null, chunk);
@@ -82,7 +82,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
     progress?.done(rows());
     if (showProgress)
       stderr.write(
-        `Exported ${rows().toLocaleString("en-US")} members (${formatBytes(bytes)})${args.output ? ` to ${args.output}` : ""}.\n`,
+        `Exported ${rows().toLocaleString("en-US")} ${plural(rows(), "member")} (${formatBytes(bytes)})${args.output ? ` to ${args.output}` : ""}.\n`,
       );
     return ExitCode.ok;
   } catch (error) {

@@ -1,7 +1,7 @@
 import { type AudienceOption, findOrCreateAudience } from "./audience-lookup.ts";
 import { ExitCode, isAbort } from "./cli-errors.ts";
 import { cancelImport, exitCodeOf, summarize, watchImport } from "./import-job.ts";
-import { createProgress, formatBytes, type Terminal } from "./progress.ts";
+import { createProgress, formatBytes, plural, type Terminal } from "./progress.ts";
 import type { Service } from "./service.ts";
 import { fileSize, type Upload, uploadCsv } from "./upload.ts";
 
@@ -55,7 +55,7 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
     }
     uploading.done(size);
     say(
-      `Uploaded ${args.file} (${formatBytes(size)}, about ${upload.rows.toLocaleString("en-US")} rows): import ${upload.job.id} is ${upload.job.status}.`,
+      `Uploaded ${args.file} (${formatBytes(size)}, about ${upload.rows.toLocaleString("en-US")} ${plural(upload.rows, "row")}): import ${upload.job.id} is ${upload.job.status}.`,
     );
 
     const importing = progress("importing", "rows", upload.rows);

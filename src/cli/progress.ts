@@ -102,13 +102,15 @@ function describeProgress(
   estimated: boolean,
   elapsedMs: number,
 ): ProgressText {
-  const amount = unit === "bytes" ? formatBytes : (n: number) => `${n.toLocaleString("en-US")} rows`;
+  const bytes = unit === "bytes";
+  const amount = (n: number) => (bytes ? formatBytes(n) : n.toLocaleString("en-US"));
   const rate = elapsedMs > 0 ? (value * 1000) / elapsedMs : 0;
   const known = total !== undefined && total > 0;
+  const of = known ? ` of ${estimated ? "~" : ""}${amount(total)}` : "";
   const percent = known ? ` (${Math.floor((100 * value) / total)}%)` : "";
   return {
-    counts: known ? `${amount(value)} of ${estimated ? "~" : ""}${amount(total)}${percent}` : amount(value),
-    speed: `${unit === "bytes" ? formatBytes(rate) : Math.round(rate).toLocaleString("en-US")}${unit === "bytes" ? "/s" : " rows/s"}`,
+    counts: `${amount(value)}${of}${bytes ? "" : ` ${plural(known ? total : value, "row")}`}${percent}`,
+    speed: bytes ? `${formatBytes(rate)}/s` : `${Math.round(rate).toLocaleString("en-US")} rows/s`,
     etaText: known && rate > 0 ? formatDuration(Math.max(total - value, 0) / rate) : "?",
   };
 }
@@ -132,3 +134,6 @@ export function formatDuration(seconds: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
   return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
+
+/** "1 row", "2 rows": the noun for a count. */
+export const plural = (count: number, noun: string) => (count === 1 ? noun : `${noun}s`);

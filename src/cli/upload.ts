@@ -2,14 +2,14 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { components } from "../client/index.ts";
 import { usageError } from "./cli-errors.ts";
-import { countLineEnds } from "./line-count.ts";
+import { createRecordCounter } from "./line-count.ts";
 import type { Service } from "./service.ts";
 
 export type ImportJob = components["schemas"]["Import"];
 
 export interface UploadProgress {
   bytes: number;
-  /** Rows seen so far, counted as line ends: quoted fields with line breaks make it an over-estimate. */
+  /** Data rows sent so far (the header row is not one). */
   rows: number;
 }
 
@@ -38,14 +38,15 @@ export async function uploadCsv(
   path: string,
   options: { audienceId: string | undefined; signal: AbortSignal; onProgress: (progress: UploadProgress) => void },
 ): Promise<Upload> {
-  const counter = { bytes: 0, lineEnds: 0, endsWithLineEnd: true };
-  const rowsSoFar = () => Math.max(counter.lineEnds + (counter.endsWithLineEnd ? 0 : 1) - 1, 0);
+  const records = createRecordCounter("csv");
+  let bytes = 0;
+  // The header is a record, not a row.
+  const rowsSoFar = () => Math.max(records.records - 1, 0);
   async function* chunks(): AsyncGenerator<Uint8Array> {
     for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-      counter.bytes += chunk.length;
-      counter.lineEnds += countLineEnds(chunk);
-      counter.endsWithLineEnd = chunk[chunk.length - 1] === 0x0a;
-      options.onProgress({ bytes: counter.bytes, rows: rowsSoFar() });
+      bytes += chunk.length;
+      records.add(chunk);
+      options.onProgress({ bytes, rows: rowsSoFar() });
       yield chunk;
     }
   }

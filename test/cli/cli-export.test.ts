@@ -1,0 +1,77 @@
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type FakeService, type FakeServiceOptions, startFakeService } from "./fake-service.ts";
+import { runCli } from "./run-cli.ts";
+
+/** About 1.5 MiB of CSV, with what CSV makes hard: commas, quotes, line breaks and non-ASCII in values. */
+function csvFile(): Buffer {
+  const lines = ["id,email,alternativeEmails,firstName,lastName,role,company,plan"];
+  for (let i = 0; i < 15_000; i++) {
+    lines.push(
+      `mem_${i},user${i}@example.com,a${i}@example.org;b${i}@example.org,Zoë,"O""Brien","line one\nline two","Engines, Ltd",prö`,
+    );
+  }
+  return Buffer.from(`${lines.join("\n")}\n`);
+}
+
+let fake: FakeService;
+afterEach(async () => {
+  expect(fake.violations).toEqual([]);
+  await fake.close();
+});
+
+async function exportWith(options: FakeServiceOptions, args: string[]) {
+  fake = await startFakeService(options);
+  return runCli(["export", "--interval", "0.02", ...args], {
+    AUDIENCE_SERVICE_URL: fake.baseUrl,
+    API_KEY: fake.apiKey,
+  });
+}
+
+describe("audience-service export", () => {
+  it("writes exactly the bytes the server sends to stdout, with progress on stderr only", async () => {
+    const file = csvFile();
+    const run = await exportWith({ audiences: [{ name: "Newsletter" }], file, totalCount: 15_000 }, [
+      "--audience",
+      "NEWSLETTER",
+    ]);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout.equals(file)).toBe(true);
+    const [download] = fake
+      .requestsTo("GET", `/audiences/${fake.audiences[0]?.id}/members`)
+      .filter((r) => !r.query.has("limit"));
+    expect(download?.headers.accept).toBe("text/csv");
+    // Rows are counted as the bytes pass, line breaks inside quoted values not ending one.
+    expect(run.stderr).toMatch(/^exporting: [\d,]+ of 15,000 rows \(\d+%\)/m);
+    expect(run.stderr).toContain("Exported 15,000 members (1.8 MiB).");
+  });
+
+  it("exports the workspace's members as NDJSON into --output, the file appearing only when complete", async () => {
+    const file = Buffer.from(`${'{"id":"mem_1","email":"zoë@example.com"}\n'.repeat(40_000)}`);
+    const dir = mkdtempSync(join(tmpdir(), "cli-export-"));
+    const output = join(dir, "members.ndjson");
+    const run = await exportWith({ file }, ["--format", "ndjson", "--output", output]);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout.length).toBe(0);
+    expect(readFileSync(output).equals(file)).toBe(true);
+    expect(readdirSync(dir)).toEqual(["members.ndjson"]);
+    const [download] = fake.requestsTo("GET", "/members").filter((r) => !r.query.has("limit"));
+    expect(download?.path).toBe(`/v0/workspaces/${fake.workspaceId}/members`);
+    expect(download?.headers.accept).toBe("application/x-ndjson");
+  });
+
+  it("exits 2 when no unarchived audience has the name", async () => {
+    const run = await exportWith({ audiences: [{ name: "Newsletter", isArchived: true }] }, [
+      "--audience",
+      "Newsletter",
+    ]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no unarchived audience is named "Newsletter"');
+    expect(run.stdout.length).toBe(0);
+  });
+});
