@@ -5,7 +5,7 @@ import { pipeline } from "node:stream/promises";
 import { type AudienceOption, requireAudience } from "./audience-lookup.ts";
 import { ExitCode, isAbort, usageError } from "./cli-errors.ts";
 import { createRecordCounter } from "./line-count.ts";
-import { createProgress, formatBytes, plural, type Terminal } from "./progress.ts";
+import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.ts";
 import type { Service } from "./service.ts";
 
 export const EXPORT_FORMATS = { csv: "text/csv", ndjson: "application/x-ndjson" } as const;
@@ -36,6 +36,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
   const workspaceId = service.config.workspaceId;
   const request = { headers: { accept: EXPORT_FORMATS[args.format] }, signal: interrupt.signal };
   let output: Output | undefined;
+  let progress: Progress | undefined;
   try {
     const response = audienceId
       ? await service.stream(
@@ -47,7 +48,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
     if (!response.body) throw new Error("the server answered without a body");
     output = args.output === undefined ? toStdout(stdout) : await toFile(args.output);
 
-    const progress = showProgress
+    progress = showProgress
       ? createProgress({
           label: "exporting",
           unit: "rows",
@@ -73,10 +74,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
       Readable.fromWeb(response.body as import("node:stream/web").ReadableStream),
       counter,
       output.stream,
-      {
-        signal: interrupt.signal,
-        end: output.endWhenDone,
-      },
+      { signal: interrupt.signal },
     );
     await output.finish();
     progress?.done(rows());
@@ -86,6 +84,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
       );
     return ExitCode.ok;
   } catch (error) {
+    progress?.stop();
     await output?.discard();
     if (isAbort(error) || interrupt.signal.aborted) {
       stderr.write("\nInterrupted: the export is incomplete.\n");
@@ -113,14 +112,13 @@ async function countMembers({ api, config }: Service, audienceId: string | undef
 
 interface Output {
   stream: Writable;
-  /** stdout stays open after the file (the process may still write to it); a file is closed. */
-  endWhenDone: boolean;
   finish(): Promise<void>;
   discard(): Promise<void>;
 }
 
 function toStdout(stdout: NodeJS.WriteStream): Output {
-  return { stream: stdout, endWhenDone: false, finish: async () => {}, discard: async () => {} };
+  // Ending stdout once the file is written is what lets a closed pipe (EPIPE) reach the pipeline.
+  return { stream: stdout, finish: async () => {}, discard: async () => {} };
 }
 
 /**
@@ -135,7 +133,6 @@ async function toFile(path: string): Promise<Output> {
   const stream = handle.createWriteStream();
   return {
     stream,
-    endWhenDone: true,
     finish: () => rename(partial, path),
     discard: async () => {
       stream.destroy();

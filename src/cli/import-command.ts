@@ -1,7 +1,7 @@
 import { type AudienceOption, findOrCreateAudience } from "./audience-lookup.ts";
 import { ExitCode, isAbort } from "./cli-errors.ts";
 import { cancelImport, exitCodeOf, summarize, watchImport } from "./import-job.ts";
-import { createProgress, formatBytes, plural, type Terminal } from "./progress.ts";
+import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.ts";
 import type { Service } from "./service.ts";
 import { fileSize, type Upload, uploadCsv } from "./upload.ts";
 
@@ -22,15 +22,17 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
   const audienceId = await findOrCreateAudience(service, args.audience, say);
 
   const interrupt = new AbortController();
+  let shown: Progress | undefined;
   const onSigint = () => {
     if (interrupt.signal.aborted) process.exit(ExitCode.interrupted);
-    say("\nInterrupted: cancelling the import (Ctrl-C again to leave without waiting)…");
+    shown?.stop(); // a bar redrawn after the message would overwrite it
+    say("Interrupted: cancelling the import (Ctrl-C again to leave without waiting)…");
     interrupt.abort();
   };
   process.on("SIGINT", onSigint);
   const started = Date.now();
-  const progress = (label: string, unit: "rows" | "bytes", total: number) =>
-    createProgress({
+  const progress = (label: string, unit: "rows" | "bytes", total: number) => {
+    shown = createProgress({
       label,
       unit,
       total,
@@ -39,6 +41,8 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
       interactive: stderr.isTTY === true,
       intervalMs: args.intervalMs,
     });
+    return shown;
+  };
   try {
     const uploading = progress("uploading", "bytes", size);
     let upload: Upload;
@@ -71,7 +75,6 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
     } catch (error) {
       if (!isAbort(error)) throw error;
       const { job, cancelled } = await cancelImport(service, upload.job.id);
-      importing.done(job.rowsRead);
       if (!cancelled) say(`Import ${job.id} had already ended when the cancel reached it.`);
       stdout.write(summarize(job, Date.now() - started));
       return cancelled ? ExitCode.interrupted : exitCodeOf(job);

@@ -14,8 +14,10 @@ export interface Terminal {
 export interface Progress {
   /** The count so far and, when known better now, the total. */
   update(value: number, total?: number): void;
-  /** The final count; closes the bar or prints the last line. */
+  /** The final count, which is the total now; closes the bar or prints the last line. */
   done(value?: number): void;
+  /** Leaves the bar as it stands (before other output, say); later calls do nothing. */
+  stop(): void;
 }
 
 export interface ProgressOptions {
@@ -48,7 +50,6 @@ export function createProgress(options: ProgressOptions): Progress {
         {
           stream,
           format: `${label} [{bar}] {percentage}% | {counts} | {speed} | ETA {etaText}`,
-          hideCursor: true,
           barsize: 30,
         },
         Presets.shades_classic,
@@ -58,13 +59,15 @@ export function createProgress(options: ProgressOptions): Progress {
 
   const printLine = () => {
     const text = describe();
-    stream.write(`${label}: ${text.counts}, ${text.speed}, ETA ${text.etaText}\n`);
+    stream.write(`${label}: ${text.counts}${text.percent}, ${text.speed}, ETA ${text.etaText}\n`);
     printedAt = now();
     printedValue = value;
   };
 
+  let stopped = false;
   return {
     update(next, nextTotal) {
+      if (stopped) return;
       value = next;
       if (nextTotal !== undefined) total = nextTotal;
       if (total !== undefined && value > total) total = value;
@@ -76,21 +79,29 @@ export function createProgress(options: ProgressOptions): Progress {
       }
     },
     done(final = value) {
+      if (stopped) return;
       value = final;
       total = final;
       if (bar) {
         bar.setTotal(Math.max(final, 1));
         bar.update(final, { ...describe(), etaText: "0s" });
-        bar.stop();
       } else if (value !== printedValue) {
         printLine();
       }
+      this.stop();
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      bar?.stop();
     },
   };
 }
 
 interface ProgressText {
   counts: string;
+  /** " (57%)" when the total is known; the bar shows its own. */
+  percent: string;
   speed: string;
   etaText: string;
 }
@@ -109,7 +120,8 @@ function describeProgress(
   const of = known ? ` of ${estimated ? "~" : ""}${amount(total)}` : "";
   const percent = known ? ` (${Math.floor((100 * value) / total)}%)` : "";
   return {
-    counts: `${amount(value)}${of}${bytes ? "" : ` ${plural(known ? total : value, "row")}`}${percent}`,
+    counts: `${amount(value)}${of}${bytes ? "" : ` ${plural(known ? total : value, "row")}`}`,
+    percent,
     speed: bytes ? `${formatBytes(rate)}/s` : `${Math.round(rate).toLocaleString("en-US")} rows/s`,
     etaText: known && rate > 0 ? formatDuration(Math.max(total - value, 0) / rate) : "?",
   };

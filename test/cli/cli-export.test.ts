@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeService, type FakeServiceOptions, startFakeService } from "./fake-service.ts";
-import { runCli } from "./run-cli.ts";
+import { runCli, startCli } from "./run-cli.ts";
 
 /** About 1.5 MiB of CSV, with what CSV makes hard: commas, quotes, line breaks and non-ASCII in values. */
 function csvFile(): Buffer {
@@ -62,6 +62,16 @@ describe("audience-service export", () => {
     const [download] = fake.requestsTo("GET", "/members").filter((r) => !r.query.has("limit"));
     expect(download?.path).toBe(`/v0/workspaces/${fake.workspaceId}/members`);
     expect(download?.headers.accept).toBe("application/x-ndjson");
+  });
+
+  it("stops quietly with exit 0 when the reader closes the pipe early, as `| head` does", async () => {
+    fake = await startFakeService({ file: csvFile(), totalCount: 15_000 });
+    const cli = startCli(["export"], { AUDIENCE_SERVICE_URL: fake.baseUrl, API_KEY: fake.apiKey });
+    cli.child.stdout?.once("data", () => cli.child.stdout?.destroy());
+    const run = await cli.result;
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toContain("audience-service:");
   });
 
   it("exits 2 when no unarchived audience has the name", async () => {
