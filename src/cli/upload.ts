@@ -30,7 +30,7 @@ export async function fileSize(path: string): Promise<number> {
 
 /**
  * Sends the CSV file as the body of createImport, streamed from disk (one chunk in memory at a
- * time, whatever the file's size), counting bytes and lines as they go; resolves to the queued job.
+ * time, whatever the file's size), counting bytes and rows as they go; resolves to the queued job.
  * A fetch body that is a stream needs `duplex: "half"`.
  */
 export async function uploadCsv(
@@ -60,6 +60,10 @@ export async function uploadCsv(
       headers: { "content-type": "text/csv" },
       body: pullStream(chunks()),
       duplex: "half",
+      // Unless redirects are refused, fetch clones the request so that it could send it again to
+      // another URL, and the clone tees the body: the branch no one reads would hold the whole
+      // file in memory (fetch standard, HTTP-network-or-cache fetch, step 8.1).
+      redirect: "error",
       signal: options.signal,
     } as RequestInit,
   );
