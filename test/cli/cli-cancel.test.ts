@@ -1,25 +1,18 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { type FakeService, startFakeService } from "./fake-service.ts";
+import { expect, it } from "vitest";
+import { cliEnv, useFakeService } from "./fake-service.ts";
 import { startCli } from "./run-cli.ts";
 
-let fake: FakeService;
-afterEach(async () => {
-  expect(fake.violations).toEqual([]);
-  await fake.close();
-});
+const startFake = useFakeService();
 
 it("Ctrl-C cancels the running import job, reports what was applied, and exits 130", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "cli-cancel-")), "members.csv");
   writeFileSync(file, "email\nada@example.com\ngrace@example.com\nlinus@example.com\n");
   // The job stays running at one row until it is cancelled.
-  fake = await startFakeService({ jobSteps: [{ status: "running", rowsRead: 1, created: 1 }] });
-  const cli = startCli(["import", file, "--interval", "0.02"], {
-    AUDIENCE_SERVICE_URL: fake.baseUrl,
-    API_KEY: fake.apiKey,
-  });
+  const fake = await startFake({ jobSteps: [{ status: "running", rowsRead: 1, created: 1 }] });
+  const cli = startCli(["import", file, "--interval", "0.02"], cliEnv(fake));
 
   await cli.stderrMatches(/^importing: 1 of ~3 rows/m);
   cli.child.kill("SIGINT");

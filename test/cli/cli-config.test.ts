@@ -1,14 +1,9 @@
 import { createServer } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeService, startFakeService } from "./fake-service.ts";
+import { describe, expect, it } from "vitest";
+import { cliEnv, useFakeService } from "./fake-service.ts";
 import { runCli } from "./run-cli.ts";
 
-let fake: FakeService | undefined;
-afterEach(async () => {
-  expect(fake?.violations ?? []).toEqual([]);
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = useFakeService();
 
 /** An address where nothing listens: a port the system gave out and took back. */
 async function closedPortUrl(): Promise<string> {
@@ -53,10 +48,9 @@ describe("audience-service configuration", () => {
   });
 
   it("exits 2 when the server refuses the key", async () => {
-    fake = await startFakeService();
-    const other = await startFakeService();
-    const run = await runCli(["export"], { AUDIENCE_SERVICE_URL: fake.baseUrl, API_KEY: other.apiKey });
-    await other.close();
+    const fake = await startFake();
+    const other = await startFake();
+    const run = await runCli(["export"], { ...cliEnv(fake), API_KEY: other.apiKey });
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("unauthorized: Send a valid API key");
@@ -64,8 +58,8 @@ describe("audience-service configuration", () => {
   });
 
   it("addresses the workspace the key names, or the one --workspace gives", async () => {
-    fake = await startFakeService({ file: Buffer.from("id,email\n") });
-    const env = { AUDIENCE_SERVICE_URL: `${fake.baseUrl}/`, API_KEY: fake.apiKey };
+    const fake = await startFake({ file: Buffer.from("id,email\n") });
+    const env = { ...cliEnv(fake), AUDIENCE_SERVICE_URL: `${fake.baseUrl}/` };
     expect((await runCli(["export"], env)).code).toBe(0);
     const other = await runCli(["export", "--workspace", "ws_Other"], env);
 

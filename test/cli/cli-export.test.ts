@@ -1,8 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeService, type FakeServiceOptions, startFakeService } from "./fake-service.ts";
+import { describe, expect, it } from "vitest";
+import { cliEnv, type FakeService, type FakeServiceOptions, useFakeService } from "./fake-service.ts";
 import { runCli, startCli } from "./run-cli.ts";
 
 /** About 1.5 MiB of CSV, with what CSV makes hard: commas, quotes, line breaks and non-ASCII in values. */
@@ -16,18 +16,12 @@ function csvFile(): Buffer {
   return Buffer.from(`${lines.join("\n")}\n`);
 }
 
+const startFake = useFakeService();
 let fake: FakeService;
-afterEach(async () => {
-  expect(fake.violations).toEqual([]);
-  await fake.close();
-});
 
 async function exportWith(options: FakeServiceOptions, args: string[]) {
-  fake = await startFakeService(options);
-  return runCli(["export", "--interval", "0.02", ...args], {
-    AUDIENCE_SERVICE_URL: fake.baseUrl,
-    API_KEY: fake.apiKey,
-  });
+  fake = await startFake(options);
+  return runCli(["export", "--interval", "0.02", ...args], cliEnv(fake));
 }
 
 describe("audience-service export", () => {
@@ -65,8 +59,8 @@ describe("audience-service export", () => {
   });
 
   it("stops quietly with exit 0 when the reader closes the pipe early, as `| head` does", async () => {
-    fake = await startFakeService({ file: csvFile(), totalCount: 15_000 });
-    const cli = startCli(["export"], { AUDIENCE_SERVICE_URL: fake.baseUrl, API_KEY: fake.apiKey });
+    fake = await startFake({ file: csvFile(), totalCount: 15_000 });
+    const cli = startCli(["export"], cliEnv(fake));
     cli.child.stdout?.once("data", () => cli.child.stdout?.destroy());
     const run = await cli.result;
 

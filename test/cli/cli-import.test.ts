@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeService, type FakeServiceOptions, startFakeService } from "./fake-service.ts";
+import { describe, expect, it } from "vitest";
+import { cliEnv, type FakeService, type FakeServiceOptions, useFakeService } from "./fake-service.ts";
 import { runCli } from "./run-cli.ts";
 
 const CSV =
@@ -11,18 +11,12 @@ const dir = mkdtempSync(join(tmpdir(), "cli-import-"));
 const file = join(dir, "members.csv");
 writeFileSync(file, CSV);
 
+const startFake = useFakeService();
 let fake: FakeService;
-afterEach(async () => {
-  expect(fake.violations).toEqual([]);
-  await fake.close();
-});
 
 async function importWith(options: FakeServiceOptions, args: string[]) {
-  fake = await startFakeService(options);
-  return runCli(["import", file, "--interval", "0.02", ...args], {
-    AUDIENCE_SERVICE_URL: fake.baseUrl,
-    API_KEY: fake.apiKey,
-  });
+  fake = await startFake(options);
+  return runCli(["import", file, "--interval", "0.02", ...args], cliEnv(fake));
 }
 
 const counts = { merged: 0, unchanged: 0, rejected: 0 };

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach, expect } from "vitest";
 import type { components, ProblemCode } from "../../src/client/index.ts";
 import { formatApiKey } from "../../src/domain/api-key.ts";
 import { newId, randomBase62 } from "../../src/domain/ids.ts";
@@ -200,3 +201,25 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     },
   };
 }
+
+/**
+ * For a test file whose tests each start their own fake: after each test, the fake's answers are
+ * checked for contract violations and it is closed.
+ */
+export function useFakeService(): (options?: FakeServiceOptions) => Promise<FakeService> {
+  let started: FakeService[] = [];
+  afterEach(async () => {
+    const fakes = started;
+    started = [];
+    await Promise.all(fakes.map((fake) => fake.close()));
+    for (const fake of fakes) expect(fake.violations).toEqual([]);
+  });
+  return async (options) => {
+    const fake = await startFakeService(options);
+    started.push(fake);
+    return fake;
+  };
+}
+
+/** The environment that points the CLI at a fake, with its key. */
+export const cliEnv = (fake: FakeService) => ({ AUDIENCE_SERVICE_URL: fake.baseUrl, API_KEY: fake.apiKey });
