@@ -30,6 +30,16 @@ export class CliError extends Error {
 
 export const usageError = (message: string) => new CliError(ExitCode.usage, message);
 
+/** Connection errors that mean no server answers at the address (rather than one lost midway). */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
 /** The fetch() rejection for an aborted request (Ctrl-C). */
 export const isAbort = (error: unknown) => error instanceof Error && error.name === "AbortError";
 
@@ -43,10 +53,12 @@ export function explainFailure(error: unknown, baseUrl: string): CliError {
   if (error instanceof ApiError) return explainApiError(error);
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
   if (error instanceof TypeError && cause) {
+    const code = cause.code ?? "";
     return new CliError(
       ExitCode.serverError,
-      `cannot reach the audience service at ${baseUrl} (${cause.code ?? cause.message}); ` +
-        "is it running, and is AUDIENCE_SERVICE_URL right?",
+      UNREACHABLE.has(code)
+        ? `cannot reach the audience service at ${baseUrl} (${code}); is it running, and is AUDIENCE_SERVICE_URL right?`
+        : `the connection to the audience service at ${baseUrl} failed: ${cause.message ?? code}${code ? ` (${code})` : ""}`,
     );
   }
   return new CliError(ExitCode.serverError, error instanceof Error ? error.message : String(error));

@@ -2,6 +2,7 @@ import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Readable, Transform, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { type AudienceOption, requireAudience } from "./audience-lookup.ts";
 import { ExitCode, isAbort, usageError } from "./cli-errors.ts";
 import { createRecordCounter } from "./line-count.ts";
@@ -70,12 +71,9 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
         callback(null, chunk);
       },
     });
-    await pipeline(
-      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream),
-      counter,
-      output.stream,
-      { signal: interrupt.signal },
-    );
+    await pipeline(Readable.fromWeb(response.body as WebReadableStream), counter, output.stream, {
+      signal: interrupt.signal,
+    });
     await output.finish();
     progress?.done(rows());
     if (showProgress)
@@ -87,11 +85,14 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
     progress?.stop();
     await output?.discard();
     if (isAbort(error) || interrupt.signal.aborted) {
-      stderr.write("\nInterrupted: the export is incomplete.\n");
+      stderr.write(
+        `Interrupted: the export is incomplete${args.output ? `, and ${args.output} was not written` : ""}.\n`,
+      );
       return ExitCode.interrupted;
     }
     // A reader that stops early (`| head`) closes the pipe: what it wanted, it has.
     if ((error as NodeJS.ErrnoException).code === "EPIPE") return ExitCode.ok;
+    if (output && args.output) stderr.write(`The export is incomplete: ${args.output} was not written.\n`);
     throw error;
   } finally {
     process.off("SIGINT", onSigint);
@@ -117,7 +118,7 @@ interface Output {
 }
 
 function toStdout(stdout: NodeJS.WriteStream): Output {
-  // Ending stdout once the file is written is what lets a closed pipe (EPIPE) reach the pipeline.
+  // The pipeline ends stdout with the file: nothing else is written to it.
   return { stream: stdout, finish: async () => {}, discard: async () => {} };
 }
 

@@ -68,6 +68,34 @@ describe("audience-service export", () => {
     expect(run.stderr).not.toContain("audience-service:");
   });
 
+  it("Ctrl-C stops an export midway with exit 130, leaving no file behind", async () => {
+    fake = await startFake({ file: csvFile(), stallFile: true, totalCount: 15_000 });
+    const dir = mkdtempSync(join(tmpdir(), "cli-export-"));
+    const cli = startCli(["export", "--output", join(dir, "out.csv"), "--interval", "0.02"], cliEnv(fake));
+
+    await cli.stderrMatches(/^exporting: /m);
+    cli.child.kill("SIGINT");
+    const run = await cli.result;
+
+    expect(run.code).toBe(130);
+    expect(run.stderr).toContain("Interrupted: the export is incomplete");
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("exits 4 when the connection is lost midway, writing no file", async () => {
+    fake = await startFake({ file: csvFile(), stallFile: true, totalCount: 15_000 });
+    const dir = mkdtempSync(join(tmpdir(), "cli-export-"));
+    const cli = startCli(["export", "--output", join(dir, "out.csv"), "--interval", "0.02"], cliEnv(fake));
+
+    await cli.stderrMatches(/^exporting: /m);
+    await fake.close();
+    const run = await cli.result;
+
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`audience-service: the connection to the audience service at ${fake.baseUrl} failed`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("exits 2 when no unarchived audience has the name", async () => {
     const run = await exportWith({ audiences: [{ name: "Newsletter", isArchived: true }] }, [
       "--audience",

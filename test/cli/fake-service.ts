@@ -24,6 +24,8 @@ export interface FakeServiceOptions {
   refuseImport?: { status: number; code: ProblemCode; detail: string };
   /** The file that listMembers / listAudienceMembers serve, in chunks of 64 KiB. */
   file?: Buffer;
+  /** Send the file but never end the response, as a server that stalls midway would. */
+  stallFile?: boolean;
   /** The totalCount of their JSON pages. */
   totalCount?: number;
 }
@@ -45,6 +47,7 @@ export interface FakeService {
   violations: string[];
   /** The requests with this method whose path contains this part. */
   requestsTo(method: string, pathPart: string): RecordedRequest[];
+  /** Stops it and drops every connection, midway or not; closing again does nothing. */
   close(): Promise<void>;
 }
 
@@ -93,7 +96,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     for (let at = 0; at < file.length; at += CHUNK) {
       if (!res.write(file.subarray(at, at + CHUNK))) await once(res, "drain");
     }
-    res.end();
+    if (!options.stallFile) res.end();
   }
 
   function advance(id: string): Import | undefined {
@@ -195,6 +198,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     violations,
     requestsTo: (method, part) => requests.filter((r) => r.method === method && r.path.includes(part)),
     async close() {
+      if (!server.listening) return;
       server.closeAllConnections();
       server.close();
       await once(server, "close");
