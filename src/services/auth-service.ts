@@ -1,25 +1,23 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { formatApiKey, parseApiKey } from "../domain/api-key.ts";
 import { UnauthorizedError } from "../domain/errors.ts";
 import { randomBase62 } from "../domain/ids.ts";
 import type { Store } from "../store/database.ts";
 import type { ApiKeyRepo } from "../store/workspace-repo.ts";
-
-/**
- * API keys read `ak_<workspace>_<key>_<secret>`: the workspace and key ids let a request find its
- * key by primary key (every table is keyed by workspace), and only SHA-256 of the 190-bit random
- * secret is stored. A fast hash is right here: the secret is random, not a password.
- */
-const KEY_PATTERN = /^ak_([0-9A-Za-z]{20})_([0-9A-Za-z]{20})_([0-9A-Za-z]{32})$/;
 
 export interface Principal {
   workspaceId: string;
   keyId: string;
 }
 
+/**
+ * Only SHA-256 of a key's 190-bit random secret is stored (its format: domain/api-key.ts). A fast
+ * hash is right here: the secret is random, not a password.
+ */
 export function newApiKey(workspaceId: string, keyId: string): { key: string; secretHash: Buffer } {
   const secret = randomBase62(32);
   return {
-    key: `ak_${workspaceId.replace(/^ws_/, "")}_${keyId.replace(/^key_/, "")}_${secret}`,
+    key: formatApiKey({ workspaceId, keyId, secret }),
     secretHash: sha256(secret),
   };
 }
@@ -47,10 +45,9 @@ export function createAuthService({ store, apiKeys, now = Date.now }: AuthServic
       const hit = cache.get(token);
       if (hit && hit.expires > now()) return hit.principal;
 
-      const match = KEY_PATTERN.exec(token);
-      if (!match) throw new UnauthorizedError();
-      const [, workspacePart, keyPart, secret] = match as unknown as [string, string, string, string];
-      const principal = { workspaceId: `ws_${workspacePart}`, keyId: `key_${keyPart}` };
+      const parts = parseApiKey(token);
+      if (!parts) throw new UnauthorizedError();
+      const { secret, ...principal } = parts;
       const row = await apiKeys.find(store.db, principal.workspaceId, principal.keyId);
       if (!row || row.revokedAt !== null || !timingSafeEqual(Buffer.from(row.secretHash), sha256(secret))) {
         cache.delete(token);

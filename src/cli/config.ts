@@ -1,0 +1,50 @@
+import { parseApiKey } from "../domain/api-key.ts";
+import { usageError } from "./cli-errors.ts";
+
+export const DEFAULT_URL = "http://127.0.0.1:3000";
+
+export interface CliConfig {
+  /** Where the service is, without a trailing slash (the API's paths start with /v0). */
+  baseUrl: string;
+  apiKey: string;
+  /** The workspace the commands address: the key's own, unless --workspace says otherwise. */
+  workspaceId: string;
+}
+
+/**
+ * The configuration from the environment (AUDIENCE_SERVICE_URL, API_KEY) and --workspace. A
+ * workspace key names its workspace (`ak_<workspace>_…` → `ws_<workspace>`), so nothing else is
+ * needed; checking the key's shape here turns a typo into a clear message instead of a 401.
+ */
+export function readConfig(env: NodeJS.ProcessEnv, workspaceOption: string | undefined): CliConfig {
+  const rawUrl = env.AUDIENCE_SERVICE_URL?.trim() || DEFAULT_URL;
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw usageError(`AUDIENCE_SERVICE_URL is not a URL: ${JSON.stringify(rawUrl)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw usageError(`AUDIENCE_SERVICE_URL must be an http:// or https:// URL, not ${JSON.stringify(rawUrl)}`);
+  }
+
+  const apiKey = env.API_KEY?.trim();
+  if (!apiKey) {
+    throw usageError(
+      "API_KEY is not set. Set it to a workspace API key (ak_…): the server prints one on its first start, " +
+        "and createApiKey makes more.",
+    );
+  }
+  const key = parseApiKey(apiKey);
+  if (!key) {
+    throw usageError("API_KEY is not a workspace API key: expected ak_<workspace>_<key>_<secret>.");
+  }
+  if (workspaceOption !== undefined && !/^ws_[0-9A-Za-z]+$/.test(workspaceOption)) {
+    throw usageError(`--workspace must be a workspace id (ws_…), not ${JSON.stringify(workspaceOption)}`);
+  }
+  return {
+    baseUrl: url.toString().replace(/\/+$/, ""),
+    apiKey,
+    workspaceId: workspaceOption ?? key.workspaceId,
+  };
+}

@@ -1,0 +1,73 @@
+const EXIT_CODES = `Exit codes:
+  0    done (import: every row applied)
+  1    import: the job finished, but some rows were rejected (the others were applied)
+  2    usage or configuration: bad options, API_KEY or AUDIENCE_SERVICE_URL missing or wrong,
+       the key refused by the server, a file that cannot be read, an audience name not found
+  3    import: the job failed, or was cancelled elsewhere (the summary says what was applied)
+  4    the server answered with an error, or could not be reached
+  130  interrupted (Ctrl-C); an import job is cancelled first`;
+
+const ENVIRONMENT = `Environment:
+  AUDIENCE_SERVICE_URL  where the service is (default http://127.0.0.1:3000)
+  API_KEY               a workspace API key, ak_<workspace>_<key>_<secret>; the server prints
+                        one on its first start. Its workspace is the one addressed.`;
+
+const COMMON_OPTIONS = `  --workspace ID       address this workspace (ws_…) instead of the API key's own
+  --interval SECONDS   how often to report progress (default 1 on a terminal, 2 otherwise)
+  -h, --help           show this help`;
+
+export const MAIN_HELP = `audience-service: import and export the members of an Audience Service workspace.
+
+Usage:
+  audience-service import <file.csv> [--audience NAME | --audience-id ID]
+  audience-service export [--audience NAME | --audience-id ID] [--format csv|ndjson] [--output FILE]
+  audience-service <command> --help
+
+Commands:
+  import   upload a CSV file of members and follow the import job to its end
+  export   write every member (of an audience, or of the workspace) as CSV or NDJSON
+
+${ENVIRONMENT}
+
+${EXIT_CODES}
+`;
+
+export const IMPORT_HELP = `Usage: audience-service import <file.csv> [--audience NAME | --audience-id ID] [options]
+
+Uploads the file (streamed, whatever its size) as an import job, then follows the job: a progress
+bar with rows/s and ETA on a terminal, plain progress lines on stderr otherwise. Ends with a
+summary on stdout (created, merged, unchanged and rejected rows, and the rejected lines with
+their reasons, the first 100). Ctrl-C cancels the job: the chunks already applied stay applied.
+
+The first row names the columns: id and/or email, then alternativeEmails (;-separated),
+firstName, lastName, role, company, or any custom field key.
+
+Options:
+  --audience NAME      every member of the file joins the unarchived audience with this name
+                       (compared case-insensitively); it is created if there is none
+  --audience-id ID     every member of the file joins this audience (aud_…)
+${COMMON_OPTIONS}
+
+${ENVIRONMENT}
+
+${EXIT_CODES}
+`;
+
+export const EXPORT_HELP = `Usage: audience-service export [--audience NAME | --audience-id ID] [options] [> file]
+
+Writes every member of the audience (or, without an audience, of the workspace) to stdout or
+--output, streamed as the server sends it: CSV with the columns import reads, or NDJSON, one
+member per line. Progress goes to stderr, and only when the data does not go to the terminal.
+With --output the file appears only once it is complete.
+
+Options:
+  --audience NAME      the unarchived audience with this name (case-insensitive)
+  --audience-id ID     the audience with this id (aud_…), archived or not
+  --format FORMAT      csv (default) or ndjson
+  -o, --output FILE    write to FILE instead of stdout
+${COMMON_OPTIONS}
+
+${ENVIRONMENT}
+
+${EXIT_CODES}
+`;

@@ -1,0 +1,96 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type AudienceOption, checkAudienceOption } from "./audience-lookup.ts";
+import { CliError, ExitCode, explainFailure, usageError } from "./cli-errors.ts";
+import { type CliConfig, DEFAULT_URL, readConfig } from "./config.ts";
+import { EXPORT_FORMATS, type ExportFormat, runExport } from "./export-command.ts";
+import { EXPORT_HELP, IMPORT_HELP, MAIN_HELP } from "./help-text.ts";
+import { runImport } from "./import-command.ts";
+import type { Terminal } from "./progress.ts";
+import { connect } from "./service.ts";
+
+const COMMON = {
+  audience: { type: "string" },
+  "audience-id": { type: "string" },
+  workspace: { type: "string" },
+  interval: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsConfig["options"];
+
+const COMMANDS = {
+  import: { help: IMPORT_HELP, options: COMMON },
+  export: {
+    help: EXPORT_HELP,
+    options: { ...COMMON, format: { type: "string" }, output: { type: "string", short: "o" } },
+  },
+} as const;
+
+/** Runs one command line (argv without node and the script) and resolves to the exit code. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Terminal): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === "--help" || command === "-h" || command === "help") {
+    terminal.stdout.write(MAIN_HELP);
+    return ExitCode.ok;
+  }
+  let config: CliConfig | undefined;
+  try {
+    if (command === undefined) throw usageError(`a command is needed.\n\n${MAIN_HELP}`);
+    if (command !== "import" && command !== "export") {
+      throw usageError(`unknown command "${command}" (the commands are import and export; see --help)`);
+    }
+    const { values, positionals } = parseCommandLine(command, rest);
+    if (values.help) {
+      terminal.stdout.write(COMMANDS[command].help);
+      return ExitCode.ok;
+    }
+    const audience: AudienceOption = { name: values.audience, id: values["audience-id"] };
+    checkAudienceOption(audience);
+    const intervalMs = parseInterval(values.interval, terminal.stderr.isTTY === true);
+
+    if (command === "import") {
+      const [file, ...extra] = positionals;
+      if (file === undefined || extra.length > 0) throw usageError("import takes one CSV file (see import --help)");
+      config = readConfig(env, values.workspace);
+      return await runImport(connect(config), { file, audience, intervalMs }, terminal);
+    }
+    if (positionals.length > 0) throw usageError(`export takes no file name: use --output (see export --help)`);
+    const format = parseFormat(values.format);
+    config = readConfig(env, values.workspace);
+    return await runExport(connect(config), { audience, format, output: values.output, intervalMs }, terminal);
+  } catch (error) {
+    const failure = explainFailure(error, config?.baseUrl ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
+    terminal.stderr.write(`audience-service: ${failure.message}\n`);
+    return failure.exitCode;
+  }
+}
+
+function parseCommandLine(command: keyof typeof COMMANDS, args: string[]) {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { ...COMMANDS.export.options },
+      allowPositionals: true,
+      strict: true,
+    });
+    const known = COMMANDS[command].options as Record<string, unknown>;
+    const unknown = Object.keys(values).find((name) => !(name in known));
+    if (unknown) throw usageError(`${command} has no option --${unknown} (see ${command} --help)`);
+    return { values, positionals };
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw usageError(`${(error as Error).message} (see ${command} --help)`);
+  }
+}
+
+function parseInterval(text: string | undefined, interactive: boolean): number {
+  if (text === undefined) return interactive ? 1000 : 2000;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw usageError(`--interval must be a number of seconds, not "${text}"`);
+  return seconds * 1000;
+}
+
+function parseFormat(text: string | undefined): ExportFormat {
+  if (text === undefined) return "csv";
+  if (!Object.hasOwn(EXPORT_FORMATS, text)) throw usageError(`--format must be csv or ndjson, not "${text}"`);
+  return text as ExportFormat;
+}
