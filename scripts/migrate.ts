@@ -3,6 +3,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { applyMigrations, pgliteRunner, pgRunner } from "../src/store/migrate.ts";
+import { openPglite } from "../src/store/pglite.ts";
 
 async function main(): Promise<string[]> {
   const databaseUrl = process.env.DATABASE_URL;
@@ -17,8 +18,7 @@ async function main(): Promise<string[]> {
   }
   const dataPath = join(process.env.DATA_DIR || "./data", "pglite");
   await mkdir(dataPath, { recursive: true });
-  const { PGlite } = await import("@electric-sql/pglite");
-  const db = await PGlite.create(dataPath);
+  const db = await openPglite(dataPath);
   try {
     return (await applyMigrations(pgliteRunner(db))).applied;
   } finally {

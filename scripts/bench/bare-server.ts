@@ -3,10 +3,10 @@
 //                       no contract binding, no auth, no database;
 //   /bare/audience-sql  the same plus the one SQL query getAudience needs, through the driver
 //                       (pg on BARE_DATABASE_URL, or an in-memory PGlite with the migrations).
-import { PGlite } from "@electric-sql/pglite";
 import Fastify from "fastify";
 import pg from "pg";
 import { applyMigrations, pgliteRunner } from "../../src/store/migrate.ts";
+import { openPglite } from "../../src/store/pglite.ts";
 
 const workspaceId = process.env.BARE_WORKSPACE_ID ?? "ws_benchBareWorkspace0";
 const audienceId = process.env.BARE_AUDIENCE_ID ?? "aud_7Hq2mX9vLc4RtP0aZk1e";
@@ -21,7 +21,7 @@ if (process.env.BARE_DATABASE_URL) {
   query = async (sql, params) => (await pool.query(sql, params)).rows;
   close = () => pool.end();
 } else if (process.env.BARE_PGLITE === "1") {
-  const lite = await PGlite.create();
+  const lite = await openPglite();
   await applyMigrations(pgliteRunner(lite));
   await lite.query("INSERT INTO workspaces (workspace_id, name) VALUES ($1, 'bare')", [workspaceId]);
   await lite.query("INSERT INTO audiences (workspace_id, id, name) VALUES ($1, $2, 'Weekly digest readers')", [

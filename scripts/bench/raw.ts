@@ -2,12 +2,12 @@
 // single SQL statements through the driver (pg for PostgreSQL, PGlite in-process for the embedded
 // store), against a fresh database with the service's own migrations applied.
 import { performance } from "node:perf_hooks";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
+import { openPglite } from "../../src/store/pglite.ts";
 
 export interface RawDb {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -44,7 +44,7 @@ export async function openPgRaw(url: string): Promise<RawDb> {
 
 /** PGlite in this process, in dataDir, with the service's migrations applied. */
 export async function openPgliteRaw(dataDir: string): Promise<RawDb> {
-  const db = await PGlite.create(dataDir);
+  const db = await openPglite(dataDir);
   await applyMigrations(pgliteRunner(db));
   return {
     async query<T>(sql: string, params?: unknown[]) {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
 import { trackPool, transactionRetries } from "../metrics.ts";
@@ -8,6 +9,7 @@ import { dataDirError, lockDataDir } from "./data-dir.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { createPool, poolStats } from "./pg-pools.ts";
+import { openPglite } from "./pglite.ts";
 import { STORE_DEFAULTS } from "./store-defaults.ts";
 
 export type Tx = Prisma.TransactionClient;
@@ -139,14 +141,11 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     unlock = await lockDataDir(dataDir, settings.onLockLost ?? failHard);
     dataPath = join(dataDir, "pglite");
   }
-  // Loaded only for the embedded store: a server on PostgreSQL never needs them.
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
-    import("@electric-sql/pglite"),
-    import("pglite-prisma-adapter"),
-  ]);
-  let lite: InstanceType<typeof PGlite>;
+  // Loaded only for the embedded store: a server on PostgreSQL never needs it.
+  const { PrismaPGlite } = await import("pglite-prisma-adapter");
+  let lite: PGlite;
   try {
-    lite = await PGlite.create(dataPath);
+    lite = await openPglite(dataPath);
     await applyMigrations(pgliteRunner(lite));
   } catch (error) {
     await unlock();

@@ -189,20 +189,43 @@ export async function countMatching(db: Reader, listing: Listing, search: string
   return row?.count ?? 0;
 }
 
-/** Case-insensitive term in e-mail or a named field; strpos, so % and _ are ordinary characters. */
+/** What search looks in: the folded e-mail and these fields. */
+const SEARCHED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
+
+/**
+ * The searched values one per line: the expression the members_search_trgm index is built on
+ * (prisma/migrations/20261124000000_member_search_index), written the same way so the planner
+ * recognises it.
+ */
+const SEARCH_TEXT = Prisma.raw(
+  `(${["m.folded->>'email'", ...SEARCHED_FIELDS.map((key) => `m.folded->'fields'->>'${key}'`)]
+    .map((value) => `coalesce(${value}, '')`)
+    .join(" || E'\\n' || ")})`,
+);
+
+/** A LIKE pattern that finds the term anywhere, its %, _ and backslash taken literally. */
+const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Case-insensitive term in e-mail or a named field, % and _ taken literally. LIKE over the values
+ * one per line is what the trigram index answers (a term of three characters or more has
+ * trigrams to look up), and it is exact for a term without a line break, which cannot span two
+ * values; a term with one is also tested value by value.
+ */
 export function searchSql(search: string | undefined): Prisma.Sql {
   if (!search) return Prisma.empty;
   const term = fold(search);
+  const anywhere = Prisma.sql`AND ${SEARCH_TEXT} LIKE ${containing(term)}`;
+  if (!term.includes("\n")) return anywhere;
   const within = (value: Prisma.Sql) => Prisma.sql`strpos(coalesce(${value}, ''), ${term}::text) > 0`;
-  return Prisma.sql`AND (${Prisma.join(
+  const exact = Prisma.join(
     [
       within(Prisma.sql`m.folded->>'email'`),
-      ...["firstName", "lastName", "role", "company"].map((key) =>
-        within(Prisma.sql`m.folded->'fields'->>${key}::text`),
-      ),
+      ...SEARCHED_FIELDS.map((key) => within(Prisma.sql`m.folded->'fields'->>${key}::text`)),
     ],
     " OR ",
-  )})`;
+  );
+  return Prisma.sql`${anywhere} AND (${exact})`;
 }
 
 /** Members strictly (or, inclusive, also at) past the position in the given scan direction. */

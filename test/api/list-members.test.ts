@@ -120,6 +120,30 @@ describe("listAudienceMembers", () => {
     expect(none.results).toEqual([]);
   });
 
+  it("searches literally: wildcards and backslashes are characters, short terms work, no term spans two fields", async ({
+    ws,
+    seeded,
+  }) => {
+    await addMembers(ws, seeded.audience, {
+      members: [
+        {
+          id: "lit1",
+          email: "under_score@example.com",
+          fields: { role: "C:\\Temp 100%", lastName: "Zoë Ångström", company: "Line\nBreak" },
+        },
+        { id: "lit2", email: "underXscore@example.com", fields: { firstName: "qz", lastName: "cd" } },
+      ],
+    });
+    const ids = async (search: string) => (await page(ws, seeded.audience, { search })).results.map((m) => m.id);
+    expect(await ids("under_sc")).toEqual(["lit1"]);
+    expect(await ids("c:\\temp 100%")).toEqual(["lit1"]);
+    expect(await ids("ZOË ÅNG")).toEqual(["lit1"]);
+    expect(await ids("QZ")).toEqual(["lit2"]);
+    expect(await ids("z\ncd")).toEqual([]);
+    expect(await ids("e\nbr")).toEqual(["lit1"]);
+    expect(await ids("under%")).toEqual([]);
+  });
+
   it.for([
     ["limit=0", "/query/limit"],
     ["limit=501", "/query/limit"],

@@ -5,12 +5,12 @@ import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServices } from "../../src/services/index.ts";
 import { openStore, type Store } from "../../src/store/database.ts";
 import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
+import { openPglite } from "../../src/store/pglite.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
@@ -70,7 +70,7 @@ async function oldStore(kind: "embedded" | "postgres"): Promise<OldStore> {
   try {
     if (kind === "embedded") {
       const dataDir = await mkdtemp(join(tmpdir(), "upgrade-"));
-      const lite = await PGlite.create(join(dataDir, "pglite"));
+      const lite = await openPglite(join(dataDir, "pglite"));
       await write(pgliteRunner(lite));
       await lite.close();
       return {

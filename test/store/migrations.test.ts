@@ -5,10 +5,11 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
+import { openPglite as openLite } from "../../src/store/pglite.ts";
 import { compareFacts, databaseFacts, getDatamodel, schemaFacts } from "./schema-model.ts";
 
 const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
@@ -44,7 +45,7 @@ let pristine: Promise<PGlite> | undefined;
 afterAll(async () => (await pristine)?.close());
 
 async function openPglite(): Promise<Database> {
-  pristine ??= PGlite.create();
+  pristine ??= openLite();
   const db = (await (await pristine).clone()) as PGlite;
   return { runner: pgliteRunner(db), close: () => db.close() };
 }
