@@ -35,9 +35,21 @@ export interface Selection {
 const listingOf = ({ workspaceId, audienceId }: Selection): Listing =>
   audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
 
-/** The selection's members within the range (a condition on `members AS m`, after the listing's). */
-const within = (selection: Selection, range: SeqRange) =>
-  Prisma.sql`m.seq >= ${range.from}::int AND m.seq < ${range.to}::int ${searchSql(selection.search)}`;
+/**
+ * The selection's members within the range (a condition after the listing's). For an audience,
+ * also the range's chunks (`mc`, audienceListing's), and each chunk's numbers spelt as a range of
+ * m.seq: a plan is then right without statistics too (the embedded store has none), reading each
+ * member of the range once, where a plan that expects one chunk would read the range once per
+ * chunk of the audience.
+ */
+function within(selection: Selection, { from, to }: SeqRange): Prisma.Sql {
+  const chunks =
+    selection.audienceId === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND mc.chunk BETWEEN ${Math.floor(from / CHUNK_BITS)}::int AND ${Math.floor((to - 1) / CHUNK_BITS)}::int
+          AND m.seq >= mc.chunk * ${CHUNK_BITS}::int AND m.seq < (mc.chunk + 1) * ${CHUNK_BITS}::int`;
+  return Prisma.sql`m.seq >= ${from}::int AND m.seq < ${to}::int ${chunks} ${searchSql(selection.search)}`;
+}
 
 const order = (ascending: boolean) => (ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`);
 
