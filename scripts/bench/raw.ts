@@ -212,13 +212,18 @@ export const rawSql = {
 
   /**
    * The audience's members as one COPY to CSV: the columns of the service's CSV export (the
-   * benchmark's members have no custom fields), oldest first; returns the bytes COPY wrote.
+   * benchmark's members have no custom fields), oldest first; returns the bytes COPY wrote. The
+   * members are joined to the audience's chunks, not looked up one by one (inAudience): read
+   * whole, that is the plan PostgreSQL does best (a hash join, in parallel).
    */
   exportCsv(db: RawDb, workspaceId: string, audienceId: string) {
     const fields = ["firstName", "lastName", "role", "company"].map((key) => `m.fields->>'${key}' AS "${key}"`);
     return db.copyCsv(
       `SELECT m.id, m.email, array_to_string(m.alternative_emails, ';') AS "alternativeEmails", ${fields.join(", ")}
-       FROM members AS m WHERE ${inAudienceOf(literal(workspaceId), literal(audienceId))}
+       FROM members AS m JOIN membership_chunks AS c ON c.workspace_id = m.workspace_id
+         AND c.audience_id = ${literal(audienceId)} AND c.kind = ${kinds("member")}
+         AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
+       WHERE m.workspace_id = ${literal(workspaceId)} AND get_bit(c.bits, ${shared(bitOf(Prisma.raw("m.seq")))}) = 1
        ORDER BY m.created_at, m.id`,
     );
   },
@@ -259,17 +264,15 @@ export const rawSql = {
 };
 
 /**
- * SQL: member m of workspace `ws` is in audience `audience` (SQL expressions, $1 and $2 unless
- * told otherwise), its bit looked up in the audience's member bitset for each member the scan
- * reaches: walking the members index in page order, a dense audience's page stops after about as
- * many members as it returns.
+ * SQL: member m of workspace $1 is in audience $2, its bit looked up in the audience's member
+ * bitset for each member the scan reaches: walking the members index in page order, a dense
+ * audience's page stops after about as many members as it returns.
  */
-const inAudienceOf = (ws: string, audience: string) => `m.workspace_id = ${ws} AND get_bit((
+const inAudience = `m.workspace_id = $1 AND get_bit((
   SELECT c.bits FROM membership_chunks AS c
-  WHERE c.workspace_id = m.workspace_id AND c.audience_id = ${audience} AND c.kind = ${kinds("member")}
+  WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = ${kinds("member")}
     AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
 ), ${shared(bitOf(Prisma.raw("m.seq")))}) = 1`;
-const inAudience = inAudienceOf("$1", "$2");
 
 /** An id as an SQL literal, for COPY, which takes no parameters; the benchmark's ids are plain. */
 const literal = (id: string) => {

@@ -4,8 +4,9 @@ import type { operations, paths } from "../../generated/api.d.ts";
 
 /**
  * Handler signatures derived from the contract (generated/api.d.ts): the request's params, query
- * and body, and the success body (or, for a file, a stream), of each operationId. The handler object is declared with
- * `satisfies Handlers`, so a missing, misspelt or mistyped operation fails the type check.
+ * and body, and the success body (or, for a file, a stream), of each operationId. The handler
+ * object is declared with `satisfies Handlers`, so a missing, misspelt or mistyped operation fails
+ * the type check.
  */
 type PathOf<Op> = Op extends { parameters: { path: infer P } } ? P : Record<string, never>;
 type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>;

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { audienceNotFound, BadRequestError } from "../domain/errors.ts";
 import { NAMED_FIELDS } from "../domain/member-merge.ts";
 import type { Store } from "../store/database.ts";
-import type { Batch, MemberExportRepo, Selection, SeqRange } from "../store/member-export.ts";
+import type { MemberExportRepo, Selection, SeqRange } from "../store/member-export.ts";
 import { toMember } from "./member-view.ts";
 
 export type ExportFormat = "csv" | "ndjson";
@@ -22,8 +22,10 @@ export interface MemberExportQuery {
 export interface MemberExportDeps {
   store: Pick<Store, "db">;
   exports: MemberExportRepo;
-  /** Member numbers one statement reads (one bitset chunk's worth by default). */
+  /** Member numbers one statement reads (two bitset chunks' worth by default). */
   batchSize?: number | undefined;
+  /** Statements an export keeps running ahead of the client, each on a connection of its own. */
+  readAhead?: number | undefined;
 }
 
 /** The CSV columns before the custom fields: those an import reads. */
@@ -32,60 +34,76 @@ const CSV_COLUMNS = ["id", "email", "alternativeEmails", ...NAMED_FIELDS];
 const KEY_RANGES = 8;
 const PAGING = ["limit", "after", "before"] as const;
 
+/** The segments cut into ranges of at most `span` numbers, adjacent segments joined, in order. */
+function rangesOf(segments: SeqRange[], span: number, ascending: boolean): SeqRange[] {
+  const ranges: SeqRange[] = [];
+  for (const segment of segments) {
+    for (let from = segment.from; from < segment.to; ) {
+      const last = ranges.at(-1);
+      if (last && last.to === from && last.to - last.from < span) {
+        last.to = Math.min(segment.to, last.from + span);
+        from = last.to;
+      } else {
+        const range = { from, to: Math.min(segment.to, from + span) };
+        ranges.push(range);
+        from = range.to;
+      }
+    }
+  }
+  return ascending ? ranges : ranges.reverse();
+}
+
 /**
- * The batches of a scan of `bounds`, ranges of `span` member numbers in the scan's direction, each
- * read while the one before is consumed; the store's `next` says where the following range starts.
+ * What `read` makes of each range, in order: `depth` reads run ahead of the consumer (on
+ * PostgreSQL, on as many connections, so the database works on the next batches while the
+ * client takes in the current one), and no more, so memory stays flat.
  */
-async function* scan<T>(
-  bounds: SeqRange,
-  span: number,
-  ascending: boolean,
-  read: (range: SeqRange) => Promise<Batch<T>>,
+async function* readAll<T>(
+  ranges: SeqRange[],
+  depth: number,
+  read: (range: SeqRange) => Promise<T>,
 ): AsyncGenerator<T> {
-  const rangeAt = (position: number | null): SeqRange | undefined => {
-    if (position === null || (ascending ? position >= bounds.to : position <= bounds.from)) return undefined;
-    return ascending
-      ? { from: position, to: Math.min(position + span, bounds.to) }
-      : { from: Math.max(position - span, bounds.from), to: position };
+  const pending: Promise<T>[] = [];
+  let next = 0;
+  const fill = () => {
+    for (; pending.length < depth && next < ranges.length; next++) {
+      const reading = read(ranges[next] as SeqRange);
+      // Awaited below, unless the client has left meanwhile: then its failure concerns nobody.
+      reading.catch(() => {});
+      pending.push(reading);
+    }
   };
-  const readAt = (range: SeqRange | undefined) => {
-    const reading = range && read(range);
-    // Awaited below, unless the client has left meanwhile: then its failure concerns nobody.
-    reading?.catch(() => {});
-    return reading;
-  };
-  let pending = readAt(rangeAt(ascending ? bounds.from : bounds.to));
-  while (pending) {
-    const batch = await pending;
-    pending = readAt(rangeAt(batch.next));
-    yield batch.body;
+  fill();
+  for (let reading = pending.shift(); reading; reading = pending.shift()) {
+    const body = await reading;
+    fill();
+    yield body;
   }
 }
 
 /**
  * Every member of a workspace or of an audience as one file, CSV or NDJSON, streamed: batches are
- * read one statement at a time as the client takes the file in (the next one is read while the
- * current one is written), so memory stays flat whatever the size. A file is not a snapshot:
- * each batch shows its members as they are when it is read, and members created after the
- * export began are left out.
+ * read one statement each as the client takes the file in, so memory stays flat whatever the
+ * size. A file is not a snapshot: each batch shows its members as they are when it is read, and
+ * members created after the export began are left out.
  */
-export function createMemberExport({ store, exports, batchSize = 8192 }: MemberExportDeps) {
-  async function csv(selection: Selection, bounds: SeqRange, ascending: boolean) {
+export function createMemberExport({ store, exports, batchSize = 16_384, readAhead = 2 }: MemberExportDeps) {
+  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
     const found = new Set<string>();
-    const reading = scan(bounds, batchSize * KEY_RANGES, true, (range) =>
-      exports.fieldKeys(store.db, selection, range),
-    );
-    for await (const keys of reading) for (const key of keys) found.add(key);
+    const keyRanges = rangesOf(segments, batchSize * KEY_RANGES, true);
+    for await (const keys of readAll(keyRanges, readAhead, (range) => exports.fieldKeys(store.db, selection, range))) {
+      for (const key of keys) found.add(key);
+    }
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
     const keys = [...found].sort();
-    const lines = scan(bounds, batchSize, ascending, (range) =>
+    const lines = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
       exports.csvLines(store.db, selection, range, ascending, keys),
     );
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
 
-  async function* ndjson(selection: Selection, bounds: SeqRange, ascending: boolean) {
-    const batches = scan(bounds, batchSize, ascending, (range) =>
+  async function* ndjson(selection: Selection, segments: SeqRange[], ascending: boolean) {
+    const batches = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
       exports.members(store.db, selection, range, ascending),
     );
     for await (const rows of batches) {
@@ -110,13 +128,13 @@ export function createMemberExport({ store, exports, batchSize = 8192 }: MemberE
       }
       const { audienceId } = query;
       const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
-      const bounds = await exports.bounds(store.db, selection);
-      if (!bounds) throw audienceNotFound(audienceId as string);
+      const segments = await exports.segments(store.db, selection);
+      if (!segments) throw audienceNotFound(audienceId as string);
       const ascending = query.sortDirection !== "DESC";
       const { head, parts } =
         format === "csv"
-          ? await csv(selection, bounds, ascending)
-          : { head: "", parts: ndjson(selection, bounds, ascending) };
+          ? await csv(selection, segments, ascending)
+          : { head: "", parts: ndjson(selection, segments, ascending) };
       const first = await parts.next();
       async function* file() {
         const opening = head + (first.done ? "" : first.value);

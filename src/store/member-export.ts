@@ -1,6 +1,6 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
 import { NAMED_FIELDS } from "../domain/member-merge.ts";
-import { CHUNK_SHIFT, kind } from "./member-bits.ts";
+import { CHUNK_BITS, kind } from "./member-bits.ts";
 import {
   audienceListing,
   type Listing,
@@ -16,8 +16,7 @@ import type { MemberRow } from "./member-repo.ts";
  * (members.seq), whose order is (createdAt, id) order (src/store/member-repo.ts numbers them so).
  * Each statement reads one range of numbers, so it stays short whatever the size of the export
  * (statement and read timeouts apply to each, and the embedded store, which runs one statement
- * at a time, serves other requests between them). Each also says where the next range worth
- * reading starts, so an audience's empty stretches of the workspace are skipped, not scanned.
+ * at a time, serves other requests between them).
  */
 
 /** Member numbers from `from` up to, not including, `to`. */
@@ -33,86 +32,89 @@ export interface Selection {
   search?: string | undefined;
 }
 
-/** One statement's worth: its part of the file, and the next number to read from (null: nothing further). */
-export interface Batch<T> {
-  body: T;
-  next: number | null;
-}
-
-const SHIFT = Prisma.raw(String(CHUNK_SHIFT));
-
 const listingOf = ({ workspaceId, audienceId }: Selection): Listing =>
   audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
 
-/** The selection's members within the range (a condition on `members AS m`, after the listing's). */
-const within = (selection: Selection, range: SeqRange) =>
-  Prisma.sql`m.seq >= ${range.from}::int AND m.seq < ${range.to}::int ${searchSql(selection.search)}`;
-
 /**
- * Where a scan goes on from `at`: ascending, the first number at or past it that may be
- * selected; descending, one past the last number before it. A workspace's numbers have gaps only
- * where members were deleted; an audience's members lie in the chunks of its member bitset.
+ * The selection's members within the range (a condition after the listing's). For an audience,
+ * also the range's chunks (`mc`, audienceListing's), and each chunk's numbers spelt as a range of
+ * m.seq: a plan is then right without statistics too (the embedded store has none), reading each
+ * member of the range once, where a plan that expects one chunk would read the range once per
+ * chunk of the audience.
  */
-function nextSql({ workspaceId, audienceId }: Selection, at: number | Prisma.Sql, ascending: boolean): Prisma.Sql {
-  const position = typeof at === "number" ? Prisma.sql`${at}::int` : at;
-  if (audienceId === undefined) {
-    return ascending
-      ? Prisma.sql`(SELECT min(n.seq) FROM members AS n WHERE n.workspace_id = ${workspaceId} AND n.seq >= ${position})`
-      : Prisma.sql`(SELECT max(n.seq) + 1 FROM members AS n WHERE n.workspace_id = ${workspaceId} AND n.seq < ${position})`;
-  }
-  const chunks = Prisma.sql`FROM membership_chunks AS t WHERE t.workspace_id = ${workspaceId}
-    AND t.audience_id = ${audienceId} AND t.kind = ${kind("member")} AND t.count > 0`;
-  return ascending
-    ? Prisma.sql`(SELECT min(greatest(${position}, t.chunk << ${SHIFT})) ${chunks}
-        AND t.chunk >= (${position}) >> ${SHIFT})`
-    : Prisma.sql`(SELECT max(least(${position}, (t.chunk + 1) << ${SHIFT})) ${chunks}
-        AND t.chunk <= ((${position}) - 1) >> ${SHIFT})`;
+function within(selection: Selection, { from, to }: SeqRange): Prisma.Sql {
+  const chunks =
+    selection.audienceId === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND mc.chunk BETWEEN ${Math.floor(from / CHUNK_BITS)}::int AND ${Math.floor((to - 1) / CHUNK_BITS)}::int
+          AND m.seq >= mc.chunk * ${CHUNK_BITS}::int AND m.seq < (mc.chunk + 1) * ${CHUNK_BITS}::int`;
+  return Prisma.sql`m.seq >= ${from}::int AND m.seq < ${to}::int ${chunks} ${searchSql(selection.search)}`;
 }
 
-/** The next position of a scan that has read `range`. */
-const after = (selection: Selection, range: SeqRange, ascending: boolean) =>
-  nextSql(selection, ascending ? range.to : range.from, ascending);
+const order = (ascending: boolean) => (ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`);
 
 /**
- * A CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, its quotes doubled.
- * The lines are built in the database, so that a batch crosses the driver as one text value: a
- * CSV library in JavaScript cannot keep up with COPY (csv-stringify alone took 1.6 times as long
- * to format a million members as PostgreSQL took to COPY them out), nor can decoding the rows.
+ * One CSV field of the line `v` (RFC 4180): quoted, its quotes doubled, when it holds a comma, a
+ * quote, CR or LF. The lines are built in the database so that a batch crosses the driver as one
+ * text value: formatting in JavaScript cannot keep up with COPY (csv-stringify alone took 1.6
+ * times as long to format a million members as PostgreSQL took to COPY them out), nor can
+ * decoding the rows.
  */
-const csvField = (column: string) => {
-  const c = Prisma.raw(`v.${column}`);
-  return Prisma.sql`CASE WHEN ${c} ~ E'[",\\r\\n]' THEN '"' || replace(${c}, '"', '""') || '"' ELSE ${c} END`;
-};
+const SPECIAL = Prisma.sql`E'[",\\r\\n]'`;
+function csvField(column: string): Prisma.Sql {
+  const value = Prisma.raw(`v.${column}`);
+  return Prisma.sql`CASE WHEN ${value} ~ ${SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END`;
+}
+
+/**
+ * A CSV line of the values of `v` in these columns. All of them are tested at once first: almost
+ * no member needs quoting, and one test of the values together costs a fraction of one per value.
+ */
+function csvLine(columns: string[]): Prisma.Sql {
+  const values = columns.map((c) => Prisma.raw(`v.${c}`));
+  return Prisma.sql`CASE WHEN concat(${Prisma.join(values)}) ~ ${SPECIAL}
+    THEN concat_ws(',', ${Prisma.join(columns.map(csvField))})
+    ELSE concat_ws(',', ${Prisma.join(values)}) END`;
+}
 
 export const memberExportRepo = {
   /**
-   * Where a scan of the selection starts and ends: the numbers given out before now (members
-   * created during the export are left out); undefined for an audience the workspace does not
-   * have (archived ones are read like the others).
+   * The stretches of member numbers that hold the selection, in order: the workspace's numbers
+   * given out before now (members created during the export are left out), and of those, for an
+   * audience, the bitset chunks that hold any of its members. Undefined for an audience the
+   * workspace does not have (archived ones are read like the others).
    */
-  async bounds(db: PrismaClient, selection: Selection): Promise<SeqRange | undefined> {
-    const { workspaceId, audienceId } = selection;
-    const found =
-      audienceId === undefined
-        ? Prisma.sql`true`
-        : Prisma.sql`EXISTS (SELECT 1 FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})`;
-    const [row] = await db.$queryRaw<{ from: number | null; to: number | null; found: boolean }[]>`
-      SELECT ${nextSql(selection, 0, true)} AS "from", ${nextSql(selection, Prisma.sql`w.member_seq`, false)} AS "to",
-             ${found} AS found
-      FROM workspaces AS w WHERE w.workspace_id = ${workspaceId}`;
-    if (!row?.found) return undefined;
-    return { from: row.from ?? 0, to: row.to ?? 0 };
+  async segments(db: PrismaClient, { workspaceId, audienceId }: Selection): Promise<SeqRange[] | undefined> {
+    if (audienceId === undefined) {
+      const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
+        SELECT min(m.seq) AS first, max(m.seq) AS last FROM members AS m WHERE m.workspace_id = ${workspaceId}`;
+      return row?.first == null || row.last == null ? [] : [{ from: row.first, to: row.last + 1 }];
+    }
+    const [row] = await db.$queryRaw<{ chunks: number[] | null; end: number }[]>`
+      SELECT w.member_seq AS "end",
+        (SELECT array_agg(t.chunk ORDER BY t.chunk) FROM membership_chunks AS t
+         WHERE t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = ${kind("member")} AND t.count > 0)
+        AS chunks
+      FROM audiences AS a JOIN workspaces AS w ON w.workspace_id = a.workspace_id
+      WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
+    if (!row) return undefined;
+    const { end } = row;
+    return (row.chunks ?? [])
+      .map((chunk) => ({ from: chunk * CHUNK_BITS, to: Math.min((chunk + 1) * CHUNK_BITS, end) }))
+      .filter((range) => range.from < range.to);
   },
 
   /** The custom field keys (not the four named fields) that members of the range have. */
-  async fieldKeys(db: PrismaClient, selection: Selection, range: SeqRange): Promise<Batch<string[]>> {
+  async fieldKeys(db: PrismaClient, selection: Selection, range: SeqRange): Promise<string[]> {
     const listing = listingOf(selection);
-    const [row] = await db.$queryRaw<{ body: string[] | null; next: number | null }[]>`
-      SELECT (SELECT array_agg(DISTINCT k.key) FROM ${listing.from}
-                CROSS JOIN LATERAL jsonb_object_keys(m.fields - ${[...NAMED_FIELDS]}::text[]) AS k(key)
-              WHERE ${listing.where} AND ${within(selection, range)}) AS body,
-             ${after(selection, range, true)} AS next`;
-    return { body: row?.body ?? [], next: row?.next ?? null };
+    // Members without fields (created from a bare id) are passed over at once; the others' named
+    // fields are taken out first: fewer keys to gather, and none from a member without custom fields.
+    const [row] = await db.$queryRaw<{ keys: string[] | null }[]>`
+      SELECT array_agg(DISTINCT k.key) AS keys FROM (
+        SELECT jsonb_object_keys(m.fields - ${[...NAMED_FIELDS]}::text[]) AS key
+        FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} AND m.fields <> '{}'::jsonb
+      ) AS k`;
+    return row?.keys ?? [];
   },
 
   /**
@@ -125,38 +127,29 @@ export const memberExportRepo = {
     range: SeqRange,
     ascending: boolean,
     keys: readonly string[],
-  ): Promise<Batch<string>> {
+  ): Promise<string> {
     const listing = listingOf(selection);
     const fields = [...NAMED_FIELDS, ...keys].map(
-      (key, i) => Prisma.sql`coalesce(m.fields->>${key}::text, '') AS f${Prisma.raw(String(i))}`,
+      (key, i) => Prisma.sql`coalesce(m.fields->>${key}::text, '') AS ${Prisma.raw(`f${i}`)}`,
     );
     const columns = ["id", "email", "alternatives", ...fields.map((_, i) => `f${i}`)];
-    const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     // OFFSET 0 keeps the inner query a query of its own: merged into the outer one, each value
-    // would be computed again by every use csvField makes of it.
-    const [row] = await db.$queryRaw<{ body: string | null; next: number | null }[]>`
-      SELECT (SELECT string_agg(concat_ws(',', ${Prisma.join(columns.map(csvField))}) || E'\\n', '' ORDER BY v.seq ${order})
-              FROM (SELECT m.seq, m.id, coalesce(m.email, '') AS email,
-                           array_to_string(m.alternative_emails, ';') AS alternatives, ${Prisma.join(fields)}
-                    FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} OFFSET 0) AS v) AS body,
-             ${after(selection, range, ascending)} AS next`;
-    return { body: row?.body ?? "", next: row?.next ?? null };
+    // would be computed again by every use csvLine makes of it.
+    const [row] = await db.$queryRaw<{ lines: string | null }[]>`
+      SELECT string_agg(${csvLine(columns)}, E'\\n' ORDER BY v.seq ${order(ascending)}) || E'\\n' AS lines
+      FROM (SELECT m.seq, m.id, coalesce(m.email, '') AS email,
+                   array_to_string(m.alternative_emails, ';') AS alternatives, ${Prisma.join(fields)}
+            FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} OFFSET 0) AS v`;
+    return row?.lines ?? "";
   },
 
   /** The range's members, in scan order. */
-  async members(
-    db: PrismaClient,
-    selection: Selection,
-    range: SeqRange,
-    ascending: boolean,
-  ): Promise<Batch<MemberRow[]>> {
+  async members(db: PrismaClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<MemberRow[]> {
     const listing = listingOf(selection);
-    const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-    const [row] = await db.$queryRaw<{ body: string | null; next: number | null }[]>`
-      SELECT (SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order})::text FROM ${listing.from}
-              WHERE ${listing.where} AND ${within(selection, range)}) AS body,
-             ${after(selection, range, ascending)} AS next`;
-    return { body: membersOfJson(row?.body ?? null), next: row?.next ?? null };
+    const [row] = await db.$queryRaw<{ members: string | null }[]>`
+      SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order(ascending)})::text AS members
+      FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)}`;
+    return membersOfJson(row?.members ?? null);
   },
 };
 

@@ -59,6 +59,10 @@ describe("listAudienceMembers as a file", () => {
     const members = await jsonMembers(ws, seeded.audience);
     expect(rows).toEqual(members.map((m) => csvRowOf(m, ["Zeta", "city", "notes"])));
     expect(rows.map((r) => r.id)).toEqual(["bare-1", members[1]?.id, 'odd,"id"', "last"]);
+    // Only the values that need it are quoted.
+    expect(res.text.split("\n")[2]).toBe(
+      `${members[1]?.id},ada@example.com,ada@work.example;countess@example.org,Ada,Lovelace,Engineer,"Analytical Engines, Ltd",,,`,
+    );
     expect(rows[1]?.alternativeEmails).toBe("ada@work.example;countess@example.org");
     expect(rows[1]?.company).toBe("Analytical Engines, Ltd");
     expect(rows[2]).toMatchObject({

@@ -2,27 +2,26 @@ import { text } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { createMemberExport } from "../../src/services/member-export.ts";
-import type { Batch, MemberExportRepo, SeqRange } from "../../src/store/member-export.ts";
+import type { MemberExportRepo, SeqRange } from "../../src/store/member-export.ts";
 
 /**
- * An export over a fake store of member numbers [0, 100) read 30 at a time: each range's CSV is
- * one line naming it, and `next` goes on where the range ends unless `skip` says otherwise.
+ * An export over a fake store whose members are numbered within `segments` ([0, 100) unless
+ * told otherwise), read 30 numbers at a time, two reads ahead: each range's CSV is one line
+ * naming it. `fail` makes a read fail.
  */
-function setUp(options: { skip?: (range: SeqRange) => number | null; fail?: (call: number) => boolean } = {}) {
+function setUp(options: { segments?: SeqRange[]; fail?: (read: number) => boolean } = {}) {
   const reads: SeqRange[] = [];
-  const batch = async (range: SeqRange, ascending: boolean): Promise<Batch<string>> => {
-    reads.push(range);
-    if (options.fail?.(reads.length)) throw new Error(`read ${reads.length} failed`);
-    const next = options.skip ? options.skip(range) : ascending ? range.to : range.from;
-    return { body: `${range.from}-${range.to}\n`, next };
-  };
   const exports: MemberExportRepo = {
-    bounds: async () => ({ from: 0, to: 100 }),
-    fieldKeys: async (_db, _selection, range) => ({ body: [], next: range.to }),
-    csvLines: (_db, _selection, range, ascending) => batch(range, ascending),
-    members: async () => ({ body: [], next: null }),
+    segments: async () => options.segments ?? [{ from: 0, to: 100 }],
+    fieldKeys: async () => [],
+    async csvLines(_db, _selection, range) {
+      reads.push(range);
+      if (options.fail?.(reads.length)) throw new Error(`read ${reads.length} failed`);
+      return `${range.from}-${range.to}\n`;
+    },
+    members: async () => [],
   };
-  const service = createMemberExport({ store: { db: {} as PrismaClient }, exports, batchSize: 30 });
+  const service = createMemberExport({ store: { db: {} as PrismaClient }, exports, batchSize: 30, readAhead: 2 });
   return { reads, open: (query = {}) => service.open("ws", "csv", query) };
 }
 
@@ -36,19 +35,25 @@ describe("member export streams", () => {
 
   it("reads them backwards for DESC", async () => {
     const { open } = setUp();
-    expect(await text(await open({ sortDirection: "DESC" }))).toBe(`${HEADER}70-100\n40-70\n10-40\n0-10\n`);
+    expect(await text(await open({ sortDirection: "DESC" }))).toBe(`${HEADER}90-100\n60-90\n30-60\n0-30\n`);
   });
 
-  it("goes on where the store says the next members are, and stops when it says there are none", async () => {
-    const { open } = setUp({ skip: (range) => (range.from === 0 ? 80 : null) });
-    expect(await text(await open())).toBe(`${HEADER}0-30\n80-100\n`);
+  it("joins adjacent stretches and cuts them into ranges, the same ones both ways", async () => {
+    const segments = [
+      { from: 0, to: 10 },
+      { from: 10, to: 20 },
+      { from: 50, to: 100 },
+    ];
+    expect(await text(await setUp({ segments }).open())).toBe(`${HEADER}0-20\n50-80\n80-100\n`);
+    const backwards = await setUp({ segments }).open({ sortDirection: "DESC" });
+    expect(await text(backwards)).toBe(`${HEADER}80-100\n50-80\n0-20\n`);
   });
 
-  it("reads one batch ahead of the client, not more", async () => {
+  it("reads two batches ahead of the client, not more", async () => {
     const { open, reads } = setUp();
     const file = await open();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(reads).toHaveLength(2);
+    expect(reads).toHaveLength(3);
     file.destroy();
   });
 
