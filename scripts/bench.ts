@@ -27,6 +27,7 @@ import { pages } from "./bench/scenarios/pages.ts";
 import { ruleChange } from "./bench/scenarios/rule-change.ts";
 import { scatteredUpdates } from "./bench/scenarios/scattered-updates.ts";
 import type { Context, State } from "./bench/scenarios/scenario-context.ts";
+import { search } from "./bench/scenarios/search.ts";
 import { webhookDelivery } from "./bench/scenarios/webhooks.ts";
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -218,6 +219,7 @@ async function main(): Promise<number> {
     if (!skip.has("updates")) await scatteredUpdates(ctx);
     if (!skip.has("feed")) await feedPages(ctx);
     if (!skip.has("audiences")) await manyAudiences(ctx);
+    if (!skip.has("search")) await search(ctx);
     if (!skip.has("mixed")) await mixedLoad(ctx);
     if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
 

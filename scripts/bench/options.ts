@@ -39,6 +39,7 @@ const SKIPPABLE = [
   "updates",
   "feed",
   "audiences",
+  "search",
   "mixed",
   "webhooks",
 ] as const;
@@ -69,7 +70,7 @@ Options:
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
   --skip=a,b           leave out scenario groups: pages, throughput, data, export, merge, rules, updates, feed,
-                       audiences, mixed, webhooks
+                       audiences, search, mixed, webhooks
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
   --help               this text
 `;
