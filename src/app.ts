@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import openapiGlue from "fastify-openapi-glue";
 import { BadRequestError, serviceUnavailable, unsupportedMediaType } from "./domain/errors.ts";
 import { clientErrorHandler } from "./http/client-errors.ts";
-import { operationsRequiringBody, readContract } from "./http/contract.ts";
+import { operationsRequiringBody, operationsTaking, readContract } from "./http/contract.ts";
+import { csvBodies, requireCsvBody } from "./http/csv-body.ts";
 import { docsRoutes } from "./http/docs-routes.ts";
 import { createHandlers } from "./http/handlers.ts";
 import { idempotencyHooks } from "./http/idempotency.ts";
@@ -29,7 +30,7 @@ export interface AppOptions {
   logger?: FastifyServerOptions["logger"];
   /** How long a read audience is trusted without change reports (the default: 5 s). */
   audienceCacheTtlMs?: number | undefined;
-  /** Run the background work (publishing events, delivering webhooks) in this process (default true). */
+  /** Run the background work (publishing events, delivering webhooks, import jobs) in this process (default true). */
   workers?: boolean | undefined;
   /** Deliver webhooks to loopback and private addresses too (WEBHOOK_ALLOW_PRIVATE). */
   allowPrivateWebhooks?: boolean | undefined;
@@ -45,6 +46,8 @@ export interface AppOptions {
   metricsToken?: string | undefined;
   /** Member numbers an export reads per statement (see ServiceOptions). */
   exportBatchSize?: number | undefined;
+  /** Import settings (IMPORT_MAX_BYTES, IMPORT_LEASE_MS; see ServiceOptions). */
+  imports?: Pick<ServiceOptions, "importMaxBytes" | "importLeaseMs"> | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {
@@ -73,6 +76,7 @@ export async function buildApp({
   publicUrl,
   metricsToken,
   exportBatchSize,
+  imports = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
@@ -110,12 +114,16 @@ export async function buildApp({
     eventRetentionDays,
     ...webhooks,
     exportBatchSize,
+    ...imports,
     onBackgroundError: (error) => app.log.error({ err: error }, "background work failed"),
   });
   const handlers = createHandlers({ ready: () => store.ready(), ...services });
   if (workers) {
-    app.addHook("onReady", async () => services.workers.start());
-    app.addHook("onClose", () => services.workers.stop());
+    app.addHook("onReady", async () => {
+      services.workers.start();
+      services.importRunner.start();
+    });
+    app.addHook("onClose", () => Promise.all([services.workers.stop(), services.importRunner.stop()]));
   }
   app.addHook("onClose", async () => services.sender.close());
 
@@ -124,8 +132,10 @@ export async function buildApp({
     closing = true;
     done();
   });
+  // Operations whose body is a file (text/csv), streamed to them unread.
+  const fileOperations = operationsTaking("text/csv");
   countRequests(app);
-  bodyDeadline(app, requestTimeoutMs);
+  bodyDeadline(app, requestTimeoutMs, fileOperations);
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
@@ -151,6 +161,7 @@ export async function buildApp({
   // JSON only: a text/plain body gets 415, not a confusing validation error.
   app.removeContentTypeParser("text/plain");
   strictJsonBodies(app);
+  csvBodies(app, fileOperations);
   // The contract names application/problem+json for responses only; fastify-openapi-glue checks
   // every media type it names for a body parser. Problem documents are not accepted as requests.
   app.addContentTypeParser("application/problem+json", (_request, _payload, done) =>
@@ -165,19 +176,22 @@ export async function buildApp({
   //
   // Hooks only some operations need are attached to those routes, so that the others (the hot
   // reads above all) do not pay for them: the text guard where there is a body or a query, the
-  // Idempotency-Key handling on POST.
+  // Idempotency-Key handling on POST (not on a file upload, whose body is not read before it
+  // runs; the contract offers no Idempotency-Key there), the media type of a file upload.
   const bodyRequired = operationsRequiringBody();
   app.addHook("onRoute", (route) => {
+    const schema = route.schema as { operationId?: string; body?: unknown; querystring?: unknown } | undefined;
+    const takesFile = schema?.operationId !== undefined && fileOperations.has(schema.operationId);
     if (route.preHandler) {
-      route.onRequest = route.preHandler as typeof route.onRequest;
+      const authenticate = route.preHandler as NonNullable<typeof route.onRequest>;
+      route.onRequest = takesFile ? [authenticate, requireCsvBody].flat() : authenticate;
       route.preHandler = undefined;
     }
-    const schema = route.schema as { operationId?: string; body?: unknown; querystring?: unknown } | undefined;
     const preValidation = [];
     if (schema?.body || schema?.querystring) preValidation.push(rejectMalformedTextHook);
     if (schema?.operationId && bodyRequired.has(schema.operationId)) preValidation.push(requireBody);
     if (preValidation.length > 0) route.preValidation = preValidation;
-    if (route.method === "POST") {
+    if (route.method === "POST" && !takesFile) {
       route.preHandler = idempotency.preHandler;
       route.onSend = idempotency.onSend;
     }

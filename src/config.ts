@@ -23,6 +23,8 @@ export interface Config {
   EVENT_RETENTION_DAYS: number;
   WEBHOOK_ALLOW_PRIVATE: boolean;
   WEBHOOK_TIMEOUT_MS: number;
+  IMPORT_MAX_BYTES: number;
+  IMPORT_LEASE_MS: number;
 }
 
 const schema = {
@@ -67,6 +69,10 @@ const schema = {
     EVENT_RETENTION_DAYS: { type: "integer", minimum: 1, maximum: 3650, default: 7 },
     WEBHOOK_ALLOW_PRIVATE: { type: "boolean", default: false },
     WEBHOOK_TIMEOUT_MS: { type: "integer", minimum: 1000, maximum: 60000, default: 10000 },
+    // The largest CSV file an import accepts (1 GiB); it is stored as it arrives, not held in memory.
+    IMPORT_MAX_BYTES: { type: "integer", minimum: 1024, maximum: 1099511627776, default: 1073741824 },
+    // How soon another process takes over an import job whose process stopped (died, or hangs).
+    IMPORT_LEASE_MS: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
   },
 } as const;
 

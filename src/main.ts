@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     allowPrivateWebhooks: config.WEBHOOK_ALLOW_PRIVATE,
     eventRetentionDays: config.EVENT_RETENTION_DAYS,
     webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
+    imports: { importMaxBytes: config.IMPORT_MAX_BYTES, importLeaseMs: config.IMPORT_LEASE_MS },
     logger: { level: config.LOG_LEVEL },
     publicUrl: config.PUBLIC_URL,
     metricsToken: config.METRICS_TOKEN,

@@ -3,8 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 /**
  * The process's metrics, all in one registry, served by GET /metrics in Prometheus's text format.
  * A feature that wants to be watched adds its instruments here, registered on `registry`, and
- * counts where its work happens; the route serves whatever this module holds. Import rows (by
- * result) belong here when imports land.
+ * counts where its work happens; the route serves whatever this module holds.
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: "audience_" });
@@ -83,5 +82,12 @@ export const webhookDuration = new Histogram({
   name: "audience_webhook_attempt_duration_seconds",
   help: "Time from sending a delivery to its answer (or to giving up on one).",
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export const importRows = new Counter({
+  name: "audience_import_rows_total",
+  help: "Rows of imported CSV files applied, by outcome: created, merged, unchanged (a member, matched) or rejected.",
+  labelNames: ["outcome"] as const,
   registers: [registry],
 });

@@ -100,3 +100,15 @@ export type Webhook = Prisma.WebhookModel
  * feed (event_sequence), except for a test event, which is not in the feed.
  */
 export type WebhookDelivery = Prisma.WebhookDeliveryModel
+/**
+ * Model ImportJob
+ * A CSV import: the job and its progress. `uploading` while its file arrives (not shown to
+ * clients; removed if the upload fails or its process dies), then queued, running, and one of
+ * succeeded, failed or cancelled. Counts and errors advance in the transaction of each chunk.
+ */
+export type ImportJob = Prisma.ImportJobModel
+/**
+ * Model ImportPart
+ * About 1 MiB of an import's file; removed when the job ends.
+ */
+export type ImportPart = Prisma.ImportPartModel

@@ -32,6 +32,7 @@ export class BadRequestError extends AppError {
       | "too_many_items"
       | "invalid_filter"
       | "webhook_url_not_allowed"
+      | "invalid_csv"
     >,
     detail: string,
     errors?: FieldError[],
@@ -43,6 +44,7 @@ export class BadRequestError extends AppError {
       too_many_items: "Too many items",
       invalid_filter: "Invalid filter",
       webhook_url_not_allowed: "Webhook URL not allowed",
+      invalid_csv: "Invalid CSV file",
     } as const;
     super(400, code, titles[code], detail, errors);
   }
@@ -71,6 +73,7 @@ export class NotFoundError extends AppError {
       | "route_not_found"
       | "webhook_not_found"
       | "delivery_not_found"
+      | "import_not_found"
     >,
     detail: string,
   ) {
@@ -82,6 +85,7 @@ export class NotFoundError extends AppError {
       route_not_found: "Route not found",
       webhook_not_found: "Webhook not found",
       delivery_not_found: "Delivery not found",
+      import_not_found: "Import not found",
     } as const;
     super(404, code, titles[code], detail);
   }
@@ -96,6 +100,8 @@ export class ConflictError extends AppError {
       | "member_identity_conflict"
       | "idempotency_key_in_progress"
       | "webhook_disabled"
+      | "import_finished"
+      | "too_many_imports"
     >,
     detail: string,
   ) {
@@ -105,6 +111,8 @@ export class ConflictError extends AppError {
       member_identity_conflict: "Member identity conflict",
       idempotency_key_in_progress: "Idempotency key in progress",
       webhook_disabled: "Webhook disabled",
+      import_finished: "Import finished",
+      too_many_imports: "Too many imports",
     } as const;
     super(409, code, titles[code], detail);
   }
@@ -122,11 +130,11 @@ export const audienceArchived = (id: string) =>
 export const audienceNameTaken = (name: string) =>
   new ConflictError("audience_name_taken", `An audience named "${name}" already exists in this workspace.`);
 
-export const unsupportedMediaType = () =>
-  new AppError(415, "unsupported_media_type", "Unsupported media type", "Send the body as application/json.");
+export const unsupportedMediaType = (detail = "Send the body as application/json.") =>
+  new AppError(415, "unsupported_media_type", "Unsupported media type", detail);
 
-export const payloadTooLarge = () =>
-  new AppError(413, "payload_too_large", "Payload too large", "The request body is larger than the server accepts.");
+export const payloadTooLarge = (detail = "The request body is larger than the server accepts.") =>
+  new AppError(413, "payload_too_large", "Payload too large", detail);
 
 /** An infrastructure fault (the database down, slow or saturated): retry after retryAfterSeconds. */
 export class ServiceUnavailableError extends AppError {
@@ -151,3 +159,8 @@ export const cursorExpired = () =>
 
 export const webhookNotFound = (id: string) =>
   new NotFoundError("webhook_not_found", `No webhook ${id} in this workspace.`);
+
+export const importNotFound = (id: string) =>
+  new NotFoundError("import_not_found", `No import ${id} in this workspace.`);
+
+export const invalidCsv = (detail: string) => new BadRequestError("invalid_csv", detail);

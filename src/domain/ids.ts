@@ -26,7 +26,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = "ws" | "aud" | "mem" | "key" | "evt" | "whk" | "dlv";
+export type IdPrefix = "ws" | "aud" | "mem" | "key" | "evt" | "whk" | "dlv" | "imp";
 
 /** Identifiers look like `aud_4kP9sQ2wLm7XvB3nR8tY`: a type prefix and 20 random base62 characters. */
 export function newId(prefix: IdPrefix): string {

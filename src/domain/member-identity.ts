@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError } from "./errors.ts";
+import { type AppError, BadRequestError, ConflictError } from "./errors.ts";
 import {
   emailKeysOf,
   emptyMemberData,
@@ -19,8 +19,19 @@ export interface UpsertPlan {
   update: { id: string; data: MemberData }[];
   /** Addresses that become owned by a member (not owned by anyone before). */
   claims: { emailKey: string; memberId: string }[];
-  /** What each input did to its member, in input order. */
+  /** What each input did to its member, in input order (rejected inputs left out). */
   outcomes: { id: string; status: "created" | "merged" | "unchanged" }[];
+  /** The inputs left out, with why (only with `rejectBadInputs`). */
+  rejected: { index: number; message: string }[];
+}
+
+export interface PlanOptions {
+  /**
+   * Leave out an input that matches two different members, or would give its member more data
+   * than a member may hold, and report it in `rejected`, instead of refusing the whole batch: an
+   * import's bad row must not stop the rest of its file.
+   */
+  rejectBadInputs?: boolean;
 }
 
 export const MAX_FIELDS = 50;
@@ -31,13 +42,14 @@ export const MAX_ALTERNATIVE_EMAILS = 100;
  * one after another: an input is matched by id, else by any of its e-mails (primary or
  * alternative, against every address of every member); no match creates a member. An input whose
  * id and e-mails point at different members, or whose e-mails point at two members, is a
- * member_identity_conflict and nothing of the batch is applied.
+ * member_identity_conflict and nothing of the batch is applied (unless `rejectBadInputs`).
  */
 export function planMemberUpserts(
   inputs: MemberInput[],
   stored: ReadonlyMap<string, MemberData>,
   emailOwners: ReadonlyMap<string, string>,
   newMemberId: () => string,
+  options: PlanOptions = {},
 ): UpsertPlan {
   const current = new Map<string, MemberData>(stored);
   const owners = new Map(emailOwners);
@@ -47,8 +59,14 @@ export function planMemberUpserts(
   const memberIds = new Set<string>();
   const claims = new Map<string, string>();
   const outcomes: UpsertPlan["outcomes"] = [];
+  const rejected: UpsertPlan["rejected"] = [];
+  // Nothing of an input is recorded before it passes both checks, so leaving it out is exact.
+  const reject = (index: number, error: AppError, message: string) => {
+    if (!options.rejectBadInputs) throw error;
+    rejected.push({ index, message });
+  };
 
-  inputs.forEach((input, index) => {
+  for (const [index, input] of inputs.entries()) {
     const keyOwners = new Set<string>();
     for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
       const owner = owners.get(key);
@@ -56,12 +74,26 @@ export function planMemberUpserts(
     }
     const target = input.id ?? [...keyOwners][0] ?? newMemberId();
     const other = [...keyOwners].find((owner) => owner !== target);
-    if (other !== undefined) throw identityConflict(index, target, other, input.id !== undefined);
+    if (other !== undefined) {
+      const byId = input.id !== undefined;
+      reject(
+        index,
+        identityConflict(index, target, other, byId),
+        byId
+          ? `its id names member ${target}, but its e-mails belong to member ${other}`
+          : `its e-mails belong to two different members: ${target} and ${other}`,
+      );
+      continue;
+    }
 
     const before = current.get(target);
-    if (before === undefined) created.add(target);
     const after = mergeMemberData(before ?? emptyMemberData(), input);
-    checkLimits(after, index);
+    const tooMuch = limitError(after, index);
+    if (tooMuch) {
+      reject(index, tooMuch, `${tooMuch.errors?.[0]?.message} (member ${target})`);
+      continue;
+    }
+    if (before === undefined) created.add(target);
     outcomes.push({ id: target, status: before === undefined ? "created" : after === before ? "unchanged" : "merged" });
     current.set(target, after);
     memberIds.add(target);
@@ -69,7 +101,7 @@ export function planMemberUpserts(
       if (!owners.has(key)) claims.set(key, target);
       owners.set(key, target);
     }
-  });
+  }
 
   const create: UpsertPlan["create"] = [];
   const update: UpsertPlan["update"] = [];
@@ -84,6 +116,7 @@ export function planMemberUpserts(
     update,
     claims: [...claims].map(([emailKey, memberId]) => ({ emailKey, memberId })),
     outcomes,
+    rejected,
   };
 }
 
@@ -94,14 +127,14 @@ function identityConflict(index: number, target: string, other: string, byId: bo
   return new ConflictError("member_identity_conflict", detail);
 }
 
-function checkLimits(data: MemberData, index: number): void {
+function limitError(data: MemberData, index: number): BadRequestError | undefined {
   if (Object.keys(data.fields).length > MAX_FIELDS) {
-    throw new BadRequestError("invalid_request", `A member may have at most ${MAX_FIELDS} fields.`, [
+    return new BadRequestError("invalid_request", `A member may have at most ${MAX_FIELDS} fields.`, [
       { pointer: `/body/members/${index}/fields`, message: `would give the member more than ${MAX_FIELDS} fields` },
     ]);
   }
   if (data.alternativeEmails.length > MAX_ALTERNATIVE_EMAILS) {
-    throw new BadRequestError(
+    return new BadRequestError(
       "invalid_request",
       `A member may have at most ${MAX_ALTERNATIVE_EMAILS} alternative e-mails.`,
       [
@@ -112,4 +145,5 @@ function checkLimits(data: MemberData, index: number): void {
       ],
     );
   }
+  return undefined;
 }

@@ -7,7 +7,7 @@ export const CONTRACT_PATH = join(PROJECT_ROOT, "openapi", "openapi.yaml");
 
 interface Operation {
   operationId?: string;
-  requestBody?: { required?: boolean };
+  requestBody?: { required?: boolean; content?: Record<string, unknown> };
 }
 
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
@@ -21,6 +21,17 @@ export function operationsRequiringBody(): Set<string> {
   for (const item of Object.values(readContract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.requestBody?.required && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}
+
+/** The operations whose request body the contract gives in this media type. */
+export function operationsTaking(mediaType: string): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation?.requestBody?.content?.[mediaType] && operation.operationId) ids.add(operation.operationId);
     }
   }
   return ids;

@@ -10,7 +10,12 @@ import type { operations, paths } from "../../generated/api.d.ts";
  */
 type PathOf<Op> = Op extends { parameters: { path: infer P } } ? P : Record<string, never>;
 type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>;
-type BodyOf<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } } ? B : undefined;
+/** A JSON body arrives parsed; a CSV body as the request's stream, read by the operation (see csv-body.ts). */
+type BodyOf<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } }
+  ? B
+  : Op extends { requestBody?: { content: { "text/csv": unknown } } }
+    ? Readable
+    : undefined;
 type JsonOf<R> = R extends { content: { "application/json": infer C } } ? C : never;
 type SuccessOf<Op> = Op extends { responses: infer R }
   ? 200 extends keyof R

@@ -3,6 +3,7 @@ import type { AdminService } from "../services/admin-service.ts";
 import type { AudienceMemberService } from "../services/audience-member-service.ts";
 import type { AudienceService } from "../services/audience-service.ts";
 import type { EventFeed } from "../services/event-feed-service.ts";
+import type { ImportService } from "../services/import-service.ts";
 import type { MemberExport } from "../services/member-export.ts";
 import type { MemberService } from "../services/member-service.ts";
 import type { WebhookService } from "../services/webhook-service.ts";
@@ -19,6 +20,7 @@ export interface Services {
   memberExport: MemberExport;
   events: EventFeed;
   webhooks: WebhookService;
+  imports: ImportService;
 }
 
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
@@ -31,6 +33,7 @@ export function createHandlers({
   memberExport,
   events,
   webhooks,
+  imports,
 }: Services) {
   return {
     getHealth: async () => ({ status: "ok" as const }),
@@ -131,5 +134,22 @@ export function createHandlers({
       reply.code(202);
       return webhooks.retry(request.params.workspaceId, request.params.webhookId, request.params.deliveryId);
     },
+
+    async createImport(request, reply) {
+      const { workspaceId } = request.params;
+      const declared = request.headers["content-length"];
+      const job = await imports.create(
+        workspaceId,
+        request.query.audienceId,
+        // Not destroyed when the upload stops early (a bad file): the answer must still go out.
+        request.body.iterator({ destroyOnReturn: false }),
+        declared === undefined ? undefined : Number(declared),
+      );
+      reply.code(202).header("location", `/v0/workspaces/${workspaceId}/imports/${job.id}`);
+      return job;
+    },
+    listImports: (request) => imports.list(request.params.workspaceId, request.query),
+    getImport: (request) => imports.get(request.params.workspaceId, request.params.importId),
+    cancelImport: (request) => imports.cancel(request.params.workspaceId, request.params.importId),
   } satisfies Handlers;
 }

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import { BadRequestError } from "../domain/errors.ts";
 
@@ -14,8 +15,10 @@ export function rejectMalformedText(request: FastifyRequest): void {
   try {
     // Only what the operation reads: a probe ignores its query, a bodiless operation its body.
     const schema = request.routeOptions.schema;
+    // A streamed body (an import's file) is checked by the operation as it reads it.
+    const parsedBody = schema?.body && !(request.body instanceof Readable);
     bad =
-      (schema?.body ? findMalformed(request.body, "/body") : undefined) ??
+      (parsedBody ? findMalformed(request.body, "/body") : undefined) ??
       (schema?.querystring ? findMalformed(request.query, "/query") : undefined);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;

@@ -1,6 +1,7 @@
 import { audienceRepo } from "../store/audience-repo.ts";
 import type { Store } from "../store/database.ts";
 import { eventRepo } from "../store/event-repo.ts";
+import { importRepo } from "../store/import-repo.ts";
 import { lockRepo } from "../store/lock-repo.ts";
 import { memberExportRepo } from "../store/member-export.ts";
 import { memberPageRepo } from "../store/member-page.ts";
@@ -17,7 +18,11 @@ import { createAuthService } from "./auth-service.ts";
 import { createEventFeed } from "./event-feed-service.ts";
 import { createEventRelay } from "./event-relay.ts";
 import { createEventWorkers } from "./event-workers.ts";
+import { createChunkApplier } from "./import-chunk.ts";
+import { createImportRunner } from "./import-runner.ts";
+import { createImportService } from "./import-service.ts";
 import { createMemberExport } from "./member-export.ts";
+import { createMemberInputCheck } from "./member-input-check.ts";
 import { createMemberPages } from "./member-pages.ts";
 import { createMemberService } from "./member-service.ts";
 import { createMembershipService, type EventSink } from "./membership-service.ts";
@@ -42,6 +47,10 @@ export interface ServiceOptions {
   webhookAttemptOffsetsMs?: readonly number[];
   /** Member numbers an export reads per statement (tests make it small to cross many batches). */
   exportBatchSize?: number | undefined;
+  /** The largest import file accepted (IMPORT_MAX_BYTES, default 1 GiB). */
+  importMaxBytes?: number;
+  /** How long an import job stays with a process that stopped renewing it (IMPORT_LEASE_MS, default 30 s). */
+  importLeaseMs?: number;
 }
 
 /** The membership module on the store's repositories, recording its events in the outbox. */
@@ -91,11 +100,24 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
   const membership = createMembership(store, (workspaceId) => workers.committed(workspaceId));
   const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
+  const importRunner = createImportRunner({
+    store,
+    imports: importRepo,
+    applyChunk: createChunkApplier({
+      membership,
+      members: memberRepo,
+      imports: importRepo,
+      checkInput: createMemberInputCheck(),
+    }),
+    leaseMs: options.importLeaseMs ?? 30_000,
+    onError,
+  });
   return {
     auth,
     membership,
     relay,
     workers,
+    importRunner,
     sender,
     events: createEventFeed({ store, events: eventRepo }),
     webhooks: createWebhookService({
@@ -109,6 +131,13 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
     audiences: createAudienceService({ store, cache, membership, audiences: audienceRepo, members: memberRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
+    imports: createImportService({
+      store,
+      imports: importRepo,
+      audiences: audienceRepo,
+      maxBytes: options.importMaxBytes ?? 1_073_741_824,
+      queued: () => importRunner.queued(),
+    }),
     members: createMemberService({
       store,
       membership,

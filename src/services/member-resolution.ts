@@ -1,6 +1,6 @@
 import { changedKeys, type OutboxEntry } from "../domain/events.ts";
 import { newId } from "../domain/ids.ts";
-import { type MemberInput, planMemberUpserts, type UpsertPlan } from "../domain/member-identity.ts";
+import { type MemberInput, type PlanOptions, planMemberUpserts, type UpsertPlan } from "../domain/member-identity.ts";
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
 import { memberSetOf } from "../domain/member-set.ts";
 import type { Tx } from "../store/database.ts";
@@ -19,6 +19,8 @@ export interface ResolvedMembers {
   /** Members created or whose data changed: the ones rule-based audiences must look at again. */
   changedIds: string[];
   outcomes: UpsertPlan["outcomes"];
+  /** The inputs left out (with `rejectBadInputs`), by index, with why. */
+  rejected: UpsertPlan["rejected"];
   /** The members.created and members.updated events of what was written. */
   events: OutboxEntry[];
 }
@@ -42,6 +44,7 @@ export async function resolveMemberInputs(
   workspaceId: string,
   inputs: MemberInput[],
   bareIds: string[] = [],
+  options: PlanOptions = {},
 ): Promise<ResolvedMembers> {
   if (inputs.length === 0) {
     const { createdBare, seqs } = await members.insert(tx, workspaceId, [], bareIds);
@@ -53,6 +56,7 @@ export async function resolveMemberInputs(
       merged: 0,
       changedIds: [],
       outcomes: [],
+      rejected: [],
       events: eventsOf(
         createdBare.map((id) => seqs.get(id) as number),
         [],
@@ -76,7 +80,7 @@ export async function resolveMemberInputs(
     ]),
   );
 
-  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"));
+  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), options);
   const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
   for (const row of rows) seqs.set(row.id, row.seq);
   await members.updateData(tx, workspaceId, plan.update);
@@ -91,6 +95,7 @@ export async function resolveMemberInputs(
     merged: plan.update.length,
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),
     outcomes: plan.outcomes,
+    rejected: plan.rejected,
     events: eventsOf(
       createdIds.map((id) => seqs.get(id) as number),
       updated,

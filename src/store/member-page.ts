@@ -194,7 +194,7 @@ const SEARCHED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
 
 /**
  * The searched values one per line: the expression the members_search_trgm index is built on
- * (prisma/migrations/20261124000000_member_search_index), written the same way so the planner
+ * (prisma/migrations/20261124100000_member_search_index), written the same way so the planner
  * recognises it.
  */
 const SEARCH_TEXT = Prisma.raw(

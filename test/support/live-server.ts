@@ -151,7 +151,7 @@ export interface RequestOptions {
   /** Sent as JSON, whatever it is: for bodies the contract refuses. */
   body?: unknown;
   /** Sent as is, instead of body. */
-  rawBody?: string;
+  rawBody?: string | Blob;
   headers?: Record<string, string>;
 }
 
@@ -168,7 +168,7 @@ export async function call<M extends string, P extends keyof paths = never>(
 ): Promise<RawResponse<DataOf<P, M>>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined = options.rawBody;
+  let body: string | Blob | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";

@@ -117,3 +117,39 @@ describe("resolving member inputs", () => {
     expect(error.errors?.[0]?.pointer).toBe("/body/members/0/fields");
   });
 });
+
+describe("resolving member inputs, leaving bad ones out (an import's rows)", () => {
+  it("rejects an input that matches two members, or would overfill one, and plans the others as if it were not there", () => {
+    const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+    const plan = planMemberUpserts(
+      [
+        { email: "grace@example.com", alternativeEmails: ["ada@example.com"] },
+        { id: "m_grace", email: "ada@work.example" },
+        { id: "m_ada", fields: many },
+        { email: "new@example.com", alternativeEmails: ["grace@example.com"] },
+        { email: "grace@example.com", fields: { role: "Admiral" } },
+      ],
+      stored,
+      owners,
+      ids(),
+      { rejectBadInputs: true },
+    );
+    expect(plan.rejected).toEqual([
+      { index: 0, message: "its e-mails belong to two different members: m_grace and m_ada" },
+      { index: 1, message: "its id names member m_grace, but its e-mails belong to member m_ada" },
+      { index: 2, message: "would give the member more than 50 fields (member m_ada)" },
+    ]);
+    expect(plan.outcomes).toEqual([
+      { id: "m_grace", status: "merged" },
+      { id: "m_grace", status: "merged" },
+    ]);
+    expect(plan.create).toEqual([]);
+    expect(plan.update).toEqual([
+      {
+        id: "m_grace",
+        data: { email: "new@example.com", alternativeEmails: ["grace@example.com"], fields: { role: "Admiral" } },
+      },
+    ]);
+    expect(plan.claims).toEqual([{ emailKey: "new@example.com", memberId: "m_grace" }]);
+  });
+});

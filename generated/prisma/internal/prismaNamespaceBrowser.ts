@@ -65,7 +65,9 @@ export const ModelName = {
   EventHead: 'EventHead',
   Event: 'Event',
   Webhook: 'Webhook',
-  WebhookDelivery: 'WebhookDelivery'
+  WebhookDelivery: 'WebhookDelivery',
+  ImportJob: 'ImportJob',
+  ImportPart: 'ImportPart'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -279,6 +281,40 @@ export const WebhookDeliveryScalarFieldEnum = {
 } as const
 
 export type WebhookDeliveryScalarFieldEnum = (typeof WebhookDeliveryScalarFieldEnum)[keyof typeof WebhookDeliveryScalarFieldEnum]
+
+
+export const ImportJobScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  audienceId: 'audienceId',
+  status: 'status',
+  bytes: 'bytes',
+  parts: 'parts',
+  rowsRead: 'rowsRead',
+  created: 'created',
+  merged: 'merged',
+  unchanged: 'unchanged',
+  rejected: 'rejected',
+  errors: 'errors',
+  failureReason: 'failureReason',
+  leaseToken: 'leaseToken',
+  leasedUntil: 'leasedUntil',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt',
+  finishedAt: 'finishedAt'
+} as const
+
+export type ImportJobScalarFieldEnum = (typeof ImportJobScalarFieldEnum)[keyof typeof ImportJobScalarFieldEnum]
+
+
+export const ImportPartScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  importId: 'importId',
+  part: 'part',
+  data: 'data'
+} as const
+
+export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
 
 
 export const SortOrder = {

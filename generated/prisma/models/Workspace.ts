@@ -224,6 +224,7 @@ export type WorkspaceWhereInput = {
   eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
   events?: Prisma.EventListRelationFilter
   webhooks?: Prisma.WebhookListRelationFilter
+  imports?: Prisma.ImportJobListRelationFilter
 }
 
 export type WorkspaceOrderByWithRelationInput = {
@@ -240,6 +241,7 @@ export type WorkspaceOrderByWithRelationInput = {
   eventHead?: Prisma.EventHeadOrderByWithRelationInput
   events?: Prisma.EventOrderByRelationAggregateInput
   webhooks?: Prisma.WebhookOrderByRelationAggregateInput
+  imports?: Prisma.ImportJobOrderByRelationAggregateInput
 }
 
 export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
@@ -259,6 +261,7 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
   events?: Prisma.EventListRelationFilter
   webhooks?: Prisma.WebhookListRelationFilter
+  imports?: Prisma.ImportJobListRelationFilter
 }, "id">
 
 export type WorkspaceOrderByWithAggregationInput = {
@@ -299,6 +302,7 @@ export type WorkspaceCreateInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateInput = {
@@ -315,6 +319,7 @@ export type WorkspaceUncheckedCreateInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUpdateInput = {
@@ -331,6 +336,7 @@ export type WorkspaceUpdateInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateInput = {
@@ -347,6 +353,7 @@ export type WorkspaceUncheckedUpdateInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateManyInput = {
@@ -542,6 +549,20 @@ export type WorkspaceUpdateOneRequiredWithoutWebhooksNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutWebhooksInput, Prisma.WorkspaceUpdateWithoutWebhooksInput>, Prisma.WorkspaceUncheckedUpdateWithoutWebhooksInput>
 }
 
+export type WorkspaceCreateNestedOneWithoutImportsInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutImportsInput, Prisma.WorkspaceUncheckedCreateWithoutImportsInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutImportsInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutImportsNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutImportsInput, Prisma.WorkspaceUncheckedCreateWithoutImportsInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutImportsInput
+  upsert?: Prisma.WorkspaceUpsertWithoutImportsInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutImportsInput, Prisma.WorkspaceUpdateWithoutImportsInput>, Prisma.WorkspaceUncheckedUpdateWithoutImportsInput>
+}
+
 export type WorkspaceCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -555,6 +576,7 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
@@ -570,6 +592,7 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutApiKeysInput = {
@@ -601,6 +624,7 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
@@ -616,6 +640,7 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutAudiencesInput = {
@@ -631,6 +656,7 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
@@ -646,6 +672,7 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutAudiencesInput = {
@@ -677,6 +704,7 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
@@ -692,6 +720,7 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutMembersInput = {
@@ -707,6 +736,7 @@ export type WorkspaceCreateWithoutMembersInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutMembersInput = {
@@ -722,6 +752,7 @@ export type WorkspaceUncheckedCreateWithoutMembersInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutMembersInput = {
@@ -753,6 +784,7 @@ export type WorkspaceUpdateWithoutMembersInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutMembersInput = {
@@ -768,6 +800,7 @@ export type WorkspaceUncheckedUpdateWithoutMembersInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutOutboxInput = {
@@ -783,6 +816,7 @@ export type WorkspaceCreateWithoutOutboxInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutOutboxInput = {
@@ -798,6 +832,7 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutOutboxInput = {
@@ -829,6 +864,7 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
@@ -844,6 +880,7 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutTombstonesInput = {
@@ -859,6 +896,7 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
@@ -874,6 +912,7 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutTombstonesInput = {
@@ -905,6 +944,7 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
@@ -920,6 +960,7 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventHeadInput = {
@@ -935,6 +976,7 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
@@ -950,6 +992,7 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventHeadInput = {
@@ -981,6 +1024,7 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
@@ -996,6 +1040,7 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventsInput = {
@@ -1011,6 +1056,7 @@ export type WorkspaceCreateWithoutEventsInput = {
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventsInput = {
@@ -1026,6 +1072,7 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventsInput = {
@@ -1057,6 +1104,7 @@ export type WorkspaceUpdateWithoutEventsInput = {
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventsInput = {
@@ -1072,6 +1120,7 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutWebhooksInput = {
@@ -1087,6 +1136,7 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
@@ -1102,6 +1152,7 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutWebhooksInput = {
@@ -1133,6 +1184,7 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
@@ -1148,6 +1200,87 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutImportsInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutImportsInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutImportsInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutImportsInput, Prisma.WorkspaceUncheckedCreateWithoutImportsInput>
+}
+
+export type WorkspaceUpsertWithoutImportsInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutImportsInput, Prisma.WorkspaceUncheckedUpdateWithoutImportsInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutImportsInput, Prisma.WorkspaceUncheckedCreateWithoutImportsInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutImportsInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutImportsInput, Prisma.WorkspaceUncheckedUpdateWithoutImportsInput>
+}
+
+export type WorkspaceUpdateWithoutImportsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutImportsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 
@@ -1163,6 +1296,7 @@ export type WorkspaceCountOutputType = {
   tombstones: number
   events: number
   webhooks: number
+  imports: number
 }
 
 export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1173,6 +1307,7 @@ export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensi
   tombstones?: boolean | WorkspaceCountOutputTypeCountTombstonesArgs
   events?: boolean | WorkspaceCountOutputTypeCountEventsArgs
   webhooks?: boolean | WorkspaceCountOutputTypeCountWebhooksArgs
+  imports?: boolean | WorkspaceCountOutputTypeCountImportsArgs
 }
 
 /**
@@ -1234,6 +1369,13 @@ export type WorkspaceCountOutputTypeCountWebhooksArgs<ExtArgs extends runtime.Ty
   where?: Prisma.WebhookWhereInput
 }
 
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountImportsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ImportJobWhereInput
+}
+
 
 export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1249,6 +1391,7 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
   events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
+  imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["workspace"]>
 
@@ -1286,6 +1429,7 @@ export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalAr
   eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
   events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
+  imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type WorkspaceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1302,6 +1446,7 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
     eventHead: Prisma.$EventHeadPayload<ExtArgs> | null
     events: Prisma.$EventPayload<ExtArgs>[]
     webhooks: Prisma.$WebhookPayload<ExtArgs>[]
+    imports: Prisma.$ImportJobPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1718,6 +1863,7 @@ export interface Prisma__WorkspaceClient<T, Null = never, ExtArgs extends runtim
   eventHead<T extends Prisma.Workspace$eventHeadArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventHeadArgs<ExtArgs>>): Prisma.Prisma__EventHeadClient<runtime.Types.Result.GetResult<Prisma.$EventHeadPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   events<T extends Prisma.Workspace$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   webhooks<T extends Prisma.Workspace$webhooksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$webhooksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  imports<T extends Prisma.Workspace$importsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$importsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ImportJobPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2329,6 +2475,30 @@ export type Workspace$webhooksArgs<ExtArgs extends runtime.Types.Extensions.Inte
   take?: number
   skip?: number
   distinct?: Prisma.WebhookScalarFieldEnum | Prisma.WebhookScalarFieldEnum[]
+}
+
+/**
+ * Workspace.imports
+ */
+export type Workspace$importsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ImportJob
+   */
+  select?: Prisma.ImportJobSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ImportJob
+   */
+  omit?: Prisma.ImportJobOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ImportJobInclude<ExtArgs> | null
+  where?: Prisma.ImportJobWhereInput
+  orderBy?: Prisma.ImportJobOrderByWithRelationInput | Prisma.ImportJobOrderByWithRelationInput[]
+  cursor?: Prisma.ImportJobWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ImportJobScalarFieldEnum | Prisma.ImportJobScalarFieldEnum[]
 }
 
 /**
