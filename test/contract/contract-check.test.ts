@@ -132,7 +132,8 @@ describe("the contract's own examples", () => {
                 ]),
               ),
             },
-            body: JSON.stringify(example.value),
+            // A file's example (CSV, NDJSON) is its text; any other is a JSON document.
+            body: /^application\/([\w.-]+\+)?json$/.test(mediaType) ? JSON.stringify(example.value) : example.value,
           },
         })),
       );
