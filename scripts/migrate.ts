@@ -2,6 +2,7 @@
 // the service does at start. DATABASE_URL selects PostgreSQL; otherwise the embedded store in DATA_DIR.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { embeddedOptions } from "../src/store/embedded-settings.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../src/store/migrate.ts";
 
 async function main(): Promise<string[]> {
@@ -18,7 +19,7 @@ async function main(): Promise<string[]> {
   const dataPath = join(process.env.DATA_DIR || "./data", "pglite");
   await mkdir(dataPath, { recursive: true });
   const { PGlite } = await import("@electric-sql/pglite");
-  const db = await PGlite.create(dataPath);
+  const db = await PGlite.create(dataPath, embeddedOptions(PGlite.defaultStartParams));
   try {
     return (await applyMigrations(pgliteRunner(db))).applied;
   } finally {

@@ -6,6 +6,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import Fastify from "fastify";
 import pg from "pg";
+import { embeddedOptions } from "../../src/store/embedded-settings.ts";
 import { applyMigrations, pgliteRunner } from "../../src/store/migrate.ts";
 
 const workspaceId = process.env.BARE_WORKSPACE_ID ?? "ws_benchBareWorkspace0";
@@ -21,7 +22,7 @@ if (process.env.BARE_DATABASE_URL) {
   query = async (sql, params) => (await pool.query(sql, params)).rows;
   close = () => pool.end();
 } else if (process.env.BARE_PGLITE === "1") {
-  const lite = await PGlite.create();
+  const lite = await PGlite.create(embeddedOptions(PGlite.defaultStartParams));
   await applyMigrations(pgliteRunner(lite));
   await lite.query("INSERT INTO workspaces (workspace_id, name) VALUES ($1, 'bare')", [workspaceId]);
   await lite.query("INSERT INTO audiences (workspace_id, id, name) VALUES ($1, $2, 'Weekly digest readers')", [

@@ -5,6 +5,7 @@ import { performance } from "node:perf_hooks";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { Prisma } from "../../generated/prisma/client.ts";
+import { embeddedOptions } from "../../src/store/embedded-settings.ts";
 import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
 
@@ -29,7 +30,7 @@ export async function openPgRaw(url: string): Promise<RawDb> {
 
 /** PGlite in this process, in dataDir, with the service's migrations applied. */
 export async function openPgliteRaw(dataDir: string): Promise<RawDb> {
-  const db = await PGlite.create(dataDir);
+  const db = await PGlite.create(dataDir, embeddedOptions(PGlite.defaultStartParams));
   await applyMigrations(pgliteRunner(db));
   return {
     async query<T>(sql: string, params?: unknown[]) {

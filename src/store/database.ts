@@ -5,6 +5,7 @@ import { trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { dataDirError, lockDataDir } from "./data-dir.ts";
+import { embeddedOptions } from "./embedded-settings.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { createPool, poolStats } from "./pg-pools.ts";
@@ -146,7 +147,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
   ]);
   let lite: InstanceType<typeof PGlite>;
   try {
-    lite = await PGlite.create(dataPath);
+    lite = await PGlite.create(dataPath, embeddedOptions(PGlite.defaultStartParams));
     await applyMigrations(pgliteRunner(lite));
   } catch (error) {
     await unlock();
