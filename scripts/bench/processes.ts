@@ -3,63 +3,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { procStatusMb, type StartMemory, startMemory } from "./process-memory.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-/** Reads one "Vm…:  123 kB" line of /proc/<pid>/status, in MiB; null once the process is gone. */
-export function procStatusMb(pid: number, field: "VmRSS" | "VmHWM"): number | null {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-/** User + system CPU seconds the process has used (Linux clock ticks are 1/100 s). */
-export function cpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** Samples a process's resident set every intervalMs: the peak over the whole run and per window. */
-export class RssSampler {
-  peakMb = 0;
-  private windowPeakMb = 0;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(
-    private readonly pid: number,
-    intervalMs = 100,
-  ) {
-    this.timer = setInterval(() => this.sample(), intervalMs);
-    this.timer.unref();
-  }
-
-  private sample(): void {
-    const rss = procStatusMb(this.pid, "VmRSS");
-    if (rss === null) return;
-    this.peakMb = Math.max(this.peakMb, rss);
-    this.windowPeakMb = Math.max(this.windowPeakMb, rss);
-  }
-
-  /** Starts a new window; returns the peak of the one that ends. */
-  nextWindow(): number {
-    this.sample();
-    const peak = this.windowPeakMb;
-    this.windowPeakMb = procStatusMb(this.pid, "VmRSS") ?? 0;
-    return peak;
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-}
 
 interface Spawned {
   pid: number;
@@ -168,6 +114,9 @@ export interface ServiceProcess extends Spawned {
   /** From the first-start banner; absent when the store already held a workspace. */
   workspaceId?: string | undefined;
   apiKey?: string | undefined;
+  start: StartMemory;
+  /** Its VmHWM: read now while it runs, the last value read (at stop) once it has exited. */
+  peakRssMb(): number;
 }
 
 /**
@@ -227,7 +176,25 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
     // On a fresh store the banner follows the listening line at once.
     const workspace = await spawned.waitFor(/export WORKSPACE_ID=(\S+)/, 2_000).catch(() => undefined);
     const key = workspace ? await spawned.waitFor(/export API_KEY=(\S+)/, 2_000).catch(() => undefined) : undefined;
-    return { ...spawned, baseUrl: baseUrl as string, workspaceId: workspace?.[1], apiKey: key?.[1] };
+    const start = await startMemory(spawned.pid);
+    let peak = start.peakMb;
+    const peakRssMb = () => {
+      peak = Math.max(peak, procStatusMb(spawned.pid, "VmHWM") ?? 0);
+      return peak;
+    };
+    const stop = async (graceMs?: number) => {
+      peakRssMb();
+      await spawned.stop(graceMs);
+    };
+    return {
+      ...spawned,
+      stop,
+      baseUrl: baseUrl as string,
+      workspaceId: workspace?.[1],
+      apiKey: key?.[1],
+      start,
+      peakRssMb,
+    };
   } catch (error) {
     await spawned.stop(2_000);
     throw error;

@@ -1,5 +1,6 @@
 import { createClient } from "../http.ts";
-import { autocannon, type LoadResult, procStatusMb, startBareServer } from "../processes.ts";
+import { procStatusMb } from "../process-memory.ts";
+import { autocannon, type LoadResult, startBareServer } from "../processes.ts";
 import { type Context, checkTime, measure, type State, ws } from "./scenario-context.ts";
 
 /**

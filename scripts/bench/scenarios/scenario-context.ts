@@ -3,7 +3,8 @@
 // the service's), so that on a shared machine both see the same background load.
 import type { Client } from "../http.ts";
 import type { BenchOptions } from "../options.ts";
-import { cpuSeconds, type RssSampler, type ServiceProcess } from "../processes.ts";
+import { cpuSeconds, type RssSampler } from "../process-memory.ts";
+import type { ServiceProcess } from "../processes.ts";
 import { type RawDb, rawSql } from "../raw.ts";
 import type { ResultRow } from "../report.ts";
 
