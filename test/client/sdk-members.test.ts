@@ -5,10 +5,18 @@ import { documentedOperations } from "../support/contract.ts";
 import { test } from "../support/fixture.ts";
 
 // Every Members and Audience rules operation, called through the SDK on a live server (the other
-// tags are in sdk-audiences.test.ts). Every response is checked against the contract.
+// tags are in sdk-audiences.test.ts, sdk-events.test.ts and sdk-imports.test.ts). Every response is checked against the contract.
 const TAGS = ["Members", "Audience rules"];
 // The probes (Operations) are covered in test/api/operations.test.ts; they take no credentials.
-const COVERED_ELSEWHERE = ["Admin", "Audiences", "Audience members", "Operations", "Events", "Webhooks"];
+const COVERED_ELSEWHERE = [
+  "Admin",
+  "Audiences",
+  "Audience members",
+  "Operations",
+  "Events",
+  "Webhooks",
+  "Imports and exports",
+];
 
 const MEMBERS = "/v0/workspaces/{workspaceId}/members";
 const MEMBER = "/v0/workspaces/{workspaceId}/members/{memberId}";

@@ -6,6 +6,7 @@ import {
   type TestWorkspace,
   upsertMembers,
 } from "../support/factories.ts";
+import { importCsv } from "../support/imports.ts";
 import { type OperationShape, operationShapes } from "./contract-shapes.ts";
 
 /** A workspace full of data that can be recognised anywhere: every value of it contains `hex`. */
@@ -16,6 +17,8 @@ export interface Tenant {
   audiences: { manual: string; rule: string; archived: string; spare: string; idem: string; sharedName: string };
   /** A disabled webhook (nothing is delivered to it) and a delivery of it, with its secret. */
   webhook: { id: string; deliveryId: string; secret: string };
+  /** An import job of the workspace, ended. */
+  importId: string;
   memberIds: string[];
   emails: string[];
   values: string[];
@@ -119,12 +122,14 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
   const events = await ws.api.GET("/v0/workspaces/{workspaceId}/events", {
     params: { path: { workspaceId }, query: { limit: 1 } },
   });
+  const imported = await importCsv(ws, `email,company\nimported-${h}@example.com,${Tag} imports ${h}\n`);
   return {
     ws,
     hex: h,
     keyId: ws.keyId,
     audiences,
     webhook: { id: webhook.id, deliveryId: delivery.id, secret: webhook.secret },
+    importId: imported.id,
     memberIds: members.map((m) => m.id),
     emails: members.flatMap((m) => [m.email, ...m.alternativeEmails]),
     values: [...members.flatMap((m) => Object.values(m.fields)), ...Object.values(sharedMember.fields)],
@@ -148,7 +153,7 @@ export function secretsOf(t: Tenant): string[] {
   const { webhook } = t;
   return [
     ...[t.hex, t.ws.id, t.keyId, t.ws.key, secret, ...ids, ...t.names, ...t.memberIds, ...t.emails, ...t.values],
-    ...[webhook.id, webhook.deliveryId, webhook.secret],
+    ...[webhook.id, webhook.deliveryId, webhook.secret, t.importId],
   ];
 }
 
@@ -199,6 +204,7 @@ export interface Ids {
   keyId: string;
   webhookId: string;
   deliveryId: string;
+  importId: string;
 }
 
 /** A valid request for the operation on these ids (path, and a body when it takes one). */

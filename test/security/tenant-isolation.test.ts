@@ -122,6 +122,7 @@ const idsOf = (t: Tenant, memberId = t.memberIds[0] as string): Ids => ({
   keyId: t.keyId,
   webhookId: t.webhook.id,
   deliveryId: t.webhook.deliveryId,
+  importId: t.importId,
 });
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
