@@ -76,14 +76,16 @@ describe("npm run mock", () => {
     };
     for (const { method, path, operationId } of documentedOperations()) {
       const operation = document.paths[path][method.toLowerCase()];
-      const requestExample = Object.values<any>(
-        operation.requestBody?.content?.["application/json"]?.examples ?? {},
-      )[0];
+      // The request body's own media type: JSON, or a file (an import's CSV) sent as its text.
+      const [mediaType = "application/json", media] =
+        Object.entries<any>(operation.requestBody?.content ?? {})[0] ?? [];
+      const requestExample = Object.values<any>(media?.examples ?? {})[0];
+      const json = mediaType === "application/json";
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => ids[name] ?? "x1");
       const response = await fetch(baseUrl + url, {
         method,
-        headers: { authorization: "Bearer any-token", "content-type": "application/json" },
-        body: requestExample ? JSON.stringify(requestExample.value) : undefined,
+        headers: { authorization: "Bearer any-token", "content-type": mediaType },
+        body: requestExample ? (json ? JSON.stringify(requestExample.value) : requestExample.value) : undefined,
       });
       const text = await response.text();
       const [status, documented] = Object.entries<any>(operation.responses).find(([s]) => s.startsWith("2")) ?? [];
