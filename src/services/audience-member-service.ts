@@ -42,7 +42,7 @@ export function createAudienceMemberService({ membership, members, pages }: Audi
         await w.locks.writable(audienceId);
         // An id also listed in members is created with its data.
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
-        await w.publish(...resolved.events);
+        w.publish(...resolved.events);
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
         const added = sizeOf((await w.include(audienceId, resolved.seqs)).entered);
         // After the include: a member added by hand is in this audience whatever its rule says.

@@ -36,7 +36,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       const name = normalizeName(rawName);
       return membership.write(workspaceId, { memberWrites: false }, async (w) => {
         const audience = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
-        await w.publish({ type: "audience.created", audienceId: audience.id, name });
+        w.publish({ type: "audience.created", audienceId: audience.id, name });
         return { id: audience.id };
       });
     },
@@ -87,7 +87,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) return;
         await audiences.archive(w.tx, workspaceId, id);
-        await w.publish({ type: "audience.archived", audienceId: id });
+        w.publish({ type: "audience.archived", audienceId: id });
       });
     },
 
@@ -97,7 +97,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) {
           await audiences.restore(w.tx, workspaceId, audience);
-          await w.publish({ type: "audience.restored", audienceId: id });
+          w.publish({ type: "audience.restored", audienceId: id });
         }
         return { id: audience.id, name: audience.name };
       });
@@ -110,7 +110,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
           const audience = await w.locks.writable(id);
           if (audience.name !== name) {
             await audiences.rename(w.tx, workspaceId, { id, name });
-            await w.publish({ type: "audience.renamed", audienceId: id, name, previousName: audience.name });
+            w.publish({ type: "audience.renamed", audienceId: id, name, previousName: audience.name });
           }
           return { id, name };
         });
@@ -132,7 +132,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         const audience = await w.locks.writable(id);
         // The rule first, then who entered and left because of it.
-        await w.publish({ type: "audience.filter_changed", audienceId: id, filter });
+        w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter);
         return { filter, memberCount: audience.memberCount + countDelta(change) };
       });
@@ -164,7 +164,7 @@ export function createAudienceService({ store, cache, membership, audiences, mem
         const [first, second] = sourceIds.map((id): Filter | null => sources.get(id)?.filter ?? null);
         const filter = unionFilter(first ?? null, second ?? null);
         const merged = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name, filter });
-        await w.publish(
+        w.publish(
           { type: "audience.created", audienceId: merged.id, name },
           { type: "audience.merged", audienceId: merged.id, sourceAudienceIds: sourceIds },
         );

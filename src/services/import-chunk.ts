@@ -62,7 +62,7 @@ export function createChunkApplier({ membership, members, imports, checkInput }:
         [],
         { rejectBadInputs: true },
       );
-      await w.publish(...resolved.events);
+      w.publish(...resolved.events);
       if (job.audienceId !== null && resolved.seqs.length > 0) await w.include(job.audienceId, resolved.seqs);
       await w.followMembers(resolved.changedIds);
 

@@ -4,7 +4,7 @@ import { type MemberInput, type PlanOptions, planMemberUpserts, type UpsertPlan 
 import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
 import { memberSetOf } from "../domain/member-set.ts";
 import type { Tx } from "../store/database.ts";
-import type { MemberRepo } from "../store/member-repo.ts";
+import type { MemberRepo, NumberedMemberRow } from "../store/member-repo.ts";
 
 export type MemberWrites = Pick<MemberRepo, "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails">;
 
@@ -23,6 +23,13 @@ export interface ResolvedMembers {
   rejected: UpsertPlan["rejected"];
   /** The members.created and members.updated events of what was written. */
   events: OutboxEntry[];
+  /** The data of every member the inputs named, as it stands after the write. */
+  dataAfter: Map<string, MemberData>;
+}
+
+export interface ResolveOptions extends PlanOptions {
+  /** Members the caller read in this transaction (under the member lock), not read again. */
+  known?: NumberedMemberRow[];
 }
 
 /** The events of a batch: the members it created (by number) and what changed of the others. */
@@ -44,7 +51,7 @@ export async function resolveMemberInputs(
   workspaceId: string,
   inputs: MemberInput[],
   bareIds: string[] = [],
-  options: PlanOptions = {},
+  options: ResolveOptions = {},
 ): Promise<ResolvedMembers> {
   if (inputs.length === 0) {
     const { createdBare, seqs } = await members.insert(tx, workspaceId, [], bareIds);
@@ -57,6 +64,7 @@ export async function resolveMemberInputs(
       changedIds: [],
       outcomes: [],
       rejected: [],
+      dataAfter: new Map(),
       events: eventsOf(
         createdBare.map((id) => seqs.get(id) as number),
         [],
@@ -72,7 +80,9 @@ export async function resolveMemberInputs(
   const owners = await members.findEmailOwners(tx, workspaceId, [...keys]);
   const candidateIds = new Set([...owners.values()]);
   for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
-  const rows = await members.findByIds(tx, workspaceId, [...candidateIds]);
+  const known = options.known ?? [];
+  for (const row of known) candidateIds.delete(row.id);
+  const rows = [...known, ...(await members.findByIds(tx, workspaceId, [...candidateIds]))];
   const stored = new Map<string, MemberData>(
     rows.map((row) => [
       row.id,
@@ -87,6 +97,8 @@ export async function resolveMemberInputs(
   await members.claimEmails(tx, workspaceId, plan.claims);
   const createdIds = [...plan.create.map((m) => m.id), ...createdBare];
   const updated = plan.update.map((m) => ({ id: m.id, changed: changedKeys(stored.get(m.id) as MemberData, m.data) }));
+  const dataAfter = new Map(stored);
+  for (const m of [...plan.create, ...plan.update]) dataAfter.set(m.id, m.data);
   return {
     memberIds: plan.memberIds,
     createdBare,
@@ -96,6 +108,7 @@ export async function resolveMemberInputs(
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),
     outcomes: plan.outcomes,
     rejected: plan.rejected,
+    dataAfter,
     events: eventsOf(
       createdIds.map((id) => seqs.get(id) as number),
       updated,

@@ -1,7 +1,8 @@
 import type { components } from "../../generated/api.d.ts";
 import { memberNotFound } from "../domain/errors.ts";
 import { changedKeys } from "../domain/events.ts";
-import { emailKeysOf } from "../domain/member-merge.ts";
+import { foldMember } from "../domain/filter.ts";
+import { emailKeysOf, type MemberData } from "../domain/member-merge.ts";
 import type { Store } from "../store/database.ts";
 import type { MemberRepo } from "../store/member-repo.ts";
 import type { MembershipRepo } from "../store/membership-repo.ts";
@@ -26,7 +27,7 @@ export function createMemberService({ store, membership, members, memberAudience
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
       return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members);
-        await w.publish(...resolved.events);
+        w.publish(...resolved.events);
         await w.followMembers(resolved.changedIds);
         return { results: resolved.outcomes };
       });
@@ -51,20 +52,31 @@ export function createMemberService({ store, membership, members, memberAudience
         }
         // An explicit edit: the e-mail sent becomes the primary even if it was an alternative.
         const input = { id: memberId, fields, ...(patch.email ? { email: patch.email, setPrimary: true } : {}) };
-        await resolveMemberInputs(members, w.tx, workspaceId, [
-          { ...input, alternativeEmails: patch.alternativeEmails ?? [] },
-        ]);
+        const resolved = await resolveMemberInputs(
+          members,
+          w.tx,
+          workspaceId,
+          [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }],
+          [],
+          { known: [existing] },
+        );
+        // What was written is known here: the member is not read back.
+        let data: MemberData = resolved.dataAfter.get(memberId) ?? existing;
         if (removed.length > 0) {
-          const [merged] = await members.findByIds(w.tx, workspaceId, [memberId]);
-          const data = { ...(merged ?? existing) };
-          data.fields = Object.fromEntries(Object.entries(data.fields).filter(([key]) => !removed.includes(key)));
+          data = {
+            ...data,
+            fields: Object.fromEntries(Object.entries(data.fields).filter(([k]) => !removed.includes(k))),
+          };
           await members.updateData(w.tx, workspaceId, [{ id: memberId, data }]);
           await members.releaseEmails(w.tx, workspaceId, memberId, emailKeysOf(data));
         }
-        const [after = existing] = await members.findByIds(w.tx, workspaceId, [memberId]);
+        const after = { ...existing, ...data };
         const changed = changedKeys(existing, after);
-        if (changed.length > 0) await w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
-        await w.followMembers([memberId]);
+        // Rules see only a member's data (and creation time): unchanged data moves no audience.
+        if (changed.length > 0) {
+          w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
+          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }]);
+        }
         return toMember(after);
       });
     },
@@ -77,7 +89,7 @@ export function createMemberService({ store, membership, members, memberAudience
         const deleted = await members.delete(w.tx, workspaceId, memberIds);
         // They leave their audiences first, then the workspace.
         await w.forgetMembers(deleted.map((m) => m.seq));
-        if (deleted.length > 0) await w.publish({ type: "members.deleted", memberIds: deleted.map((m) => m.id) });
+        if (deleted.length > 0) w.publish({ type: "members.deleted", memberIds: deleted.map((m) => m.id) });
         return { deleted: deleted.length, notFound: memberIds.length - deleted.length };
       });
     },

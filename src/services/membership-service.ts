@@ -4,7 +4,7 @@ import type { ChangeReason, MembershipChange } from "../domain/member-set.ts";
 import { EMPTY_SET } from "../domain/member-set.ts";
 import type { AudienceRepo } from "../store/audience-repo.ts";
 import type { Store, Tx } from "../store/database.ts";
-import type { MemberRepo } from "../store/member-repo.ts";
+import type { FoldedMemberRow, MemberRepo } from "../store/member-repo.ts";
 import type { MembershipRepo, SetChange } from "../store/membership-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
@@ -38,7 +38,7 @@ export interface MembershipWriter {
   readonly workspaceId: string;
   readonly locks: WriteLocks;
   /** Records events of this write that are not membership changes (audiences, members' data). */
-  publish(...entries: OutboxEntry[]): Promise<void>;
+  publish(...entries: OutboxEntry[]): void;
   /** Adds members (by number) by hand to an audience locked with locks.writable. */
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
@@ -47,8 +47,11 @@ export interface MembershipWriter {
   setRule(audienceId: string, filter: Filter | null): Promise<MembershipChange>;
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
-  /** After members were created or changed: every rule-based audience follows (member lock). */
-  followMembers(memberIds: string[]): Promise<MembershipChange[]>;
+  /**
+   * After members were created or changed: every rule-based audience follows (member lock).
+   * `known`: some of them as they now stand, when the caller has them (they are not read again).
+   */
+  followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
   /** Members being deleted leave every audience (member lock, every audience locked). */
   forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
 }
@@ -58,28 +61,22 @@ export function createMembershipService(deps: MembershipDeps) {
 
   /**
    * Every change of an audience's members passes through here, in the transaction that made it:
-   * which members entered and which left each audience, and why. It records them as
-   * audience.members_changed events; this is the place to make something else happen when
-   * membership changes.
+   * which members entered and which left each audience, and why. They become the write's
+   * audience.members_changed events (recorded before it commits); this is the place to make
+   * something else happen when membership changes.
    */
-  async function membershipChanged(
-    tx: Tx,
-    workspaceId: string,
+  function membershipChanged(
+    recorded: OutboxEntry[],
     reason: ChangeReason,
     setChanges: SetChange[],
-  ): Promise<MembershipChange[]> {
+  ): MembershipChange[] {
     const changes = setChanges.map((change) => ({ ...change, reason }));
-    if (changes.length > 0) {
-      await events.record(
-        tx,
-        workspaceId,
-        changes.map((change) => ({ type: "audience.members_changed" as const, ...change })),
-      );
-    }
+    for (const change of changes) recorded.push({ type: "audience.members_changed", ...change });
     return changes;
   }
 
-  function writer(tx: Tx, workspaceId: string, locks: WriteLocks): MembershipWriter {
+  /** `recorded` collects the write's events, in order; `write` records them before it commits. */
+  function writer(tx: Tx, workspaceId: string, locks: WriteLocks, recorded: OutboxEntry[]): MembershipWriter {
     const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
       if (!locks.holds(audienceId, mode)) throw new LockOrderError(`${what} needs audience ${audienceId} locked`);
     };
@@ -89,23 +86,22 @@ export function createMembershipService(deps: MembershipDeps) {
     /** The change of one audience, or an empty one when it did not change. */
     const one = (audienceId: string, reason: ChangeReason, changes: MembershipChange[]): MembershipChange =>
       changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
-    const report = (reason: ChangeReason, setChanges: SetChange[]) =>
-      membershipChanged(tx, workspaceId, reason, setChanges);
+    const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
 
     return {
       tx,
       workspaceId,
       locks,
-      async publish(...entries) {
-        if (entries.length > 0) await events.record(tx, workspaceId, entries);
+      publish(...entries) {
+        recorded.push(...entries);
       },
       async include(audienceId, seqs) {
         requireAudience(audienceId, "update", "adding members");
-        return one(audienceId, "manual", await report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
+        return one(audienceId, "manual", report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
       },
       async exclude(audienceId, memberIds) {
         requireAudience(audienceId, "update", "removing members");
-        const changes = await report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
+        const changes = report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
         return one(audienceId, "manual", changes);
       },
       async setRule(audienceId, filter) {
@@ -114,19 +110,15 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("setting a rule");
         requireAudience(audienceId, "update", "setting a rule");
         await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
-        return one(audienceId, "rule", await report("rule", await sets.recompute(tx, workspaceId, audienceId, filter)));
+        return one(audienceId, "rule", report("rule", await sets.recompute(tx, workspaceId, audienceId, filter)));
       },
       async copyUnion(targetId, sourceIds) {
         // The member lock: no member the union holds can be deleted before the new audience exists.
         requireMembers("merging");
         for (const id of sourceIds) requireAudience(id, "share", "merging");
-        return one(
-          targetId,
-          "merge",
-          await report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)),
-        );
+        return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
-      async followMembers(memberIds) {
+      async followMembers(memberIds, known = []) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
         const audiences = await locks.ruleBased();
@@ -134,7 +126,9 @@ export function createMembershipService(deps: MembershipDeps) {
         // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
         // audiences whose rule now matches these members differently are locked and written, in
         // one statement: a member edit touches the few audiences it moves in or out of.
-        const members = await deps.members.folded(tx, workspaceId, memberIds);
+        const knownIds = new Set(known.map((m) => m.id));
+        const unknown = memberIds.filter((id) => !knownIds.has(id));
+        const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
         const changed = members.map((m) => m.seq);
         const before = new Map<string, Set<number>>();
         for (const { audienceId, seq } of await sets.matchesAmong(
@@ -178,7 +172,11 @@ export function createMembershipService(deps: MembershipDeps) {
     const result = await deps.store.transaction(async (tx) => {
       const locks = createWriteLocks(deps.locks, tx, workspaceId);
       if (options.memberWrites) await locks.members();
-      return fn(writer(tx, workspaceId, locks));
+      const recorded: OutboxEntry[] = [];
+      const value = await fn(writer(tx, workspaceId, locks, recorded));
+      // One statement records all of the write's events (a round trip each cost more than the row).
+      if (recorded.length > 0) await events.record(tx, workspaceId, recorded);
+      return value;
     });
     events.committed(workspaceId);
     return result;

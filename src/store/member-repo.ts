@@ -18,6 +18,14 @@ export interface NumberedMemberRow extends MemberRow {
   seq: number;
 }
 
+/** A member as rules see it (src/domain/filter.ts `matches`). */
+export interface FoldedMemberRow {
+  id: string;
+  seq: number;
+  createdAt: Date;
+  folded: FoldedMember;
+}
+
 /** The columns of a MemberRow, from `members AS m`. */
 export const MEMBER_COLUMNS = Prisma.raw(
   `m.id, m.created_at AS "createdAt", m.email, m.fields, m.alternative_emails AS "alternativeEmails"`,
@@ -50,11 +58,8 @@ export const memberRepo = {
   },
 
   /** What rule evaluation needs of these members: their number, folded data and creation time. */
-  folded(
-    tx: Tx,
-    workspaceId: string,
-    ids: string[],
-  ): Promise<{ id: string; seq: number; createdAt: Date; folded: FoldedMember }[]> {
+  folded(tx: Tx, workspaceId: string, ids: string[]): Promise<FoldedMemberRow[]> {
+    if (ids.length === 0) return Promise.resolve([]);
     return tx.$queryRaw`
       SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM ${byIds(workspaceId, ids)}`;
   },
