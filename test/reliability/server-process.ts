@@ -114,12 +114,33 @@ export async function send<T = any>(
   extraHeaders: Record<string, string> = {},
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...extraHeaders };
-  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
   if (body !== undefined) headers["content-type"] = "application/json";
+  return exchange(server, apiKey, method, path, headers, body === undefined ? undefined : JSON.stringify(body));
+}
+
+/** A CSV file as an import's raw text/csv body (send() would JSON-encode it); checked like send(). */
+export function sendCsv<T = any>(
+  server: { baseUrl: string },
+  apiKey: string,
+  path: string,
+  csv: string,
+): Promise<Reply<T>> {
+  return exchange(server, apiKey, "POST", path, { "content-type": "text/csv" }, csv);
+}
+
+async function exchange<T>(
+  server: { baseUrl: string },
+  apiKey: string | undefined,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Reply<T>> {
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
   const response = await fetch(server.baseUrl + path, {
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body,
     signal: AbortSignal.timeout(120_000),
   });
   const text = await response.text();
