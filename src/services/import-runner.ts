@@ -19,10 +19,12 @@ const STALE_UPLOAD_MS = 10 * 60_000;
 
 export interface ImportRunnerDeps {
   store: Pick<Store, "db" | "transaction">;
-  imports: Pick<ImportRepo, "claim" | "renew" | "release" | "finish" | "readPart" | "sweep">;
+  imports: Pick<ImportRepo, "claim" | "renew" | "release" | "releaseAll" | "finish" | "readPart" | "sweep">;
   applyChunk: ChunkApplier;
   /** How long a claimed job stays this process's without being renewed (IMPORT_LEASE_MS). */
   leaseMs: number;
+  /** No other process can use the store (the embedded one): leases left at start are a dead process's. */
+  soleProcess?: boolean;
   chunkRows?: number;
   onError: (error: unknown) => void;
 }
@@ -39,6 +41,7 @@ export function createImportRunner(deps: ImportRunnerDeps) {
   const chunkRows = deps.chunkRows ?? CHUNK_ROWS;
   let stopping = false;
   let sweptAt = 0;
+  let leasesChecked = !deps.soleProcess;
 
   async function* partsOf(job: ClaimedImport): AsyncGenerator<Uint8Array> {
     for (let part = 0; part < job.parts; part++) yield await imports.readPart(store.db, job, part);
@@ -111,6 +114,10 @@ export function createImportRunner(deps: ImportRunnerDeps) {
     intervalMs: POLL_MS,
     onError,
     async run() {
+      if (!leasesChecked) {
+        await imports.releaseAll(store.db);
+        leasesChecked = true;
+      }
       if (Date.now() - sweptAt >= SWEEP_MS) {
         await imports.sweep(store.db, new Date(Date.now() - STALE_UPLOAD_MS));
         sweptAt = Date.now();

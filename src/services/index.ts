@@ -110,6 +110,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       checkInput: createMemberInputCheck(),
     }),
     leaseMs: options.importLeaseMs ?? 30_000,
+    soleProcess: store.kind === "embedded",
     onError,
   });
   return {

@@ -48,7 +48,9 @@ const COLUMNS = Prisma.raw(`id, audience_id AS "audienceId", status, bytes::floa
   created, merged, unchanged, rejected, errors, failure_reason AS "failureReason", created_at AS "createdAt",
   finished_at AS "finishedAt"`);
 
-const leaseEnd = (lease: Lease) => Prisma.sql`now() + make_interval(secs => ${lease.leaseMs / 1000})`;
+// clock_timestamp, not now(): a chunk's transaction can outlast the lease it renews, and now() is
+// when that transaction began.
+const leaseEnd = (lease: Lease) => Prisma.sql`clock_timestamp() + make_interval(secs => ${lease.leaseMs / 1000})`;
 
 /** Import jobs and their files. A job is 'uploading' (invisible to clients) until its file is whole. */
 export const importRepo = {
@@ -157,6 +159,14 @@ export const importRepo = {
       UPDATE import_jobs SET leased_until = ${leaseEnd(lease)}
       WHERE workspace_id = ${job.workspaceId} AND id = ${job.id} AND lease_token = ${lease.token}`;
     return updated > 0;
+  },
+
+  /**
+   * Ends every lease (a store only this process can open: any lease is a dead process's), so
+   * interrupted jobs resume at once instead of when their leases run out.
+   */
+  async releaseAll(db: Reader): Promise<void> {
+    await db.$executeRaw`UPDATE import_jobs SET leased_until = NULL WHERE status = 'running' AND leased_until IS NOT NULL`;
   },
 
   /** Gives the job up now (not at the lease's end), so a runner can take it again at once. */

@@ -14,7 +14,14 @@ const FILE = "email\na@x.org\nb@x.org\n\nc@x.org\nd@x.org\ne@x.org\n";
  * A runner with chunks of 2 rows over one job whose file is FILE (unless told), stored in parts of
  * 5 bytes; `apply` stands in for the chunk's transaction. Records what the runner did.
  */
-function setUp(options: { file?: string; rowsRead?: number; apply?: (lines: number[], n: number) => unknown } = {}) {
+function setUp(
+  options: {
+    file?: string;
+    rowsRead?: number;
+    soleProcess?: boolean;
+    apply?: (lines: number[], n: number) => unknown;
+  } = {},
+) {
   const parts: Buffer[] = [];
   const bytes = Buffer.from(options.file ?? FILE);
   for (let at = 0; at < bytes.length; at += 5) parts.push(bytes.subarray(at, at + 5));
@@ -27,10 +34,20 @@ function setUp(options: { file?: string; rowsRead?: number; apply?: (lines: numb
     errorCount: 0,
     ...start,
   };
-  const seen = { chunks: [] as number[][], finished: [] as Outcome[], released: 0, errors: [] as unknown[] };
+  const seen = {
+    chunks: [] as number[][],
+    finished: [] as Outcome[],
+    released: 0,
+    errors: [] as unknown[],
+    calls: [] as string[],
+  };
   let claims = 0;
   const imports = {
-    claim: async () => (++claims === 1 ? job : undefined),
+    claim: async () => {
+      seen.calls.push("claim");
+      return ++claims === 1 ? job : undefined;
+    },
+    releaseAll: async () => void seen.calls.push("releaseAll"),
     renew: async () => true,
     release: async () => void seen.released++,
     finish: async (_tx: unknown, _job: unknown, _lease: unknown, outcome: Outcome) => void seen.finished.push(outcome),
@@ -42,6 +59,7 @@ function setUp(options: { file?: string; rowsRead?: number; apply?: (lines: numb
     imports,
     leaseMs: 60_000,
     chunkRows: 2,
+    ...(options.soleProcess === undefined ? {} : { soleProcess: options.soleProcess }),
     onError: (error) => seen.errors.push(error),
     async applyChunk(_job, _lease, _columns, rows, before): Promise<JobState | "cancelled"> {
       const lines = rows.map((row) => row.line);
@@ -73,6 +91,20 @@ describe("the import runner", () => {
     await settled();
     expect(seen.chunks).toEqual([[2, 3], [5, 6], [7]]);
     expect(seen.finished).toEqual([{ status: "succeeded" }]);
+  });
+
+  it("on a store no other process can open, ends the leases left at start before it claims a job", async () => {
+    const sole = setUp({ soleProcess: true });
+    await sole.settled();
+    expect(sole.seen.calls.slice(0, 2)).toEqual(["releaseAll", "claim"]);
+    expect(sole.seen.calls.filter((call) => call === "releaseAll")).toHaveLength(1);
+    expect(sole.seen.finished).toEqual([{ status: "succeeded" }]);
+  });
+
+  it("leaves other processes' leases alone when the store is shared", async () => {
+    const shared = setUp();
+    await shared.settled();
+    expect(shared.seen.calls).not.toContain("releaseAll");
   });
 
   it("resumes after the rows its committed chunks applied", async () => {
