@@ -21,7 +21,7 @@ export interface MembershipDeps {
   locks: LockRows;
   sets: Pick<
     MembershipRepo,
-    "include" | "exclude" | "recompute" | "copyUnion" | "matchesAmong" | "applyMatches" | "forget"
+    "include" | "exclude" | "recompute" | "copyUnion" | "ruleMatches" | "applyMatches" | "forget"
   >;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
@@ -121,7 +121,7 @@ export function createMembershipService(deps: MembershipDeps) {
       async followMembers(memberIds, known = []) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
-        const audiences = await locks.ruleBased();
+        const audiences = await sets.ruleMatches(tx, workspaceId, memberIds);
         if (audiences.length === 0) return [];
         // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
         // audiences whose rule now matches these members differently are locked and written, in
@@ -130,24 +130,14 @@ export function createMembershipService(deps: MembershipDeps) {
         const unknown = memberIds.filter((id) => !knownIds.has(id));
         const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
         const changed = members.map((m) => m.seq);
-        const before = new Map<string, Set<number>>();
-        for (const { audienceId, seq } of await sets.matchesAmong(
-          tx,
-          workspaceId,
-          audiences.map((a) => a.id),
-          changed,
-        )) {
-          before.set(audienceId, (before.get(audienceId) ?? new Set()).add(seq));
-        }
         const moving = audiences
           .map((audience) => ({
             audienceId: audience.id,
+            was: new Set(audience.matched),
             seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
           }))
-          .filter(({ audienceId, seqs }) => {
-            const was = before.get(audienceId);
-            return (was?.size ?? 0) !== seqs.length || seqs.some((seq) => !was?.has(seq));
-          });
+          .filter(({ was, seqs }) => was.size !== seqs.length || seqs.some((seq) => !was.has(seq)))
+          .map(({ audienceId, seqs }) => ({ audienceId, seqs }));
         if (moving.length === 0) return [];
         await locks.following(moving.map((m) => m.audienceId));
         return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, moving));

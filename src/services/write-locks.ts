@@ -3,10 +3,7 @@ import type { AudienceRow } from "../store/audience-repo.ts";
 import type { Tx } from "../store/database.ts";
 import type { LockRepo } from "../store/lock-repo.ts";
 
-export type LockRows = Pick<
-  LockRepo,
-  "memberWrites" | "audiences" | "allAudiences" | "ruleBasedAudiences" | "ruleOutdated"
->;
+export type LockRows = Pick<LockRepo, "memberWrites" | "audiences" | "allAudiences" | "ruleOutdated">;
 
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
 export class LockOrderError extends Error {
@@ -85,15 +82,6 @@ export function createWriteLocks(repo: LockRows, tx: Tx, workspaceId: string) {
         if (source.isArchived) throw audienceArchived(id);
       }
       return byId;
-    },
-
-    /**
-     * The rule-based audiences (archived ones too) and their rules, which cannot change while the
-     * member lock is held; none is locked yet (see `following`).
-     */
-    async ruleBased(): Promise<Pick<AudienceRow, "id" | "filter">[]> {
-      underMemberLock("reading the rule-based audiences");
-      return repo.ruleBasedAudiences(tx, workspaceId);
     },
 
     /** Locks the audiences whose members follow a member change (any number: under the member lock). */

@@ -38,18 +38,6 @@ export const lockRepo = {
     return rows.map((row) => row.id);
   },
 
-  /**
-   * The rule-based audiences of the workspace with their rules (archived ones too: they keep
-   * following their rule, so they are current when restored), in id order, without row locks:
-   * rules and match sets change only under the workspace's member lock, which the caller holds.
-   */
-  ruleBasedAudiences(tx: Tx, workspaceId: string): Promise<Pick<AudienceRow, "id" | "filter">[]> {
-    return tx.$queryRaw`
-      SELECT id, filter FROM audiences
-      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-      ORDER BY id`;
-  },
-
   /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */
   async ruleOutdated(tx: Tx, workspaceId: string, id: string): Promise<Pick<AudienceRow, "id" | "filter"> | undefined> {
     const [row] = await tx.$queryRaw<Pick<AudienceRow, "id" | "filter">[]>`

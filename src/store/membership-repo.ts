@@ -135,22 +135,29 @@ export const membershipRepo = {
   },
 
   /**
-   * Which of these members each audience's rule matched until now, as (audienceId, seq) pairs: a
-   * read of match sets only, which change only under the member lock the caller holds.
+   * The rule-based audiences of the workspace with their rules (archived ones too: they keep
+   * following their rule, so they are current when restored), in id order, and the numbers of
+   * these members that each one's match set holds: one statement, without row locks (rules and
+   * match sets change only under the workspace's member lock, which the caller holds).
    */
-  matchesAmong(
+  ruleMatches(
     tx: Tx,
     workspaceId: string,
-    audienceIds: string[],
-    seqs: number[],
-  ): Promise<{ audienceId: string; seq: number }[]> {
-    if (audienceIds.length === 0 || seqs.length === 0) return Promise.resolve([]);
+    memberIds: string[],
+  ): Promise<{ id: string; filter: Filter; matched: number[] }[]> {
     return tx.$queryRaw`
-      SELECT t.audience_id AS "audienceId", n.seq
-      FROM (${numbers(seqs)}) AS n
-      JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
-        AND t.audience_id = ANY(${audienceIds}::text[]) AND t.chunk = ${chunkOf(Prisma.sql`n.seq`)}
-      WHERE get_bit(t.bits, ${bitOf(Prisma.sql`n.seq`)}) = 1`;
+      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
+      rules AS MATERIALIZED (
+        SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+      ),
+      hits AS (
+        SELECT t.audience_id, n.seq
+        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
+          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(Prisma.sql`n.seq`)}
+        WHERE get_bit(t.bits, ${bitOf(Prisma.sql`n.seq`)}) = 1
+      )
+      SELECT r.id, r.filter, ARRAY(SELECT h.seq FROM hits AS h WHERE h.audience_id = r.id) AS matched
+      FROM rules AS r ORDER BY r.id`;
   },
 
   /**

@@ -16,7 +16,6 @@ describe("write locks", () => {
     await locks.members();
     await locks.sources(["aud_c", "aud_a"]);
     await locks.writable("aud_b");
-    expect(await locks.ruleBased()).toEqual([expect.objectContaining({ id: "aud_rule" })]);
     await locks.following(["aud_rule", "aud_b"]);
     expect(audiences.taken).toEqual(["members", "share aud_a", "share aud_c", "update aud_b", "update aud_rule"]);
     expect(locks.holds("aud_a", "share")).toBe(true);
@@ -37,7 +36,6 @@ describe("write locks", () => {
     await locks.writable("aud_a");
     await expect(locks.writable("aud_b")).rejects.toBeInstanceOf(LockOrderError);
     await expect(locks.sources(["aud_a", "aud_c"])).rejects.toBeInstanceOf(LockOrderError);
-    await expect(locks.ruleBased()).rejects.toBeInstanceOf(LockOrderError);
     await expect(locks.following(["aud_rule"])).rejects.toBeInstanceOf(LockOrderError);
     await expect(locks.all()).rejects.toBeInstanceOf(LockOrderError);
     expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);

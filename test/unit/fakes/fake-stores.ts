@@ -42,6 +42,9 @@ export class FakeSets {
   private readonly names = new Map<number, string>();
   private nextSeq = 0;
 
+  /** `rules`: the rule-based audiences, in id order (FakeAudiences keeps them). */
+  constructor(private readonly rules: () => { id: string; filter: Filter }[] = () => []) {}
+
   addMember(id: string, fields: Record<string, string> = {}): FakeMember {
     const member = {
       id,
@@ -124,10 +127,14 @@ export class FakeSets {
       if (target.member.size === 0) return [];
       return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
     },
-    matchesAmong: async (_tx, _ws, audienceIds, seqs) =>
-      audienceIds.flatMap((audienceId) =>
-        seqs.filter((seq) => this.of(audienceId).match.has(seq)).map((seq) => ({ audienceId, seq })),
-      ),
+    ruleMatches: async (_tx, _ws, memberIds) => {
+      const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
+      return this.rules().map(({ id, filter }) => ({
+        id,
+        filter,
+        matched: seqs.filter((seq) => this.of(id).match.has(seq)),
+      }));
+    },
     applyMatches: async (_tx, _ws, changed, matched) => {
       for (const { audienceId, seqs } of matched) {
         const match = this.of(audienceId).match;
@@ -167,6 +174,12 @@ export class FakeAudiences {
     return audience;
   }
 
+  /** The rule-based audiences with their rules, in id order. */
+  ruleBased = (): { id: string; filter: Filter }[] =>
+    [...this.rows.values()]
+      .flatMap((row) => (row.filter === null ? [] : [{ id: row.id, filter: row.filter }]))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+
   readonly locks: LockRows = {
     memberWrites: async () => {
       this.taken.push("members");
@@ -180,9 +193,6 @@ export class FakeAudiences {
       const ids = [...this.rows.keys()].sort();
       this.taken.push(...ids.map((id) => `update ${id}`));
       return ids;
-    },
-    ruleBasedAudiences: async () => {
-      return [...this.rows.values()].filter((row) => row.filter !== null).sort((a, b) => (a.id < b.id ? -1 : 1));
     },
     ruleOutdated: async (_tx, _ws, id) => {
       const row = this.rows.get(id);
@@ -203,8 +213,8 @@ export class FakeAudiences {
 
 /** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
 export function fakeMembership(events: EventSink) {
-  const sets = new FakeSets();
   const audiences = new FakeAudiences();
+  const sets = new FakeSets(audiences.ruleBased);
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,
