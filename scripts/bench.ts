@@ -21,6 +21,7 @@ import { bulkAddWithData } from "./bench/scenarios/bulk-add-with-data.ts";
 import { feedPages } from "./bench/scenarios/events.ts";
 import { exportMembers } from "./bench/scenarios/exports.ts";
 import { getThroughput, getThroughputRateLimited } from "./bench/scenarios/get-throughput.ts";
+import { importCsv } from "./bench/scenarios/import-csv.ts";
 import { manyAudiences } from "./bench/scenarios/many-audiences.ts";
 import { mergeAudiences } from "./bench/scenarios/merge.ts";
 import { mixedLoad } from "./bench/scenarios/mixed-load.ts";
@@ -226,6 +227,7 @@ async function main(): Promise<number> {
     if (!skip.has("search")) await search(ctx);
     if (!skip.has("mixed")) await mixedLoad(ctx);
     if (!skip.has("webhooks") && state.everyone) await webhookDelivery(ctx, state.everyone);
+    if (!skip.has("import")) await importCsv(ctx);
 
     rows.push(...memoryRows(servers, Math.max(rss.peakMb, ctx.rss.peakMb), state.bareRssMb));
 

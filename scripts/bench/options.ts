@@ -42,6 +42,7 @@ const SKIPPABLE = [
   "search",
   "mixed",
   "webhooks",
+  "import",
 ] as const;
 type SkippableGroup = (typeof SKIPPABLE)[number];
 
@@ -56,7 +57,8 @@ const USAGE = `Usage: npm run bench -- [options]
 Options:
   --quick              small sizes for a CI smoke run (timings are reported, never asserted)
   --embedded           benchmark the embedded store (PGlite) instead of PostgreSQL
-  --size=N             members in the big audience (default 1000000, --quick 20000)
+  --size=N             members in the big audience and rows of the import's CSV file
+                       (default 1000000, --quick 20000)
   --batch=N            ids per request (default 10000, --quick 2000)
   --data-size=N        entries of the bulk add with member data (default size/5)
   --samples=N          page requests measured per depth (default 200, --quick 30)
@@ -70,7 +72,7 @@ Options:
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
   --skip=a,b           leave out scenario groups: pages, throughput, data, export, merge, rules, updates, feed,
-                       audiences, search, mixed, webhooks
+                       audiences, search, mixed, webhooks, import
                        (e.g. to keep a database for EXPLAIN ANALYZE quickly)
   --help               this text
 `;

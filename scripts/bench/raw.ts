@@ -1,9 +1,11 @@
 // The raw baselines: the same rows, pages and set operations as the service's, written and read by
 // single SQL statements through the driver (pg for PostgreSQL, PGlite in-process for the embedded
 // store), against a fresh database with the service's own migrations applied.
+import { createReadStream, openAsBlob } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { pipeline } from "node:stream/promises";
 import pg from "pg";
-import { to as copyTo } from "pg-copy-streams";
+import { from as copyFrom, to as copyTo } from "pg-copy-streams";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
@@ -13,6 +15,8 @@ export interface RawDb {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** COPY (select) TO STDOUT as CSV with a header, read to the end; returns its bytes. No parameters. */
   copyCsv(select: string): Promise<number>;
+  /** COPY target FROM STDIN, a CSV file with a header; target is `table (columns)`. */
+  copyCsvFrom(target: string, path: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,6 +42,15 @@ export async function openPgRaw(url: string): Promise<RawDb> {
         client.release();
       }
     },
+    async copyCsvFrom(target: string, path: string) {
+      const client = await pool.connect();
+      try {
+        const copy = copyFrom(`COPY ${target} FROM STDIN WITH (FORMAT csv, HEADER)`);
+        await pipeline(createReadStream(path, { highWaterMark: 1 << 20 }), client.query(copy));
+      } finally {
+        client.release();
+      }
+    },
     close: () => pool.end(),
   };
 }
@@ -54,6 +67,11 @@ export async function openPgliteRaw(dataDir: string): Promise<RawDb> {
     async copyCsv(select: string) {
       const result = await db.query(`COPY (${select}) TO '/dev/blob' WITH (FORMAT csv, HEADER)`);
       return result.blob?.size ?? 0;
+    },
+    // …and reads what COPY takes from STDIN from a Blob (here backed by the file).
+    async copyCsvFrom(target: string, path: string) {
+      const blob = await openAsBlob(path);
+      await db.query(`COPY ${target} FROM '/dev/blob' WITH (FORMAT csv, HEADER)`, [], { blob });
     },
     close: () => db.close(),
   };
@@ -275,7 +293,7 @@ const inAudience = `m.workspace_id = $1 AND get_bit((
 ), ${shared(bitOf(Prisma.raw("m.seq")))}) = 1`;
 
 /** An id as an SQL literal, for COPY, which takes no parameters; the benchmark's ids are plain. */
-const literal = (id: string) => {
+export const literal = (id: string) => {
   if (!/^[\w-]+$/.test(id)) throw new Error(`raw: not a plain id: ${id}`);
   return `'${id}'`;
 };
