@@ -4,7 +4,7 @@ import type { MemberData } from "../domain/member-merge.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
 import { jsonRows } from "./json-rows.ts";
-import { RetryTransaction } from "./pg-errors.ts";
+import { isUniqueViolation, RetryTransaction } from "./pg-errors.ts";
 
 type Reader = PrismaClient | Tx;
 
@@ -174,16 +174,20 @@ export const memberRepo = {
    */
   async claimEmails(tx: Tx, workspaceId: string, claims: { emailKey: string; memberId: string }[]): Promise<void> {
     if (claims.length === 0) return;
-    const [row] = await tx.$queryRaw<{ claimed: number }[]>`
-      WITH claimed AS (
+    // The member lock makes the owners read before exact, so a plain insert: ON CONFLICT's
+    // speculative insertion cost a third more on an import. Should an address be taken anyway,
+    // the transaction starts again and reads the owners again.
+    try {
+      await tx.$executeRaw`
         INSERT INTO member_emails (workspace_id, email_key, member_id)
         SELECT ${workspaceId}, v.email_key, v.member_id
-        FROM ${jsonRows("v", { email_key: claims.map((c) => c.emailKey), member_id: claims.map((c) => c.memberId) })}
-        ON CONFLICT DO NOTHING
-        RETURNING 1
-      )
-      SELECT count(*)::int AS claimed FROM claimed`;
-    if ((row?.claimed ?? 0) !== claims.length) throw new RetryTransaction("an e-mail address was claimed concurrently");
+        FROM ${jsonRows("v", { email_key: claims.map((c) => c.emailKey), member_id: claims.map((c) => c.memberId) })}`;
+    } catch (error) {
+      if (isUniqueViolation(error, "member_emails_pkey", ["workspace_id", "email_key"])) {
+        throw new RetryTransaction("an e-mail address was claimed concurrently");
+      }
+      throw error;
+    }
   },
 };
 
