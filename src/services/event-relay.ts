@@ -14,7 +14,6 @@ export interface EventRelayDeps {
     | "readEntries"
     | "readChunks"
     | "deleteChunks"
-    | "deleteEntries"
     | "idsOf"
     | "publish"
     | "dropTombstonesIfIdle"
@@ -70,11 +69,9 @@ export function createEventRelay(deps: EventRelayDeps) {
         }
         done.push(entry.id);
       }
-      const queued = await events.publish(tx, workspaceId, publishing);
-      await events.deleteEntries(tx, workspaceId, done);
-      // Everything read is published: end here rather than in a second transaction that would
-      // find the outbox empty (entries recorded meanwhile come with a poke of their own).
-      if (drained) await events.dropTombstonesIfIdle(tx, workspaceId);
+      // Everything read is published: end here (drained) rather than in a second transaction that
+      // would find the outbox empty (entries recorded meanwhile come with a poke of their own).
+      const queued = await events.publish(tx, workspaceId, publishing, { done, drained });
       return { more: !drained, deliveries: queued, published: publishing.map((event) => event.type) };
     });
     for (const type of published) eventsPublished.inc({ type });

@@ -84,13 +84,6 @@ export const eventRepo = {
         AND t.part = v.part::int AND t.chunk = v.chunk::int`;
   },
 
-  /** Forgets entries that were published (their chunks go with them). */
-  async deleteEntries(tx: Tx, workspaceId: string, ids: bigint[]): Promise<void> {
-    if (ids.length === 0) return;
-    await tx.$executeRaw`
-      DELETE FROM event_outbox WHERE workspace_id = ${workspaceId} AND id = ANY(${ids.map(String)}::bigint[])`;
-  },
-
   /**
    * The ids of these member numbers, of members that exist or were deleted (tombstones). Few
    * numbers are looked up one by one in the primary key; a dense range is read as a range.
@@ -112,11 +105,17 @@ export const eventRepo = {
 
   /**
    * Publishes events (their sequences follow the head's), queues a delivery of each to every
-   * enabled webhook that selects it, and moves the head. Returns how many deliveries it queued.
+   * enabled webhook that selects it, moves the head, and deletes the outbox entries `done` they
+   * came from; when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One
+   * statement: the relay runs after every write. Returns how many deliveries it queued.
    */
-  async publish(tx: Tx, workspaceId: string, events: PublishedEvent[]): Promise<number> {
+  async publish(
+    tx: Tx,
+    workspaceId: string,
+    events: PublishedEvent[],
+    { done, drained }: { done: bigint[]; drained: boolean },
+  ): Promise<number> {
     const last = events.at(-1);
-    if (!last) return 0;
     const rows = events.map((e) => ({
       sequence: e.sequence,
       id: e.id,
@@ -125,6 +124,7 @@ export const eventRepo = {
       data: e.data,
       created_at: e.createdAt.toISOString(),
     }));
+    const doneIds = done.map(String);
     const [row] = await tx.$queryRaw<{ deliveries: number }[]>`
       WITH ev AS MATERIALIZED (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
@@ -143,7 +143,18 @@ export const eventRepo = {
         RETURNING 1
       ),
       moved AS (
-        UPDATE event_heads SET last_sequence = ${last.sequence}::bigint WHERE workspace_id = ${workspaceId}
+        UPDATE event_heads SET last_sequence = ${last?.sequence ?? 0}::bigint
+        WHERE workspace_id = ${workspaceId} AND ${last !== undefined}
+      ),
+      removed AS (
+        DELETE FROM event_outbox WHERE workspace_id = ${workspaceId} AND id = ANY(${doneIds}::bigint[])
+      ),
+      -- The statement sees the outbox as it was before "removed": idle means nothing but those.
+      forgotten AS (
+        DELETE FROM member_tombstones WHERE ${drained} AND workspace_id = ${workspaceId}
+          AND NOT EXISTS (
+            SELECT 1 FROM event_outbox WHERE workspace_id = ${workspaceId} AND id <> ALL(${doneIds}::bigint[])
+          )
       )
       SELECT count(*)::int AS deliveries FROM queued`;
     return row?.deliveries ?? 0;
