@@ -151,13 +151,15 @@ export const membershipRepo = {
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
       ),
       hits AS (
-        SELECT t.audience_id, n.seq
+        SELECT t.audience_id, array_agg(n.seq) AS matched
         FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
           AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(Prisma.sql`n.seq`)}
         WHERE get_bit(t.bits, ${bitOf(Prisma.sql`n.seq`)}) = 1
+        GROUP BY t.audience_id
       )
-      SELECT r.id, r.filter, ARRAY(SELECT h.seq FROM hits AS h WHERE h.audience_id = r.id) AS matched
-      FROM rules AS r ORDER BY r.id`;
+      -- One join, grouped: a subquery per rule audience would run the join once for each.
+      SELECT r.id, r.filter, coalesce(h.matched, '{}') AS matched
+      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id ORDER BY r.id`;
   },
 
   /**
