@@ -22,7 +22,10 @@ export interface MemberExportQuery {
 export interface MemberExportDeps {
   store: Pick<Store, "db">;
   exports: MemberExportRepo;
-  /** Member numbers one statement reads (two bitset chunks' worth by default). */
+  /**
+   * Member numbers one statement reads: eight bitset chunks' worth by default (a 1,000,000-member
+   * export ran at 0.42× COPY's rate with these, 0.31× with two chunks' worth, in the same hour).
+   */
   batchSize?: number | undefined;
   /** Statements an export keeps running ahead of the client, each on a connection of its own. */
   readAhead?: number | undefined;
@@ -87,7 +90,7 @@ async function* readAll<T>(
  * size. A file is not a snapshot: each batch shows its members as they are when it is read, and
  * members created after the export began are left out.
  */
-export function createMemberExport({ store, exports, batchSize = 16_384, readAhead = 2 }: MemberExportDeps) {
+export function createMemberExport({ store, exports, batchSize = 65_536, readAhead = 2 }: MemberExportDeps) {
   async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
     const found = new Set<string>();
     const keyRanges = rangesOf(segments, batchSize * KEY_RANGES, true);
