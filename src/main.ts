@@ -63,22 +63,21 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.PORT, host: config.HOST });
   const where = store.kind === "embedded" ? `embedded store in ${config.DATA_DIR}` : "PostgreSQL";
-  process.stdout.write(`\naudience-service listening on ${address} (${where})\n`);
+  const lines = ["", `audience-service listening on ${address} (${where})`];
   if (first) {
-    process.stdout.write(
-      [
-        "",
-        "First start: created a workspace and an API key. The key is shown only now; keep it.",
-        `  export WORKSPACE_ID=${first.workspaceId}`,
-        `  export API_KEY=${first.apiKey}`,
-        "",
-        "Try:",
-        `  curl -s -H "Authorization: Bearer $API_KEY" ${address}/v0/workspaces/$WORKSPACE_ID/audiences`,
-        "",
-        "",
-      ].join("\n"),
+    lines.push(
+      "",
+      "First start: created a workspace and an API key. The key is shown only now; keep it.",
+      `  export WORKSPACE_ID=${first.workspaceId}`,
+      `  export API_KEY=${first.apiKey}`,
+      "",
+      "Try:",
+      `  curl -s -H "Authorization: Bearer $API_KEY" ${address}/v0/workspaces/$WORKSPACE_ID/audiences`,
+      "",
     );
   }
+  // One write: whoever reads the output sees the first start's key with the address, not after it.
+  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 main().catch((error: unknown) => {
