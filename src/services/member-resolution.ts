@@ -23,8 +23,8 @@ export interface ResolvedMembers {
   rejected: UpsertPlan["rejected"];
   /** The members.created and members.updated events of what was written. */
   events: OutboxEntry[];
-  /** The data of every member the inputs named, as it stands after the write. */
-  dataAfter: Map<string, MemberData>;
+  /** The data written for each member created or changed (the others are as they were read). */
+  written: Map<string, MemberData>;
 }
 
 export interface ResolveOptions extends PlanOptions {
@@ -64,7 +64,7 @@ export async function resolveMemberInputs(
       changedIds: [],
       outcomes: [],
       rejected: [],
-      dataAfter: new Map(),
+      written: new Map(),
       events: eventsOf(
         createdBare.map((id) => seqs.get(id) as number),
         [],
@@ -97,8 +97,6 @@ export async function resolveMemberInputs(
   await members.claimEmails(tx, workspaceId, plan.claims);
   const createdIds = [...plan.create.map((m) => m.id), ...createdBare];
   const updated = plan.update.map((m) => ({ id: m.id, changed: changedKeys(stored.get(m.id) as MemberData, m.data) }));
-  const dataAfter = new Map(stored);
-  for (const m of [...plan.create, ...plan.update]) dataAfter.set(m.id, m.data);
   return {
     memberIds: plan.memberIds,
     createdBare,
@@ -108,7 +106,7 @@ export async function resolveMemberInputs(
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),
     outcomes: plan.outcomes,
     rejected: plan.rejected,
-    dataAfter,
+    written: new Map([...plan.create, ...plan.update].map((m) => [m.id, m.data])),
     events: eventsOf(
       createdIds.map((id) => seqs.get(id) as number),
       updated,

@@ -61,7 +61,7 @@ export function createMemberService({ store, membership, members, memberAudience
           { known: [existing] },
         );
         // What was written is known here: the member is not read back.
-        let data: MemberData = resolved.dataAfter.get(memberId) ?? existing;
+        let data: MemberData = resolved.written.get(memberId) ?? existing;
         if (removed.length > 0) {
           data = {
             ...data,
