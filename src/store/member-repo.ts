@@ -38,7 +38,7 @@ export const MEMBER_COLUMNS = Prisma.raw(
  * 10,000 ids chose the listing index, scanning the whole workspace once per id (30 s at 700,000
  * members). Unseen, the value gets the average estimate, and only the key (workspace_id, id) fits.
  */
-const hidden = (workspaceId: string) => Prisma.sql`(SELECT ${workspaceId}::text)`;
+export const hidden = (workspaceId: string) => Prisma.sql`(SELECT ${workspaceId}::text)`;
 
 /**
  * `members AS m` restricted to these ids, as a join that looks each id up in the primary key: a
@@ -61,7 +61,7 @@ export const memberRepo = {
 
   find(db: Reader, workspaceId: string, id: string): Promise<MemberRow | undefined> {
     return db.$queryRaw<MemberRow[]>`
-      SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${workspaceId} AND m.id = ${id}`.then(
+      SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${id}`.then(
       (rows) => rows[0],
     );
   },

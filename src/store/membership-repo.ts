@@ -4,6 +4,7 @@ import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
 import { jsonRows } from "./json-rows.ts";
 import { bitOf, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS, type SetKind } from "./member-bits.ts";
+import { hidden } from "./member-repo.ts";
 import {
   changesOf,
   chunkRow,
@@ -254,7 +255,7 @@ export const membershipRepo = {
         AND t.chunk = ${chunkOf(Prisma.sql`m.seq`)}
       LEFT JOIN membership_chunks AS i
         ON i.workspace_id = a.workspace_id AND i.audience_id = a.id AND i.kind = ${kind("include")} AND i.chunk = t.chunk
-      WHERE m.workspace_id = ${workspaceId} AND m.id = ${memberId} AND get_bit(t.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1
+      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${memberId} AND get_bit(t.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1
       ORDER BY a.created_at DESC, a.id DESC`;
   },
 };
