@@ -21,6 +21,12 @@ export interface StoreOptions {
   listenUrl?: string | undefined;
   /** Directory of the embedded store; absent with no databaseUrl → an in-memory store. */
   dataDir?: string | undefined;
+  /**
+   * An in-memory embedded store starts as a copy of this database (PGlite's dumpDataDir of a
+   * migrated one, as test/support/embedded-template.ts makes) instead of creating one: creating
+   * takes seconds, loading a fraction of that, and the test suite opens a store per file.
+   */
+  template?: Blob | undefined;
   /** Connections for write transactions (PostgreSQL); as many run at once. */
   poolSize?: number;
   /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
@@ -145,7 +151,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
   const { PrismaPGlite } = await import("pglite-prisma-adapter");
   let lite: PGlite;
   try {
-    lite = await openPglite(dataPath);
+    lite = await openPglite(dataPath, dataPath === undefined ? settings.template : undefined);
     await applyMigrations(pgliteRunner(lite));
   } catch (error) {
     await unlock();

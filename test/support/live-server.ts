@@ -5,6 +5,7 @@ import { type AppOptions, buildApp } from "../../src/app.ts";
 import type { Problem, ResultOf } from "../../src/client/index.ts";
 import { openStore, type Store, type StoreOptions } from "../../src/store/database.ts";
 import { checkResponse } from "./contract.ts";
+import { embeddedTemplate } from "./embedded-template.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
@@ -48,7 +49,13 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
       ? await createDatabase(process.env.TEST_DATABASE_URL)
       : undefined;
   const databaseUrl = options.databaseUrl ?? database?.url;
-  const store = await openStore({ databaseUrl, listenUrl: listenUrlFor(databaseUrl), poolSize: 5, ...options.store });
+  const store = await openStore({
+    databaseUrl,
+    listenUrl: listenUrlFor(databaseUrl),
+    template: databaseUrl ? undefined : await embeddedTemplate(),
+    poolSize: 5,
+    ...options.store,
+  });
   const app = await buildApp({
     store,
     adminToken: ADMIN_TOKEN,
@@ -76,7 +83,10 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
  */
 export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
   const database = process.env.TEST_DATABASE_URL ? await createDatabase(process.env.TEST_DATABASE_URL) : undefined;
-  const store = await openStore({ databaseUrl: database?.url });
+  const store = await openStore({
+    databaseUrl: database?.url,
+    template: database ? undefined : await embeddedTemplate(),
+  });
   return {
     store,
     async close() {

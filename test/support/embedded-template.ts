@@ -1,0 +1,38 @@
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inject } from "vitest";
+import type { TestProject } from "vitest/node";
+import { applyMigrations, pgliteRunner } from "../../src/store/migrate.ts";
+import { openPglite } from "../../src/store/pglite.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** A file holding a dump of a migrated embedded database, made once per run. */
+    embeddedTemplatePath: string;
+  }
+}
+
+/**
+ * vitest's global setup: one embedded database, migrated as openStore migrates one, dumped to a
+ * file the test files start their in-memory stores from (StoreOptions.template). Creating an
+ * embedded database takes a few seconds; loading the dump, under one.
+ */
+export default async function setup(project: TestProject) {
+  const lite = await openPglite();
+  await applyMigrations(pgliteRunner(lite));
+  const dump = await lite.dumpDataDir("none");
+  await lite.close();
+  const path = join(tmpdir(), `audience-service-template-${process.pid}-${project.name || "main"}.tar`);
+  await writeFile(path, Buffer.from(await dump.arrayBuffer()));
+  project.provide("embeddedTemplatePath", path);
+  return () => rm(path, { force: true });
+}
+
+let template: Promise<Blob> | undefined;
+
+/** The dump, read once per test file's process. */
+export function embeddedTemplate(): Promise<Blob> {
+  template ??= readFile(inject("embeddedTemplatePath")).then((bytes) => new Blob([bytes]));
+  return template;
+}
