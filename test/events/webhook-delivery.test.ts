@@ -114,8 +114,15 @@ describe("webhook delivery", () => {
       await expect.poll(async () => (await api.GET(WEBHOOK, { params: { path } })).disabledReason).toBe("gone");
       expect(receiver.received).toHaveLength(1);
 
-      // Events while it is disabled are not queued for it; enabling it delivers what comes next.
-      await createAudience(ws, "While disabled");
+      // Events published while it is disabled are not queued for it; enabling it delivers what
+      // comes next. Publishing follows the write's answer, so wait until the feed shows the event.
+      const whileDisabled = await createAudience(ws, "While disabled");
+      await expect
+        .poll(async () => {
+          const feed = await api.GET("/v0/workspaces/{workspaceId}/events", { params: { path: { workspaceId } } });
+          return feed.results.some((e) => e.type === "audience.created" && e.data.audienceId === whileDisabled);
+        })
+        .toBe(true);
       gone = false;
       await api.PATCH(WEBHOOK, { params: { path }, body: { enabled: true } });
       await createAudience(ws, "After");
