@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { createClient } from "./bench/http.ts";
+import { createClient, statisticsChecked } from "./bench/http.ts";
 import { type BenchOptions, parseOptions } from "./bench/options.ts";
 import { memoryRows, RssSampler } from "./bench/process-memory.ts";
 import { buildService, type ServiceProcess, startService } from "./bench/processes.ts";
@@ -53,7 +53,8 @@ interface Stores {
   /** Opens the raw baseline's database (run while the service starts). */
   openRaw(): Promise<RawDb>;
   serviceSettings: { databaseUrl?: string; dataDir?: string };
-  analyze(): Promise<void>;
+  /** Brings both stores' planner statistics up to date; serviceUrl is the service's address now. */
+  analyze(serviceUrl: string): Promise<void>;
   describe: string;
 }
 
@@ -110,10 +111,12 @@ async function openStores(opts: BenchOptions): Promise<Stores> {
       return raw;
     },
     serviceSettings: { dataDir: join(dir, "service") },
-    // PGlite has no autovacuum: the service's embedded store runs as it would, unanalyzed. The raw
-    // baseline gets statistics, so that its keyset query shows what the store can do at best.
-    analyze: async () => {
+    // PGlite has no autovacuum. The service's embedded store keeps its statistics itself, checking
+    // every few seconds: the benchmark waits for two of its checks, as it would wait for
+    // autovacuum on PostgreSQL. The raw baseline is ANALYZEd directly.
+    analyze: async (serviceUrl) => {
       await raw?.query("ANALYZE");
+      await statisticsChecked(serviceUrl, 2);
     },
     describe: `embedded PGlite (server DATA_DIR ${join(dir, "service")}, raw baseline in-process)`,
   };
@@ -168,7 +171,7 @@ async function main(): Promise<number> {
     rows,
     deadline,
     log,
-    analyze: stores.analyze,
+    analyze: () => stores.analyze(ctx.service.baseUrl),
     clientFor: (key) => {
       const client = createClient(ctx.service.baseUrl, key);
       cleanups.push(async () => client.close());
@@ -183,7 +186,11 @@ async function main(): Promise<number> {
       ctx.rss.stop();
       await ctx.service.stop();
       const db = await openPgliteRaw(join(stores.serviceSettings.dataDir as string, "pglite"));
-      await write(db).finally(() => db.close());
+      // The service's statistics upkeep counts the changes it makes, and PGlite forgets the counts
+      // when it closes: these rows are ANALYZEd here, as the upkeep would have had it written them.
+      await write(db)
+        .then(() => db.query("ANALYZE"))
+        .finally(() => db.close());
       service = await startService({ ...serviceSettings, rateLimitPerMinute: 0 });
       servers.push(service);
       Object.assign(ctx, {

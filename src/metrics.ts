@@ -29,6 +29,19 @@ export const transactionRetries = new Counter({
   registers: [registry],
 });
 
+export const statisticsChecks = new Counter({
+  name: "audience_db_statistics_checks_total",
+  help: "Checks of the embedded store for tables changed enough to need new planner statistics.",
+  registers: [registry],
+});
+
+export const tablesAnalyzed = new Counter({
+  name: "audience_db_tables_analyzed_total",
+  help: "ANALYZEs the embedded store ran on its own tables (PGlite has no autovacuum), by table.",
+  labelNames: ["table"] as const,
+  registers: [registry],
+});
+
 export interface PoolStats {
   inUse: number;
   idle: number;

@@ -108,3 +108,23 @@ export function createClient(baseUrl: string, token: string, { timeoutMs = 600_0
 }
 
 export type Client = ReturnType<typeof createClient>;
+
+/** The embedded store's statistics checks so far, from the service's /metrics. */
+async function statisticsChecks(serviceUrl: string): Promise<number> {
+  const text = await (await fetch(new URL("/metrics", serviceUrl))).text();
+  return Number(/^audience_db_statistics_checks_total (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+/**
+ * Waits until the embedded service has checked its tables' statistics `count` more times. Each
+ * check ANALYZEs what changed enough by then; the first may have begun before the call, so two
+ * cover everything written before it.
+ */
+export async function statisticsChecked(serviceUrl: string, count: number): Promise<void> {
+  const target = (await statisticsChecks(serviceUrl)) + count;
+  const deadline = Date.now() + 60_000;
+  while ((await statisticsChecks(serviceUrl)) < target) {
+    if (Date.now() > deadline) throw new Error("the service did not check its statistics within 60 s");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

@@ -8,6 +8,7 @@ import { memberPageRepo } from "../store/member-page.ts";
 import { memberRepo } from "../store/member-repo.ts";
 import { membershipRepo } from "../store/membership-repo.ts";
 import { outboxRepo } from "../store/outbox-repo.ts";
+import { statisticsRepo } from "../store/statistics-repo.ts";
 import { webhookRepo } from "../store/webhook-repo.ts";
 import { apiKeyRepo, workspaceRepo } from "../store/workspace-repo.ts";
 import { createAdminService } from "./admin-service.ts";
@@ -95,6 +96,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     deliverer,
     // A large delete: a write transaction, with the writes' statement timeout, not a read's.
     purge: () => store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs))),
+    refreshStatistics: store.kind === "embedded" ? () => statisticsRepo.analyzeChanged(store.db) : undefined,
     onError,
   });
   const membership = createMembership(store, (workspaceId) => workers.committed(workspaceId));

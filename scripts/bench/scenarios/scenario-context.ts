@@ -25,7 +25,8 @@ export interface Context {
   log(message: string): void;
   /**
    * ANALYZE, as autovacuum would shortly after a bulk load: both databases on PostgreSQL; on the
-   * embedded store only the raw baseline's (PGlite has no autovacuum, so the service runs without).
+   * embedded store the raw baseline's, and the service's store is waited for (it keeps its own
+   * statistics: PGlite has no autovacuum).
    */
   analyze(): Promise<void>;
   /**
