@@ -50,11 +50,15 @@ export async function pages(ctx: Context, state: State): Promise<void> {
         serviceMs.push(res.ms);
       }
     }
+    // The targets of round 2 of the performance work: within 1.5× the raw keyset query on
+    // PostgreSQL, 3 ms on the embedded store; p99 within 20 ms on both.
+    const onPostgres = ctx.opts.store === "postgres";
+    const rawMedian = summarize(rawMs).median;
     const row = latencyRow(serviceMs, rawMs, {
       scenario: `page_depth_${depthLabel}`,
       label: (p99) => `page of 100 at depth ${depthLabel}: p50 (p99 ${p99.toFixed(1)} ms)`,
-      target: "p50 ≤ 5 ms, p99 ≤ 20 ms",
-      pass: (p50, p99) => p50 <= 5 && p99 <= 20,
+      target: onPostgres ? "p50 ≤ 1.5× raw, p99 ≤ 20 ms" : "p50 ≤ 3 ms, p99 ≤ 20 ms",
+      pass: (p50, p99) => p99 <= 20 && (onPostgres ? p50 <= 1.5 * rawMedian : p50 <= 3),
     });
     medians.push({ service: row.value, raw: row.baseline as number });
     ctx.rows.push({ ...row, ...done() });
