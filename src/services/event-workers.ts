@@ -49,7 +49,11 @@ export function createEventWorkers({ relay, deliverer, purge, refreshStatistics,
       }
     },
   });
-  const deliveryLoop = createWorkLoop({ intervalMs: DELIVERY_POLL_MS, onError, run: () => deliverer.deliverDue() });
+  const deliveryLoop = createWorkLoop({
+    intervalMs: DELIVERY_POLL_MS,
+    onError,
+    run: (reason) => deliverer.deliverDue(reason === "interval"),
+  });
   deliverer.onSlotFree(() => deliveryLoop.poke());
   const purgeLoop = createWorkLoop({ intervalMs: PURGE_MS, onError, run: async () => void (await purge()) });
   const statisticsLoop = refreshStatistics

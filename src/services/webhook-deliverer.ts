@@ -41,12 +41,16 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
   const idle: (() => void)[] = [];
 
   // Outcomes are recorded in batches: one statement (and one commit) for every attempt that
-  // ended while the previous batch was being written, not one per attempt.
+  // ended while the previous batch was being written, not one per attempt. A batch is taken in a
+  // later turn of the event loop (setImmediate), after the answers that arrived meanwhile have
+  // been read: the embedded store runs its statements on this thread, and taken at once, each
+  // batch held one outcome.
   let queued: { outcome: AttemptOutcome; done: (error?: unknown) => void }[] = [];
   let writing = false;
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   async function writeQueued(): Promise<void> {
-    writing = true;
     while (queued.length > 0) {
+      await nextTurn();
       const batch = queued;
       queued = [];
       try {
@@ -65,7 +69,10 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
   function record(outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       queued.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      if (!writing) void writeQueued();
+      if (!writing) {
+        writing = true;
+        void writeQueued();
+      }
     });
   }
 
@@ -98,12 +105,20 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
     });
   }
 
+  // While attempts are in flight, a freed slot waits for others before claiming: one claim
+  // statement per attempt was most of the embedded store's work under a stream of deliveries.
+  const claimBatch = Math.max(1, Math.floor(concurrency / 4));
+
   return {
-    /** Claims and starts due deliveries while there is room; returns when nothing more is due. */
-    async deliverDue(): Promise<void> {
+    /**
+     * Claims and starts due deliveries while there is room; returns when nothing more is due.
+     * With attempts in flight it claims only once a quarter of the slots are free, unless
+     * `anyRoom` (the periodic run: a hanging receiver holding most slots cannot stop the others).
+     */
+    async deliverDue(anyRoom = false): Promise<void> {
       for (;;) {
         const room = concurrency - inFlight;
-        if (room <= 0) return;
+        if (room <= 0 || (room < claimBatch && inFlight > 0 && !anyRoom)) return;
         const claimed = await webhooks.claimDue(store.db, room, deps.leaseMs);
         for (const delivery of claimed) {
           inFlight++;
