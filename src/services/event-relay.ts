@@ -26,17 +26,58 @@ export interface EventRelayDeps {
 const ENTRIES_PER_TRANSACTION = 200;
 const CHUNKS_PER_TRANSACTION = 16;
 
+const namesMembers = (entry: OutboxRow) =>
+  entry.type === "audience.members_changed" || entry.type === "members.created";
+
+/** An entry's member numbers in this transaction, by part (entered or created, left). */
+interface Taken {
+  parts: number[][];
+  /** Chunks published now, and whether any remain for a later transaction. */
+  chunks: { part: number; chunk: number }[];
+  finished: boolean;
+}
+
 /**
  * Publishes outbox entries as the workspace's event feed. One relay at a time per workspace (the
  * head's row lock; another process's relay skips a workspace being published), each transaction
  * giving its events the next sequences and committing them at once: a reader sees events in
- * sequence order with no gaps. Entries are published in the order they were recorded; a large
- * member set is published over several transactions, a few chunks at a time, so that the store
- * stays free for requests meanwhile, and its events stay consecutive (the entry is the oldest
- * until it is done).
+ * sequence order with no gaps. Entries are published in the order they were recorded; member
+ * sets are published a few chunks per transaction, so that the store stays free for requests
+ * meanwhile, and a large set's events stay consecutive (its entry is the oldest until it is
+ * done). The chunks of all the entries a transaction publishes are read in one statement, and
+ * their members named in one more.
  */
 export function createEventRelay(deps: EventRelayDeps) {
   const { store, events } = deps;
+
+  /**
+   * The member numbers of the entries' sets that fit in one transaction, in entry order: an entry
+   * that does not fit whole takes what is left, and the entries after it wait.
+   */
+  async function takeMembers(tx: Tx, workspaceId: string, entries: OutboxRow[]): Promise<Map<bigint, Taken>> {
+    const withMembers = entries.filter(namesMembers);
+    const chunksOf = await events.readChunks(
+      tx,
+      workspaceId,
+      withMembers.map((entry) => entry.id),
+      CHUNKS_PER_TRANSACTION + 1,
+    );
+    const taken = new Map<bigint, Taken>();
+    let budget = CHUNKS_PER_TRANSACTION;
+    for (const entry of withMembers) {
+      const chunks = chunksOf.get(entry.id) ?? [];
+      if (chunks.length > 0 && budget === 0) break;
+      const now = chunks.slice(0, budget);
+      budget -= now.length;
+      const parts: number[][] = [[], []];
+      for (const { part, chunk, bytes } of now) {
+        for (const seq of membersOf(new Map([[chunk, bytes]]))) parts[part]?.push(seq);
+      }
+      taken.set(entry.id, { parts, chunks: now, finished: now.length === chunks.length });
+      if (now.length < chunks.length) break;
+    }
+    return taken;
+  }
 
   /** Publishes one bounded part of the workspace's outbox; true when more may be pending. */
   async function publishSome(workspaceId: string): Promise<boolean> {
@@ -48,6 +89,13 @@ export function createEventRelay(deps: EventRelayDeps) {
         await events.dropTombstonesIfIdle(tx, workspaceId);
         return { more: false, deliveries: 0, published: [] };
       }
+      const taken = await takeMembers(tx, workspaceId, entries);
+      const numbers = new Set<number>();
+      for (const { parts } of taken.values()) for (const part of parts) for (const seq of part) numbers.add(seq);
+      const names = await events.idsOf(tx, workspaceId, [...numbers]);
+      // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
+      const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => names.get(seq) ?? []);
+
       const publishing: PublishedEvent[] = [];
       const done: bigint[] = [];
       let drained = entries.length < ENTRIES_PER_TRANSACTION;
@@ -58,9 +106,20 @@ export function createEventRelay(deps: EventRelayDeps) {
         }
       };
       for (const entry of entries) {
-        if (entry.type === "audience.members_changed" || entry.type === "members.created") {
-          const finished = await publishMembers(tx, workspaceId, entry, (drafts) => add(entry, drafts));
-          if (!finished) {
+        if (namesMembers(entry)) {
+          const members = taken.get(entry.id);
+          if (!members) {
+            drained = false;
+            break;
+          }
+          const [entered, left] = members.parts;
+          if (entry.type === "members.created") add(entry, createdEvents(idsOf(entered)));
+          else {
+            const { reason } = entry.data as { reason: ChangeReason };
+            add(entry, membersChangedEvents(entry.audienceId as string, reason, idsOf(entered), idsOf(left)));
+          }
+          if (!members.finished) {
+            await events.deleteChunks(tx, workspaceId, entry.id, members.chunks);
             drained = false;
             break;
           }
@@ -78,36 +137,6 @@ export function createEventRelay(deps: EventRelayDeps) {
     // Only once committed can another connection (the deliverer's) see the deliveries.
     if (deliveries > 0) deps.onDeliveries?.();
     return more;
-  }
-
-  /**
-   * Names the members of an entry's sets (a few chunks at most) and publishes them. True when the
-   * entry is done; false when chunks remain for the next transaction.
-   */
-  async function publishMembers(
-    tx: Tx,
-    workspaceId: string,
-    entry: OutboxRow,
-    emit: (drafts: EventDraft[]) => void,
-  ): Promise<boolean> {
-    const chunks = await events.readChunks(tx, workspaceId, entry.id, CHUNKS_PER_TRANSACTION + 1);
-    const now = chunks.slice(0, CHUNKS_PER_TRANSACTION);
-    const parts: number[][] = [[], []];
-    for (const { part, chunk, bytes } of now) {
-      for (const seq of membersOf(new Map([[chunk, bytes]]))) parts[part]?.push(seq);
-    }
-    const names = await events.idsOf(tx, workspaceId, [...(parts[0] ?? []), ...(parts[1] ?? [])]);
-    // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
-    const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => names.get(seq) ?? []);
-    if (entry.type === "members.created") {
-      emit(createdEvents(idsOf(parts[0])));
-    } else {
-      const { reason } = entry.data as { reason: ChangeReason };
-      emit(membersChangedEvents(entry.audienceId as string, reason, idsOf(parts[0]), idsOf(parts[1])));
-    }
-    if (chunks.length <= CHUNKS_PER_TRANSACTION) return true;
-    await events.deleteChunks(tx, workspaceId, entry.id, now);
-    return false;
   }
 
   /** Publishes everything the workspace has pending. Returns whether it published anything. */

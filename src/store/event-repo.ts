@@ -61,18 +61,34 @@ export const eventRepo = {
       WHERE workspace_id = ${workspaceId} ORDER BY id LIMIT ${limit}`;
   },
 
-  /** The first `limit` chunks of an entry's member sets (part 0 before part 1, chunks in order). */
+  /**
+   * The first `limit` chunks of each entry's member sets (part 0 before part 1, chunks in order),
+   * for several entries in one statement; an entry with none is absent from the map.
+   */
   async readChunks(
     tx: Tx,
     workspaceId: string,
-    outboxId: bigint,
+    outboxIds: bigint[],
     limit: number,
-  ): Promise<{ part: number; chunk: number; bytes: Uint8Array }[]> {
-    const rows = await tx.$queryRaw<{ part: number; chunk: number; bits: string }[]>`
-      SELECT t.part::int AS part, t.chunk, ${base64Of(Prisma.sql`t.bits`)} AS bits FROM event_outbox_members AS t
-      WHERE t.workspace_id = ${workspaceId} AND t.outbox_id = ${outboxId}
-      ORDER BY t.part, t.chunk LIMIT ${limit}`;
-    return rows.map((row) => ({ part: row.part, chunk: row.chunk, bytes: chunkBytes(row.bits) }));
+  ): Promise<Map<bigint, { part: number; chunk: number; bytes: Uint8Array }[]>> {
+    const chunks = new Map<bigint, { part: number; chunk: number; bytes: Uint8Array }[]>();
+    if (outboxIds.length === 0) return chunks;
+    const rows = await tx.$queryRaw<{ outboxId: string; part: number; chunk: number; bits: string }[]>`
+      SELECT e.id::text AS "outboxId", t.part::int AS part, t.chunk, ${base64Of(Prisma.sql`t.bits`)} AS bits
+      FROM unnest(${outboxIds.map(String)}::bigint[]) AS e(id)
+      CROSS JOIN LATERAL (
+        SELECT t.part, t.chunk, t.bits FROM event_outbox_members AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.outbox_id = e.id
+        ORDER BY t.part, t.chunk LIMIT ${limit}
+      ) AS t
+      ORDER BY e.id, t.part, t.chunk`;
+    for (const row of rows) {
+      const id = BigInt(row.outboxId);
+      const list = chunks.get(id) ?? [];
+      list.push({ part: row.part, chunk: row.chunk, bytes: chunkBytes(row.bits) });
+      chunks.set(id, list);
+    }
+    return chunks;
   },
 
   /** Forgets chunks of an entry that were published. */

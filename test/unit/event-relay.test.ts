@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { CHUNK_BITS } from "../../src/domain/member-set.ts";
+import { createEventRelay, type EventRelayDeps } from "../../src/services/event-relay.ts";
+import type { OutboxRow, PublishedEvent } from "../../src/store/event-repo.ts";
+import { fakeStore } from "./fakes/fake-stores.ts";
+
+type Chunk = { part: number; chunk: number; bytes: Uint8Array };
+
+/** A chunk holding one member: the first of its 8,192 numbers. */
+const oneMember = (chunk: number, part = 0): Chunk => {
+  const bytes = new Uint8Array(CHUNK_BITS / 8);
+  bytes[0] = 0b1000_0000;
+  return { part, chunk, bytes };
+};
+
+/** An outbox in memory with the relay's statements, counting the statements each kind took. */
+function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
+  const outbox = [...entries];
+  const feed: PublishedEvent[] = [];
+  const statements = { readChunks: 0, idsOf: 0, transactions: 0 };
+  let lastSequence = 0;
+  const events: EventRelayDeps["events"] = {
+    pendingWorkspaces: async () => (outbox.length > 0 ? ["ws"] : []),
+    lockHead: async () => {
+      statements.transactions++;
+      return { lastSequence };
+    },
+    readEntries: async (_tx, _ws, limit) => outbox.slice(0, limit).map((entry) => entry.row),
+    readChunks: async (_tx, _ws, ids, limit) => {
+      statements.readChunks++;
+      return new Map(
+        outbox
+          .filter((e) => ids.includes(e.row.id) && e.chunks.length > 0)
+          .map((e) => [e.row.id, e.chunks.slice(0, limit)]),
+      );
+    },
+    deleteChunks: async (_tx, _ws, id, chunks) => {
+      const entry = outbox.find((e) => e.row.id === id);
+      if (entry)
+        entry.chunks = entry.chunks.filter((c) => !chunks.some((d) => d.part === c.part && d.chunk === c.chunk));
+    },
+    idsOf: async (_tx, _ws, seqs) => {
+      statements.idsOf++;
+      return new Map(seqs.map((seq) => [seq, `m${seq / CHUNK_BITS}`]));
+    },
+    publish: async (_tx, _ws, published, { done }) => {
+      feed.push(...published);
+      lastSequence = published.at(-1)?.sequence ?? lastSequence;
+      for (const id of done)
+        outbox.splice(
+          outbox.findIndex((e) => e.row.id === id),
+          1,
+        );
+      return 0;
+    },
+    dropTombstonesIfIdle: async () => {},
+  };
+  return { events, feed, statements };
+}
+
+const changed = (id: number, audienceId: string, chunks: Chunk[]) => ({
+  row: {
+    id: BigInt(id),
+    type: "audience.members_changed" as const,
+    audienceId,
+    data: { reason: "manual" },
+    createdAt: new Date("2026-11-23T00:00:00Z"),
+  },
+  chunks,
+});
+const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => oneMember(from + i));
+
+describe("event relay", () => {
+  it("reads the chunks of a transaction's entries in one statement and names their members in one more", async () => {
+    const outbox = fakeOutbox([
+      changed(1, "aud_a", range(0, 2)),
+      changed(2, "aud_b", [oneMember(0), oneMember(5, 1)]),
+      changed(3, "aud_c", range(7, 1)),
+    ]);
+    await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
+    expect(outbox.statements).toEqual({ readChunks: 1, idsOf: 1, transactions: 1 });
+    expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered, e.data.left])).toEqual([
+      [1, "aud_a", ["m0", "m1"], []],
+      [2, "aud_b", ["m0"], ["m5"]],
+      [3, "aud_c", ["m7"], []],
+    ]);
+  });
+
+  it("publishes at most 16 chunks a transaction: an entry past them continues in the next, its events consecutive", async () => {
+    const outbox = fakeOutbox([
+      changed(1, "aud_a", range(0, 3)),
+      changed(2, "aud_b", range(100, 20)),
+      changed(3, "aud_c", range(200, 1)),
+    ]);
+    await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
+    const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
+    expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered])).toEqual([
+      [1, "aud_a", ids(0, 3)],
+      [2, "aud_b", ids(100, 13)],
+      [3, "aud_b", ids(113, 7)],
+      [4, "aud_c", ids(200, 1)],
+    ]);
+    expect(outbox.statements).toEqual({ readChunks: 2, idsOf: 2, transactions: 2 });
+  });
+});
