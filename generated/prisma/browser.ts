@@ -41,6 +41,8 @@ export type Member = Prisma.MemberModel
  * Model MemberEmail
  * Every e-mail (primary and alternative) of every member, case-folded: an address belongs to at
  * most one member of a workspace, which is what makes matching an input by e-mail unambiguous.
+ * No foreign key to members: its per-row check doubled the cost of an import's insert here, and
+ * the one statement that deletes members (memberRepo.delete) deletes their addresses with them.
  */
 export type MemberEmail = Prisma.MemberEmailModel
 /**

@@ -74,7 +74,8 @@ export const memberRepo = {
   },
 
   /**
-   * Deletes members (their e-mails go with them); returns the ids and numbers deleted. Their
+   * Deletes members and their e-mail addresses (member_emails has no foreign key: this is the
+   * only statement that deletes members); returns the ids and numbers deleted. Their
    * numbers stay known as tombstones, so that events recorded before the deletion and published
    * after it can still name them.
    */
@@ -86,6 +87,10 @@ export const memberRepo = {
       ),
       kept AS (
         INSERT INTO member_tombstones (workspace_id, seq, id) SELECT ${workspaceId}, seq, id FROM gone
+      ),
+      released AS (
+        DELETE FROM member_emails AS e USING gone
+        WHERE e.workspace_id = ${hidden(workspaceId)} AND e.member_id = gone.id
       )
       SELECT id, seq FROM gone`;
   },

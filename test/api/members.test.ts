@@ -163,4 +163,17 @@ describe("listMembers, listMemberAudiences and deleteMembers", () => {
     expect(filter.memberCount).toBe(1);
     expect((await rejectionOf(audiencesOf("l1"))).status).toBe(404);
   });
+
+  it("deleteMembers frees the deleted members' addresses for new members", async ({ ws }) => {
+    await upsertMembers(ws, [{ id: "gone", email: "Gone@example.com", alternativeEmails: ["old@example.com"] }]);
+    const deleted = await ws.api.DELETE(MEMBERS, {
+      params: { path: { workspaceId: ws.id } },
+      body: { memberIds: ["gone"] },
+    });
+    expect(deleted).toEqual({ deleted: 1, notFound: 0 });
+    const again = await upsertMembers(ws, [{ email: "gone@example.com" }, { email: "OLD@example.com" }]);
+    expect(again.results.map((r) => r.status)).toEqual(["created", "created"]);
+    expect(new Set(again.results.map((r) => r.id)).size).toBe(2);
+    expect(again.results.map((r) => r.id)).not.toContain("gone");
+  });
 });

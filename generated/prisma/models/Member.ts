@@ -237,7 +237,6 @@ export type MemberWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  emails?: Prisma.MemberEmailListRelationFilter
 }
 
 export type MemberOrderByWithRelationInput = {
@@ -251,7 +250,6 @@ export type MemberOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
-  emails?: Prisma.MemberEmailOrderByRelationAggregateInput
 }
 
 export type MemberWhereUniqueInput = Prisma.AtLeast<{
@@ -270,7 +268,6 @@ export type MemberWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  emails?: Prisma.MemberEmailListRelationFilter
 }, "workspaceId_id" | "workspaceId_seq">
 
 export type MemberOrderByWithAggregationInput = {
@@ -315,7 +312,6 @@ export type MemberCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
-  emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUncheckedCreateInput = {
@@ -328,7 +324,6 @@ export type MemberUncheckedCreateInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
-  emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUpdateInput = {
@@ -341,7 +336,6 @@ export type MemberUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
-  emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateInput = {
@@ -354,7 +348,6 @@ export type MemberUncheckedUpdateInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberCreateManyInput = {
@@ -458,11 +451,6 @@ export type MemberSumOrderByAggregateInput = {
   seq?: Prisma.SortOrder
 }
 
-export type MemberScalarRelationFilter = {
-  is?: Prisma.MemberWhereInput
-  isNot?: Prisma.MemberWhereInput
-}
-
 export type MemberCreateNestedManyWithoutWorkspaceInput = {
   create?: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput> | Prisma.MemberCreateWithoutWorkspaceInput[] | Prisma.MemberUncheckedCreateWithoutWorkspaceInput[]
   connectOrCreate?: Prisma.MemberCreateOrConnectWithoutWorkspaceInput | Prisma.MemberCreateOrConnectWithoutWorkspaceInput[]
@@ -514,20 +502,6 @@ export type MemberUpdatealternativeEmailsInput = {
   push?: string | string[]
 }
 
-export type MemberCreateNestedOneWithoutEmailsInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutEmailsInput, Prisma.MemberUncheckedCreateWithoutEmailsInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutEmailsInput
-  connect?: Prisma.MemberWhereUniqueInput
-}
-
-export type MemberUpdateOneRequiredWithoutEmailsNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutEmailsInput, Prisma.MemberUncheckedCreateWithoutEmailsInput>
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutEmailsInput
-  upsert?: Prisma.MemberUpsertWithoutEmailsInput
-  connect?: Prisma.MemberWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.MemberUpdateToOneWithWhereWithoutEmailsInput, Prisma.MemberUpdateWithoutEmailsInput>, Prisma.MemberUncheckedUpdateWithoutEmailsInput>
-}
-
 export type MemberCreateWithoutWorkspaceInput = {
   id: string
   seq: number
@@ -537,7 +511,6 @@ export type MemberCreateWithoutWorkspaceInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
-  emails?: Prisma.MemberEmailCreateNestedManyWithoutMemberInput
 }
 
 export type MemberUncheckedCreateWithoutWorkspaceInput = {
@@ -549,7 +522,6 @@ export type MemberUncheckedCreateWithoutWorkspaceInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
-  emails?: Prisma.MemberEmailUncheckedCreateNestedManyWithoutMemberInput
 }
 
 export type MemberCreateOrConnectWithoutWorkspaceInput = {
@@ -593,70 +565,6 @@ export type MemberScalarWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
 }
 
-export type MemberCreateWithoutEmailsInput = {
-  id: string
-  seq: number
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
-}
-
-export type MemberUncheckedCreateWithoutEmailsInput = {
-  workspaceId: string
-  id: string
-  seq: number
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-}
-
-export type MemberCreateOrConnectWithoutEmailsInput = {
-  where: Prisma.MemberWhereUniqueInput
-  create: Prisma.XOR<Prisma.MemberCreateWithoutEmailsInput, Prisma.MemberUncheckedCreateWithoutEmailsInput>
-}
-
-export type MemberUpsertWithoutEmailsInput = {
-  update: Prisma.XOR<Prisma.MemberUpdateWithoutEmailsInput, Prisma.MemberUncheckedUpdateWithoutEmailsInput>
-  create: Prisma.XOR<Prisma.MemberCreateWithoutEmailsInput, Prisma.MemberUncheckedCreateWithoutEmailsInput>
-  where?: Prisma.MemberWhereInput
-}
-
-export type MemberUpdateToOneWithWhereWithoutEmailsInput = {
-  where?: Prisma.MemberWhereInput
-  data: Prisma.XOR<Prisma.MemberUpdateWithoutEmailsInput, Prisma.MemberUncheckedUpdateWithoutEmailsInput>
-}
-
-export type MemberUpdateWithoutEmailsInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  seq?: Prisma.IntFieldUpdateOperationsInput | number
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
-}
-
-export type MemberUncheckedUpdateWithoutEmailsInput = {
-  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  seq?: Prisma.IntFieldUpdateOperationsInput | number
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-}
-
 export type MemberCreateManyWorkspaceInput = {
   id: string
   seq: number
@@ -677,7 +585,6 @@ export type MemberUpdateWithoutWorkspaceInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  emails?: Prisma.MemberEmailUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateWithoutWorkspaceInput = {
@@ -689,7 +596,6 @@ export type MemberUncheckedUpdateWithoutWorkspaceInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  emails?: Prisma.MemberEmailUncheckedUpdateManyWithoutMemberNestedInput
 }
 
 export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
@@ -704,35 +610,6 @@ export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
 }
 
 
-/**
- * Count Type MemberCountOutputType
- */
-
-export type MemberCountOutputType = {
-  emails: number
-}
-
-export type MemberCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  emails?: boolean | MemberCountOutputTypeCountEmailsArgs
-}
-
-/**
- * MemberCountOutputType without action
- */
-export type MemberCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the MemberCountOutputType
-   */
-  select?: Prisma.MemberCountOutputTypeSelect<ExtArgs> | null
-}
-
-/**
- * MemberCountOutputType without action
- */
-export type MemberCountOutputTypeCountEmailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.MemberEmailWhereInput
-}
-
 
 export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
@@ -745,8 +622,6 @@ export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  emails?: boolean | Prisma.Member$emailsArgs<ExtArgs>
-  _count?: boolean | Prisma.MemberCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["member"]>
 
 export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -790,8 +665,6 @@ export type MemberSelectScalar = {
 export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "seq" | "email" | "fields" | "alternativeEmails" | "folded" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
 export type MemberInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  emails?: boolean | Prisma.Member$emailsArgs<ExtArgs>
-  _count?: boolean | Prisma.MemberCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MemberIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -804,7 +677,6 @@ export type $MemberPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
   name: "Member"
   objects: {
     workspace: Prisma.$WorkspacePayload<ExtArgs>
-    emails: Prisma.$MemberEmailPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
@@ -1221,7 +1093,6 @@ readonly fields: MemberFieldRefs;
 export interface Prisma__MemberClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
-  emails<T extends Prisma.Member$emailsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Member$emailsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberEmailPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1658,30 +1529,6 @@ export type MemberDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Limit how many Members to delete.
    */
   limit?: number
-}
-
-/**
- * Member.emails
- */
-export type Member$emailsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the MemberEmail
-   */
-  select?: Prisma.MemberEmailSelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the MemberEmail
-   */
-  omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
-  where?: Prisma.MemberEmailWhereInput
-  orderBy?: Prisma.MemberEmailOrderByWithRelationInput | Prisma.MemberEmailOrderByWithRelationInput[]
-  cursor?: Prisma.MemberEmailWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.MemberEmailScalarFieldEnum | Prisma.MemberEmailScalarFieldEnum[]
 }
 
 /**

@@ -16,6 +16,8 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
  * Model MemberEmail
  * Every e-mail (primary and alternative) of every member, case-folded: an address belongs to at
  * most one member of a workspace, which is what makes matching an input by e-mail unambiguous.
+ * No foreign key to members: its per-row check doubled the cost of an import's insert here, and
+ * the one statement that deletes members (memberRepo.delete) deletes their addresses with them.
  */
 export type MemberEmailModel = runtime.Types.Result.DefaultSelection<Prisma.$MemberEmailPayload>
 
@@ -167,14 +169,12 @@ export type MemberEmailWhereInput = {
   workspaceId?: Prisma.StringFilter<"MemberEmail"> | string
   emailKey?: Prisma.StringFilter<"MemberEmail"> | string
   memberId?: Prisma.StringFilter<"MemberEmail"> | string
-  member?: Prisma.XOR<Prisma.MemberScalarRelationFilter, Prisma.MemberWhereInput>
 }
 
 export type MemberEmailOrderByWithRelationInput = {
   workspaceId?: Prisma.SortOrder
   emailKey?: Prisma.SortOrder
   memberId?: Prisma.SortOrder
-  member?: Prisma.MemberOrderByWithRelationInput
 }
 
 export type MemberEmailWhereUniqueInput = Prisma.AtLeast<{
@@ -185,7 +185,6 @@ export type MemberEmailWhereUniqueInput = Prisma.AtLeast<{
   workspaceId?: Prisma.StringFilter<"MemberEmail"> | string
   emailKey?: Prisma.StringFilter<"MemberEmail"> | string
   memberId?: Prisma.StringFilter<"MemberEmail"> | string
-  member?: Prisma.XOR<Prisma.MemberScalarRelationFilter, Prisma.MemberWhereInput>
 }, "workspaceId_emailKey">
 
 export type MemberEmailOrderByWithAggregationInput = {
@@ -207,8 +206,9 @@ export type MemberEmailScalarWhereWithAggregatesInput = {
 }
 
 export type MemberEmailCreateInput = {
+  workspaceId: string
   emailKey: string
-  member: Prisma.MemberCreateNestedOneWithoutEmailsInput
+  memberId: string
 }
 
 export type MemberEmailUncheckedCreateInput = {
@@ -218,8 +218,9 @@ export type MemberEmailUncheckedCreateInput = {
 }
 
 export type MemberEmailUpdateInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   emailKey?: Prisma.StringFieldUpdateOperationsInput | string
-  member?: Prisma.MemberUpdateOneRequiredWithoutEmailsNestedInput
+  memberId?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemberEmailUncheckedUpdateInput = {
@@ -235,23 +236,15 @@ export type MemberEmailCreateManyInput = {
 }
 
 export type MemberEmailUpdateManyMutationInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   emailKey?: Prisma.StringFieldUpdateOperationsInput | string
+  memberId?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemberEmailUncheckedUpdateManyInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   emailKey?: Prisma.StringFieldUpdateOperationsInput | string
   memberId?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type MemberEmailListRelationFilter = {
-  every?: Prisma.MemberEmailWhereInput
-  some?: Prisma.MemberEmailWhereInput
-  none?: Prisma.MemberEmailWhereInput
-}
-
-export type MemberEmailOrderByRelationAggregateInput = {
-  _count?: Prisma.SortOrder
 }
 
 export type MemberEmailWorkspaceIdEmailKeyCompoundUniqueInput = {
@@ -277,128 +270,24 @@ export type MemberEmailMinOrderByAggregateInput = {
   memberId?: Prisma.SortOrder
 }
 
-export type MemberEmailCreateNestedManyWithoutMemberInput = {
-  create?: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput> | Prisma.MemberEmailCreateWithoutMemberInput[] | Prisma.MemberEmailUncheckedCreateWithoutMemberInput[]
-  connectOrCreate?: Prisma.MemberEmailCreateOrConnectWithoutMemberInput | Prisma.MemberEmailCreateOrConnectWithoutMemberInput[]
-  createMany?: Prisma.MemberEmailCreateManyMemberInputEnvelope
-  connect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-}
-
-export type MemberEmailUncheckedCreateNestedManyWithoutMemberInput = {
-  create?: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput> | Prisma.MemberEmailCreateWithoutMemberInput[] | Prisma.MemberEmailUncheckedCreateWithoutMemberInput[]
-  connectOrCreate?: Prisma.MemberEmailCreateOrConnectWithoutMemberInput | Prisma.MemberEmailCreateOrConnectWithoutMemberInput[]
-  createMany?: Prisma.MemberEmailCreateManyMemberInputEnvelope
-  connect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-}
-
-export type MemberEmailUpdateManyWithoutMemberNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput> | Prisma.MemberEmailCreateWithoutMemberInput[] | Prisma.MemberEmailUncheckedCreateWithoutMemberInput[]
-  connectOrCreate?: Prisma.MemberEmailCreateOrConnectWithoutMemberInput | Prisma.MemberEmailCreateOrConnectWithoutMemberInput[]
-  upsert?: Prisma.MemberEmailUpsertWithWhereUniqueWithoutMemberInput | Prisma.MemberEmailUpsertWithWhereUniqueWithoutMemberInput[]
-  createMany?: Prisma.MemberEmailCreateManyMemberInputEnvelope
-  set?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  disconnect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  delete?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  connect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  update?: Prisma.MemberEmailUpdateWithWhereUniqueWithoutMemberInput | Prisma.MemberEmailUpdateWithWhereUniqueWithoutMemberInput[]
-  updateMany?: Prisma.MemberEmailUpdateManyWithWhereWithoutMemberInput | Prisma.MemberEmailUpdateManyWithWhereWithoutMemberInput[]
-  deleteMany?: Prisma.MemberEmailScalarWhereInput | Prisma.MemberEmailScalarWhereInput[]
-}
-
-export type MemberEmailUncheckedUpdateManyWithoutMemberNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput> | Prisma.MemberEmailCreateWithoutMemberInput[] | Prisma.MemberEmailUncheckedCreateWithoutMemberInput[]
-  connectOrCreate?: Prisma.MemberEmailCreateOrConnectWithoutMemberInput | Prisma.MemberEmailCreateOrConnectWithoutMemberInput[]
-  upsert?: Prisma.MemberEmailUpsertWithWhereUniqueWithoutMemberInput | Prisma.MemberEmailUpsertWithWhereUniqueWithoutMemberInput[]
-  createMany?: Prisma.MemberEmailCreateManyMemberInputEnvelope
-  set?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  disconnect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  delete?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  connect?: Prisma.MemberEmailWhereUniqueInput | Prisma.MemberEmailWhereUniqueInput[]
-  update?: Prisma.MemberEmailUpdateWithWhereUniqueWithoutMemberInput | Prisma.MemberEmailUpdateWithWhereUniqueWithoutMemberInput[]
-  updateMany?: Prisma.MemberEmailUpdateManyWithWhereWithoutMemberInput | Prisma.MemberEmailUpdateManyWithWhereWithoutMemberInput[]
-  deleteMany?: Prisma.MemberEmailScalarWhereInput | Prisma.MemberEmailScalarWhereInput[]
-}
-
-export type MemberEmailCreateWithoutMemberInput = {
-  emailKey: string
-}
-
-export type MemberEmailUncheckedCreateWithoutMemberInput = {
-  emailKey: string
-}
-
-export type MemberEmailCreateOrConnectWithoutMemberInput = {
-  where: Prisma.MemberEmailWhereUniqueInput
-  create: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput>
-}
-
-export type MemberEmailCreateManyMemberInputEnvelope = {
-  data: Prisma.MemberEmailCreateManyMemberInput | Prisma.MemberEmailCreateManyMemberInput[]
-  skipDuplicates?: boolean
-}
-
-export type MemberEmailUpsertWithWhereUniqueWithoutMemberInput = {
-  where: Prisma.MemberEmailWhereUniqueInput
-  update: Prisma.XOR<Prisma.MemberEmailUpdateWithoutMemberInput, Prisma.MemberEmailUncheckedUpdateWithoutMemberInput>
-  create: Prisma.XOR<Prisma.MemberEmailCreateWithoutMemberInput, Prisma.MemberEmailUncheckedCreateWithoutMemberInput>
-}
-
-export type MemberEmailUpdateWithWhereUniqueWithoutMemberInput = {
-  where: Prisma.MemberEmailWhereUniqueInput
-  data: Prisma.XOR<Prisma.MemberEmailUpdateWithoutMemberInput, Prisma.MemberEmailUncheckedUpdateWithoutMemberInput>
-}
-
-export type MemberEmailUpdateManyWithWhereWithoutMemberInput = {
-  where: Prisma.MemberEmailScalarWhereInput
-  data: Prisma.XOR<Prisma.MemberEmailUpdateManyMutationInput, Prisma.MemberEmailUncheckedUpdateManyWithoutMemberInput>
-}
-
-export type MemberEmailScalarWhereInput = {
-  AND?: Prisma.MemberEmailScalarWhereInput | Prisma.MemberEmailScalarWhereInput[]
-  OR?: Prisma.MemberEmailScalarWhereInput[]
-  NOT?: Prisma.MemberEmailScalarWhereInput | Prisma.MemberEmailScalarWhereInput[]
-  workspaceId?: Prisma.StringFilter<"MemberEmail"> | string
-  emailKey?: Prisma.StringFilter<"MemberEmail"> | string
-  memberId?: Prisma.StringFilter<"MemberEmail"> | string
-}
-
-export type MemberEmailCreateManyMemberInput = {
-  emailKey: string
-}
-
-export type MemberEmailUpdateWithoutMemberInput = {
-  emailKey?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type MemberEmailUncheckedUpdateWithoutMemberInput = {
-  emailKey?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type MemberEmailUncheckedUpdateManyWithoutMemberInput = {
-  emailKey?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
 
 
 export type MemberEmailSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   emailKey?: boolean
   memberId?: boolean
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memberEmail"]>
 
 export type MemberEmailSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   emailKey?: boolean
   memberId?: boolean
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memberEmail"]>
 
 export type MemberEmailSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   emailKey?: boolean
   memberId?: boolean
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memberEmail"]>
 
 export type MemberEmailSelectScalar = {
@@ -408,21 +297,10 @@ export type MemberEmailSelectScalar = {
 }
 
 export type MemberEmailOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "emailKey" | "memberId", ExtArgs["result"]["memberEmail"]>
-export type MemberEmailInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
-}
-export type MemberEmailIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
-}
-export type MemberEmailIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  member?: boolean | Prisma.MemberDefaultArgs<ExtArgs>
-}
 
 export type $MemberEmailPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemberEmail"
-  objects: {
-    member: Prisma.$MemberPayload<ExtArgs>
-  }
+  objects: {}
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
     emailKey: string
@@ -821,7 +699,6 @@ readonly fields: MemberEmailFieldRefs;
  */
 export interface Prisma__MemberEmailClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
-  member<T extends Prisma.MemberDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemberDefaultArgs<ExtArgs>>): Prisma.Prisma__MemberClient<runtime.Types.Result.GetResult<Prisma.$MemberPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -871,10 +748,6 @@ export type MemberEmailFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.I
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
-  /**
    * Filter, which MemberEmail to fetch.
    */
   where: Prisma.MemberEmailWhereUniqueInput
@@ -893,10 +766,6 @@ export type MemberEmailFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Exten
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
-  /**
    * Filter, which MemberEmail to fetch.
    */
   where: Prisma.MemberEmailWhereUniqueInput
@@ -914,10 +783,6 @@ export type MemberEmailFindFirstArgs<ExtArgs extends runtime.Types.Extensions.In
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
   /**
    * Filter, which MemberEmail to fetch.
    */
@@ -967,10 +832,6 @@ export type MemberEmailFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extens
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
-  /**
    * Filter, which MemberEmail to fetch.
    */
   where?: Prisma.MemberEmailWhereInput
@@ -1018,10 +879,6 @@ export type MemberEmailFindManyArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
   /**
    * Filter, which MemberEmails to fetch.
    */
@@ -1071,10 +928,6 @@ export type MemberEmailCreateArgs<ExtArgs extends runtime.Types.Extensions.Inter
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
-  /**
    * The data needed to create a MemberEmail.
    */
   data: Prisma.XOR<Prisma.MemberEmailCreateInput, Prisma.MemberEmailUncheckedCreateInput>
@@ -1108,10 +961,6 @@ export type MemberEmailCreateManyAndReturnArgs<ExtArgs extends runtime.Types.Ext
    */
   data: Prisma.MemberEmailCreateManyInput | Prisma.MemberEmailCreateManyInput[]
   skipDuplicates?: boolean
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailIncludeCreateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1126,10 +975,6 @@ export type MemberEmailUpdateArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
   /**
    * The data needed to update a MemberEmail.
    */
@@ -1182,10 +1027,6 @@ export type MemberEmailUpdateManyAndReturnArgs<ExtArgs extends runtime.Types.Ext
    * Limit how many MemberEmails to update.
    */
   limit?: number
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailIncludeUpdateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1200,10 +1041,6 @@ export type MemberEmailUpsertArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
   /**
    * The filter to search for the MemberEmail to update in case it exists.
    */
@@ -1230,10 +1067,6 @@ export type MemberEmailDeleteArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
   /**
    * Filter which MemberEmail to delete.
    */
@@ -1266,8 +1099,4 @@ export type MemberEmailDefaultArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Omit specific fields from the MemberEmail
    */
   omit?: Prisma.MemberEmailOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberEmailInclude<ExtArgs> | null
 }
