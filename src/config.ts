@@ -25,6 +25,7 @@ export interface Config {
   WEBHOOK_TIMEOUT_MS: number;
   IMPORT_MAX_BYTES: number;
   IMPORT_LEASE_MS: number;
+  IMPORT_CHUNK_ROWS: number;
 }
 
 const schema = {
@@ -73,6 +74,9 @@ const schema = {
     IMPORT_MAX_BYTES: { type: "integer", minimum: 1024, maximum: 1099511627776, default: 1073741824 },
     // How soon another process takes over an import job whose process stopped (died, or hangs).
     IMPORT_LEASE_MS: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
+    // Rows an import applies per transaction: larger chunks import faster, and hold the
+    // workspace's member lock longer each (other writes of the workspace wait between chunks).
+    IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000, default: 10000 },
   },
 } as const;
 

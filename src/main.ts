@@ -43,7 +43,11 @@ async function main(): Promise<void> {
     allowPrivateWebhooks: config.WEBHOOK_ALLOW_PRIVATE,
     eventRetentionDays: config.EVENT_RETENTION_DAYS,
     webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
-    imports: { importMaxBytes: config.IMPORT_MAX_BYTES, importLeaseMs: config.IMPORT_LEASE_MS },
+    imports: {
+      importMaxBytes: config.IMPORT_MAX_BYTES,
+      importLeaseMs: config.IMPORT_LEASE_MS,
+      importChunkRows: config.IMPORT_CHUNK_ROWS,
+    },
     logger: { level: config.LOG_LEVEL },
     publicUrl: config.PUBLIC_URL,
     metricsToken: config.METRICS_TOKEN,

@@ -9,8 +9,14 @@ import { type ChunkApplier, type JobState, LeaseLostError } from "./import-chunk
 import { CsvReadError, type FileRow, readCsv } from "./import-reader.ts";
 import { createWorkLoop } from "./work-loop.ts";
 
-/** Rows per chunk: each chunk is one transaction, and the unit a job resumes from. */
-export const CHUNK_ROWS = 5_000;
+/**
+ * Rows per chunk (IMPORT_CHUNK_ROWS): each chunk is one transaction, and the unit a job resumes
+ * from. A chunk's fixed costs (its statements, its commit, the relay's pass after it) are shared
+ * by more rows in larger chunks: 200,000 new members took 16.9 s in chunks of 5,000 and 15.7 s in
+ * chunks of 10,000. Memory grows with the chunk, and so does the time other writes of the
+ * workspace wait for its member lock.
+ */
+export const CHUNK_ROWS = 10_000;
 /** How often queued jobs are looked for besides being poked (a job queued by another process). */
 const POLL_MS = 1_000;
 const SWEEP_MS = 60_000;
@@ -25,7 +31,7 @@ export interface ImportRunnerDeps {
   leaseMs: number;
   /** No other process can use the store (the embedded one): leases left at start are a dead process's. */
   soleProcess?: boolean;
-  chunkRows?: number;
+  chunkRows?: number | undefined;
   onError: (error: unknown) => void;
 }
 

@@ -52,6 +52,8 @@ export interface ServiceOptions {
   importMaxBytes?: number;
   /** How long an import job stays with a process that stopped renewing it (IMPORT_LEASE_MS, default 30 s). */
   importLeaseMs?: number;
+  /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS, default 10,000). */
+  importChunkRows?: number;
 }
 
 /** The membership module on the store's repositories, recording its events in the outbox. */
@@ -112,6 +114,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       checkInput: createMemberInputCheck(),
     }),
     leaseMs: options.importLeaseMs ?? 30_000,
+    chunkRows: options.importChunkRows,
     soleProcess: store.kind === "embedded",
     onError,
   });

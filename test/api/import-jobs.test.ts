@@ -5,7 +5,7 @@ import { it } from "../support/fixture.ts";
 import { csvOf, importCsv, importEnded, uploadCsv } from "../support/imports.ts";
 
 const JOB = "/v0/workspaces/{workspaceId}/imports/{importId}";
-/** Six chunks of 5,000 rows: long enough to be stopped while it runs. */
+/** Three chunks of the default 10,000 rows: long enough to be stopped while it runs. */
 const bigFile = (prefix: string) =>
   csvOf([["email", "company"], ...Array.from({ length: 30_000 }, (_, i) => [`${prefix}${i}@example.com`, "Acme"])]);
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { Import } from "../support/imports.ts";
-import type { ImportFile } from "./import-file.ts";
+import { CHUNK_ROWS, type ImportFile } from "./import-file.ts";
 import { createTestDatabase, listAudienceMembers, send, sendCsv } from "./server-process.ts";
 
 /**
@@ -16,10 +16,10 @@ const ENDED = ["succeeded", "failed", "cancelled"];
 /**
  * The store of the test's processes (a PostgreSQL database when TEST_DATABASE_URL is set, else
  * a data directory), with a short lease: a job whose process was killed is taken over after
- * 1.5 s instead of the default 30 s (config.ts allows 1 s at least).
+ * 1.5 s instead of the default 30 s (config.ts allows 1 s at least), and chunks of CHUNK_ROWS.
  */
 export async function importStore(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const lease = { IMPORT_LEASE_MS: "1500" };
+  const lease = { IMPORT_LEASE_MS: "1500", IMPORT_CHUNK_ROWS: String(CHUNK_ROWS) };
   if (process.env.TEST_DATABASE_URL) {
     const database = await createTestDatabase(process.env.TEST_DATABASE_URL);
     return { env: { DATABASE_URL: database.url, ...lease }, drop: database.drop };

@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { getJob, hasEnded, importStore, partWay, uploadTo, verifyImport, waitForJob } from "./import-checks.ts";
-import { DATA_ROWS, importFile } from "./import-file.ts";
+import { CHUNK_ROWS, DATA_ROWS, importFile } from "./import-file.ts";
 import { killProcessGroup, type ServerProcess, startServerProcess, stopServerProcess } from "./server-process.ts";
 
 /**
  * An import job survives its process being SIGKILLed mid-file, twice: restarted on the same
  * store, the server takes the job up again after its last committed chunk (the runner's unit,
- * 5,000 rows), and the job ends as if nothing had happened: every row applied once, the counts,
+ * CHUNK_ROWS rows), and the job ends as if nothing had happened: every row applied once, the counts,
  * errors, members and events exactly those of the file.
  */
 const KILLS = 2;
-const CHUNK_ROWS = 5_000;
 
 const storeName = process.env.TEST_DATABASE_URL ? "PostgreSQL" : "embedded store (PGlite)";
 

@@ -2,11 +2,14 @@ import { csvOf } from "../support/imports.ts";
 
 /**
  * The CSV file the import reliability tests upload, and what a user must see once it is imported.
- * Ten chunks of the runner's 5,000 rows, so that a job can be stopped with chunks behind it and
+ * Ten chunks of CHUNK_ROWS rows, so that a job can be stopped with chunks behind it and
  * chunks ahead; the bad rows and the duplicates sit on both sides of chunk boundaries, so a chunk
  * applied twice or skipped after a restart shows in the counts, the errors or the members.
  */
 export const DATA_ROWS = 50_000;
+
+/** Rows per chunk of the test's server processes (IMPORT_CHUNK_ROWS, set by importStore). */
+export const CHUNK_ROWS = 5_000;
 
 /** Data rows (0-based) whose e-mail is not an address: rejected, each with its line. */
 const BAD_ROWS = [3, 4_999, 5_000, 12_345, 24_999, 37_000, 49_999];

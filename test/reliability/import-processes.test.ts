@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hasEnded, importStore, partWay, uploadTo, verifyImport, waitForJob } from "./import-checks.ts";
-import { DATA_ROWS, importFile } from "./import-file.ts";
+import { CHUNK_ROWS, DATA_ROWS, importFile } from "./import-file.ts";
 import { killProcessGroup, type ServerProcess, startServerProcess, stopServerProcess } from "./server-process.ts";
 
 /**
@@ -8,8 +8,6 @@ import { killProcessGroup, type ServerProcess, startServerProcess, stopServerPro
  * (its lease), every row is applied once, and when the process running it is SIGKILLed the other
  * one takes the job over once the lease runs out and finishes it.
  */
-
-const CHUNK_ROWS = 5_000;
 
 /** Rows this process applied (every outcome), from its GET /metrics: which process ran the job. */
 async function rowsApplied(server: ServerProcess): Promise<number> {
