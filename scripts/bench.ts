@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { createClient, statisticsChecked } from "./bench/http.ts";
+import { type Client, createClient, statisticsChecked } from "./bench/http.ts";
 import { type BenchOptions, parseOptions } from "./bench/options.ts";
 import { memoryRows, RssSampler } from "./bench/process-memory.ts";
 import { buildService, type ServiceProcess, startService } from "./bench/processes.ts";
@@ -177,6 +177,25 @@ async function main(): Promise<number> {
       cleanups.push(async () => client.close());
       return client;
     },
+    startSecondProcess: stores.serviceSettings.databaseUrl
+      ? async () => {
+          const second = await startService({ ...serviceSettings, rateLimitPerMinute: 0 });
+          cleanups.push(() => second.stop());
+          const clients: Client[] = [];
+          return {
+            service: second,
+            clientFor: (key) => {
+              const client = createClient(second.baseUrl, key);
+              clients.push(client);
+              return client;
+            },
+            async stop() {
+              for (const client of clients) client.close();
+              await second.stop();
+            },
+          };
+        }
+      : undefined,
     async writeServiceStore(write) {
       if (stores.serviceSettings.databaseUrl) {
         const db = await openPgRaw(stores.serviceSettings.databaseUrl);

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { fold } from "../../../src/domain/filter.ts";
 import type { Client } from "../http.ts";
+import { cpuSeconds } from "../process-memory.ts";
 import { type RawDb, rawSql } from "../raw.ts";
 import { summarize } from "../stats.ts";
 import { range } from "./member-ids.ts";
@@ -16,6 +17,7 @@ const ADD = 10;
 interface Tenant {
   workspaceId: string;
   audienceId: string;
+  apiKey: string;
   api: Client;
 }
 
@@ -63,6 +65,8 @@ function rawPool(ctx: Context): { db: RawDb; close: () => Promise<void> } {
  * Scenario: 50 workspaces of 2,000 members, 20 concurrent clients for the load duration (30 s at
  * full size), 80% first pages of 100 members and 20% adds of 10 new ids, beside the same mix sent
  * as the raw statements (a keyset page, one insert-and-include) over a pool of the same size.
+ * On PostgreSQL, the same load again on two server processes behind the same database (half the
+ * clients on each), reported beside the same raw figure.
  */
 export async function mixedLoad(ctx: Context): Promise<void> {
   const seconds = ctx.opts.quick ? 2 : 30;
@@ -93,7 +97,7 @@ export async function mixedLoad(ctx: Context): Promise<void> {
     await rawSql.workspace(ctx.raw, workspace.id);
     await rawSql.audience(ctx.raw, workspace.id, audience.id, "Readers");
     await rawSql.addNewMembers(ctx.raw, workspace.id, audience.id, ids, ids.map(fold));
-    tenants.push({ workspaceId: workspace.id, audienceId: audience.id, api });
+    tenants.push({ workspaceId: workspace.id, audienceId: audience.id, apiKey: key.key, api });
   }
   await ctx.analyze();
   const tenantOf = (client: number, n: number) => tenants[(client * 7 + n) % WORKSPACES] as Tenant;
@@ -110,23 +114,20 @@ export async function mixedLoad(ctx: Context): Promise<void> {
   });
   await raw.close();
   const done = measure(ctx);
-  const serviceRun = await drive(seconds, async (read, client, n) => {
+  const serviceRun = await drive(seconds, (read, client, n) => {
     const t = tenantOf(client, n);
-    const path = `/v0/workspaces/${t.workspaceId}/audiences/${t.audienceId}/members`;
-    // call() throws on any other status than the one expected: counted as an error.
-    if (read) await t.api.call("GET", `${path}?limit=100`, undefined, 200);
-    else await t.api.call("POST", path, { memberIds: newIds("api", client, n) }, 200);
-    return true;
+    return serviceStep(t.api, t, read, newIds("api", client, n));
   });
-  const rate = (r: LoadResult) => r.requests / r.seconds;
+  const label = `${WORKSPACES} workspaces, ${CLIENTS} clients, 80% pages / 20% adds of ${ADD}: req/s`;
+  const baselineLabel = `the same statements sent raw, p50 ${summarize(rawRun.ms).median.toFixed(1)} ms`;
   const service = summarize(serviceRun.ms);
   ctx.rows.push({
     scenario: "mixed_load",
-    label: `mixed load, ${WORKSPACES} workspaces, ${CLIENTS} clients, 80% pages / 20% adds of ${ADD}: req/s (p50 ${service.median.toFixed(1)} ms, ${serviceRun.errors} errors)`,
+    label: `mixed load, ${label} (p50 ${service.median.toFixed(1)} ms, ${serviceRun.errors} errors)`,
     unit: "req/s",
     value: rate(serviceRun),
     baseline: rate(rawRun),
-    baselineLabel: `the same statements sent raw, p50 ${summarize(rawRun.ms).median.toFixed(1)} ms`,
+    baselineLabel,
     ratio: rate(serviceRun) / rate(rawRun),
     target: "≥ 0.60× raw, 0 errors",
     pass: rate(serviceRun) >= 0.6 * rate(rawRun) && serviceRun.errors === 0,
@@ -135,4 +136,50 @@ export async function mixedLoad(ctx: Context): Promise<void> {
     throughput: rate(serviceRun),
     ...done(),
   });
+  if (!ctx.startSecondProcess) return;
+
+  // The same load on two server processes behind the same database, half the clients on each.
+  ctx.log(`mixed load: ${seconds} s through the API on two server processes, ${CLIENTS / 2} clients each`);
+  const second = await ctx.startSecondProcess();
+  try {
+    const apis = new Map(tenants.map((t) => [t.workspaceId, second.clientFor(t.apiKey)]));
+    const bothDone = measure(ctx);
+    const secondCpu = cpuSeconds(second.service.pid) ?? 0;
+    const twoRun = await drive(seconds, (read, client, n) => {
+      const t = tenantOf(client, n);
+      const api = client % 2 === 0 ? t.api : (apis.get(t.workspaceId) as Client);
+      return serviceStep(api, t, read, newIds("two", client, n));
+    });
+    const both = summarize(twoRun.ms);
+    const measured = bothDone();
+    ctx.rows.push({
+      scenario: "mixed_load_two_processes",
+      label: `mixed load on two server processes, ${label} (p50 ${both.median.toFixed(1)} ms, ${twoRun.errors} errors)`,
+      unit: "req/s",
+      value: rate(twoRun),
+      baseline: rate(rawRun),
+      baselineLabel,
+      ratio: rate(twoRun) / rate(rawRun),
+      target: "(info)",
+      pass: null,
+      medianMs: both.median,
+      p99Ms: both.p99,
+      throughput: rate(twoRun),
+      ...measured,
+      // Both processes' CPU time (the RSS column stays the first process's).
+      serverCpuS: (measured.serverCpuS ?? 0) + ((cpuSeconds(second.service.pid) ?? secondCpu) - secondCpu),
+    });
+  } finally {
+    await second.stop();
+  }
+}
+
+const rate = (r: LoadResult) => r.requests / r.seconds;
+
+/** One step of a client through the API; call() throws on any other status: counted as an error. */
+async function serviceStep(api: Client, t: Tenant, read: boolean, ids: string[]): Promise<boolean> {
+  const path = `/v0/workspaces/${t.workspaceId}/audiences/${t.audienceId}/members`;
+  if (read) await api.call("GET", `${path}?limit=100`, undefined, 200);
+  else await api.call("POST", path, { memberIds: ids }, 200);
+  return true;
 }

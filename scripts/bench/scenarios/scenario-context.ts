@@ -36,6 +36,17 @@ export interface Context {
   writeServiceStore(write: (db: RawDb) => Promise<void>): Promise<void>;
   /** A client of the service with another key. */
   clientFor(apiKey: string): Client;
+  /**
+   * PostgreSQL only (several server processes share one database): starts another server
+   * process on the service's database, with clients of its own.
+   */
+  startSecondProcess?: (() => Promise<SecondProcess>) | undefined;
+}
+
+export interface SecondProcess {
+  service: ServiceProcess;
+  clientFor(apiKey: string): Client;
+  stop(): Promise<void>;
 }
 
 /** What later scenarios build on: the big audience, and what the bare routes measured. */
