@@ -84,13 +84,17 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     await migrations.end();
   }
   // Writes and reads have pools of their own, so a burst of writes cannot starve the reads.
-  // The writers' client-side limit backs up the server's statement_timeout (set in each
-  // transaction), for a server that does not answer at all.
+  // The writers' client-side limit backs up the server's statement_timeout, for a server that
+  // does not answer at all. That timeout is set in each transaction, with its BEGIN, not per
+  // connection: PgBouncer in transaction mode would carry a session setting over to other
+  // clients, and refuses startup parameters. JIT compilation costs bulk writes more than it
+  // saves (100–300 ms past jit_above_cost).
   const writes = createPool({
     connectionString: databaseUrl,
     max: settings.poolSize,
     connectTimeoutMs,
     queryTimeoutMs: statementTimeoutMs + 1_000,
+    beginWith: `SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}; SET LOCAL jit = off`,
   });
   const reads = createPool({
     connectionString: databaseUrl,
@@ -121,11 +125,6 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     writer,
     gate,
     connectTimeoutMs,
-    // Set per transaction, not per connection: PgBouncer in transaction mode would carry a
-    // session setting over to other clients, and refuses startup parameters. JIT compilation
-    // costs bulk writes more than it saves (100–300 ms past jit_above_cost).
-    begin: (tx) => tx.$executeRaw`
-      SELECT set_config('statement_timeout', ${String(statementTimeoutMs)}, true), set_config('jit', 'off', true)`,
     watchAudiences: (listener) =>
       listenForAudienceChanges(listenUrl, listener, {
         notify: async (payload) => {
@@ -191,21 +190,11 @@ interface StoreParts {
   gate: Gate;
   connectTimeoutMs: number;
   /** Run first in every transaction. */
-  begin?: (tx: Tx) => Promise<unknown>;
   watchAudiences: Store["watchAudiences"];
   closeDriver: () => Promise<void>;
 }
 
-function createStore({
-  kind,
-  db,
-  writer,
-  gate,
-  connectTimeoutMs,
-  begin,
-  watchAudiences,
-  closeDriver,
-}: StoreParts): Store {
+function createStore({ kind, db, writer, gate, connectTimeoutMs, watchAudiences, closeDriver }: StoreParts): Store {
   // The pool's own connect timeout answers first; Prisma's is the backstop. A transaction may run
   // long (a rule over millions of members); each of its statements has the statement timeout.
   const transactionOptions = { maxWait: connectTimeoutMs + 1_000, timeout: 300_000 };
@@ -217,10 +206,7 @@ function createStore({
       return gate.run(async () => {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await writer.$transaction(async (tx) => {
-              await begin?.(tx);
-              return fn(tx);
-            }, transactionOptions);
+            return await writer.$transaction(fn, transactionOptions);
           } catch (error) {
             if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
             transactionRetries.inc();

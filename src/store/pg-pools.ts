@@ -8,6 +8,11 @@ export interface PoolOptions {
   connectTimeoutMs: number;
   /** Longest wait for any statement's answer (undefined: no limit, for migrations). */
   queryTimeoutMs?: number | undefined;
+  /**
+   * Statements sent with every BEGIN on the pool's connections, in the same message: a
+   * transaction's own settings (SET LOCAL) at no round trip of their own.
+   */
+  beginWith?: string | undefined;
 }
 
 type QueryFn = (...args: unknown[]) => unknown;
@@ -19,7 +24,8 @@ type QueryFn = (...args: unknown[]) => unknown;
  * the statement fails with StoreTimeoutError, and the pool drops the client instead of handing a
  * half-answered connection, perhaps still inside a transaction, to the next caller.
  */
-function clientWithTimeout(timeoutMs: number): typeof pg.Client {
+function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): typeof pg.Client {
+  const begin = beginWith === undefined ? undefined : `BEGIN; ${beginWith}`;
   return class TimedClient extends pg.Client {
     constructor(config?: pg.ClientConfig) {
       super(config);
@@ -28,6 +34,7 @@ function clientWithTimeout(timeoutMs: number): typeof pg.Client {
     }
 
     override query(...args: unknown[]): never {
+      if (begin !== undefined) args[0] = withBegin(args[0], begin);
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
@@ -66,18 +73,36 @@ function clientWithTimeout(timeoutMs: number): typeof pg.Client {
 }
 
 /**
+ * BEGIN (as Prisma starts a transaction: a simple query, as text or { text }) sent as `begin`,
+ * which starts with it: the statements of one simple query run in order, and their answer, like
+ * BEGIN's, has no rows and no count for the caller to read.
+ */
+function withBegin(query: unknown, begin: string): unknown {
+  if (query === "BEGIN") return begin;
+  const config = query as { text?: unknown; values?: unknown[] } | null;
+  if (config?.text === "BEGIN" && (config.values?.length ?? 0) === 0) return { ...config, text: begin };
+  return query;
+}
+
+/**
  * A pg pool with bounded waits: for a connection (connectTimeoutMs, which node-postgres applies
  * both to waiting for a free client and to a new connection's handshake) and, when
  * queryTimeoutMs is set, for each statement. No startup parameters are sent, so the pool works
  * through PgBouncer in transaction mode as it does directly.
  */
-export function createPool({ connectionString, max, connectTimeoutMs, queryTimeoutMs }: PoolOptions): pg.Pool {
+export function createPool({
+  connectionString,
+  max,
+  connectTimeoutMs,
+  queryTimeoutMs,
+  beginWith,
+}: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
-    ...(queryTimeoutMs === undefined ? {} : { Client: clientWithTimeout(queryTimeoutMs) }),
+    ...(queryTimeoutMs === undefined ? {} : { Client: clientWithTimeout(queryTimeoutMs, beginWith) }),
   });
   // An idle client's connection error must not crash the process; the next query reports it.
   pool.on("error", () => {});
