@@ -715,8 +715,9 @@ export interface paths {
          *
          *     **How rows are applied.** Each row is a member input of `addAudienceMembers`, with its
          *     identity and merge rules: matched by `id`, else by any of its e-mails; empty cells are
-         *     absent values. Rows are applied in file order, in chunks (10,000 rows unless the server's
-         *     IMPORT_CHUNK_ROWS says otherwise) that each commit atomically, with the rule-based audiences following as for any member write. With
+         *     absent values. Rows are applied in file order, in chunks (10,000 rows on PostgreSQL and
+         *     5,000 on the embedded store, unless the server's IMPORT_CHUNK_ROWS says otherwise) that
+         *     each commit atomically, with the rule-based audiences following as for any member write. With
          *     `audienceId`, every member of the file joins that audience. A row that cannot be applied
          *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row that
          *     matches two different members) is rejected with its line number and the reason; the rest

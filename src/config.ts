@@ -25,7 +25,7 @@ export interface Config {
   WEBHOOK_TIMEOUT_MS: number;
   IMPORT_MAX_BYTES: number;
   IMPORT_LEASE_MS: number;
-  IMPORT_CHUNK_ROWS: number;
+  IMPORT_CHUNK_ROWS?: number;
 }
 
 const schema = {
@@ -76,7 +76,8 @@ const schema = {
     IMPORT_LEASE_MS: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
     // Rows an import applies per transaction: larger chunks import faster, and hold the
     // workspace's member lock longer each (other writes of the workspace wait between chunks).
-    IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000, default: 10000 },
+    // Unset: 10,000 on PostgreSQL, 5,000 on the embedded store (src/services/import-runner.ts).
+    IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000 },
   },
 } as const;
 

@@ -20,7 +20,7 @@ import { createEventFeed } from "./event-feed-service.ts";
 import { createEventRelay } from "./event-relay.ts";
 import { createEventWorkers } from "./event-workers.ts";
 import { createChunkApplier } from "./import-chunk.ts";
-import { createImportRunner } from "./import-runner.ts";
+import { CHUNK_ROWS, createImportRunner } from "./import-runner.ts";
 import { createImportService } from "./import-service.ts";
 import { createMemberExport } from "./member-export.ts";
 import { createMemberInputCheck } from "./member-input-check.ts";
@@ -52,7 +52,7 @@ export interface ServiceOptions {
   importMaxBytes?: number;
   /** How long an import job stays with a process that stopped renewing it (IMPORT_LEASE_MS, default 30 s). */
   importLeaseMs?: number;
-  /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS, default 10,000). */
+  /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS; default: CHUNK_ROWS of import-runner.ts). */
   importChunkRows?: number;
 }
 
@@ -114,7 +114,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       checkInput: createMemberInputCheck(),
     }),
     leaseMs: options.importLeaseMs ?? 30_000,
-    chunkRows: options.importChunkRows,
+    chunkRows: options.importChunkRows ?? CHUNK_ROWS[store.kind],
     soleProcess: store.kind === "embedded",
     onError,
   });

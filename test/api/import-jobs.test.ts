@@ -5,7 +5,7 @@ import { it } from "../support/fixture.ts";
 import { csvOf, importCsv, importEnded, uploadCsv } from "../support/imports.ts";
 
 const JOB = "/v0/workspaces/{workspaceId}/imports/{importId}";
-/** Three chunks of the default 10,000 rows: long enough to be stopped while it runs. */
+/** Three to six chunks (10,000 rows on PostgreSQL, 5,000 embedded): long enough to be stopped while it runs. */
 const bigFile = (prefix: string) =>
   csvOf([["email", "company"], ...Array.from({ length: 30_000 }, (_, i) => [`${prefix}${i}@example.com`, "Acme"])]);
 
