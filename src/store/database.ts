@@ -189,7 +189,6 @@ interface StoreParts {
   writer: PrismaClient;
   gate: Gate;
   connectTimeoutMs: number;
-  /** Run first in every transaction. */
   watchAudiences: Store["watchAudiences"];
   closeDriver: () => Promise<void>;
 }

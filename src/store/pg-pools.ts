@@ -10,7 +10,8 @@ export interface PoolOptions {
   queryTimeoutMs?: number | undefined;
   /**
    * Statements sent with every BEGIN on the pool's connections, in the same message: a
-   * transaction's own settings (SET LOCAL) at no round trip of their own.
+   * transaction's own settings (SET LOCAL) at no round trip of their own. Needs queryTimeoutMs
+   * (the timed client sends them).
    */
   beginWith?: string | undefined;
 }
@@ -22,7 +23,8 @@ type QueryFn = (...args: unknown[]) => unknown;
  * process) answers nothing, so the server's own statement_timeout cannot help: past timeoutMs
  * without an answer the connection is closed (the server rolls back whatever was open on it),
  * the statement fails with StoreTimeoutError, and the pool drops the client instead of handing a
- * half-answered connection, perhaps still inside a transaction, to the next caller.
+ * half-answered connection, perhaps still inside a transaction, to the next caller. With
+ * beginWith, its BEGIN carries those statements too (withBegin).
  */
 function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): typeof pg.Client {
   const begin = beginWith === undefined ? undefined : `BEGIN; ${beginWith}`;
@@ -97,6 +99,7 @@ export function createPool({
   queryTimeoutMs,
   beginWith,
 }: PoolOptions): pg.Pool {
+  if (beginWith !== undefined && queryTimeoutMs === undefined) throw new Error("beginWith needs queryTimeoutMs");
   const pool = new pg.Pool({
     connectionString,
     max,
