@@ -75,7 +75,10 @@ describe("listAudienceMembers over many members", () => {
     expect(await bothWays(ws, id, { limit: 500 })).toEqual({ forward: newestFirst, backward: newestFirst });
   });
 
-  it("walks an audience dense, then empty over a whole chunk, then sparse, both ways", async ({ ws, audiences }) => {
+  it("walks an audience dense, then empty across a chunk boundary, then sparse, both ways", async ({
+    ws,
+    audiences,
+  }) => {
     const { id, ids } = audiences.patchy;
     expect(await bothWays(ws, id, { limit: 100, sortDirection: "ASC" })).toEqual({ forward: ids, backward: ids });
     const newestFirst = [...ids].reverse();
