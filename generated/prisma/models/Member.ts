@@ -236,7 +236,6 @@ export type MemberWhereInput = {
   folded?: Prisma.JsonFilter<"Member">
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
-  workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
 }
 
 export type MemberOrderByWithRelationInput = {
@@ -249,7 +248,6 @@ export type MemberOrderByWithRelationInput = {
   folded?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
-  workspace?: Prisma.WorkspaceOrderByWithRelationInput
 }
 
 export type MemberWhereUniqueInput = Prisma.AtLeast<{
@@ -267,7 +265,6 @@ export type MemberWhereUniqueInput = Prisma.AtLeast<{
   folded?: Prisma.JsonFilter<"Member">
   createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
-  workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
 }, "workspaceId_id" | "workspaceId_seq">
 
 export type MemberOrderByWithAggregationInput = {
@@ -303,6 +300,7 @@ export type MemberScalarWhereWithAggregatesInput = {
 }
 
 export type MemberCreateInput = {
+  workspaceId: string
   id: string
   seq: number
   email?: string | null
@@ -311,7 +309,6 @@ export type MemberCreateInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutMembersInput
 }
 
 export type MemberUncheckedCreateInput = {
@@ -327,6 +324,7 @@ export type MemberUncheckedCreateInput = {
 }
 
 export type MemberUpdateInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -335,7 +333,6 @@ export type MemberUpdateInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutMembersNestedInput
 }
 
 export type MemberUncheckedUpdateInput = {
@@ -363,6 +360,7 @@ export type MemberCreateManyInput = {
 }
 
 export type MemberUpdateManyMutationInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   seq?: Prisma.IntFieldUpdateOperationsInput | number
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -383,16 +381,6 @@ export type MemberUncheckedUpdateManyInput = {
   folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-}
-
-export type MemberListRelationFilter = {
-  every?: Prisma.MemberWhereInput
-  some?: Prisma.MemberWhereInput
-  none?: Prisma.MemberWhereInput
-}
-
-export type MemberOrderByRelationAggregateInput = {
-  _count?: Prisma.SortOrder
 }
 
 export type StringNullableListFilter<$PrismaModel = never> = {
@@ -451,48 +439,6 @@ export type MemberSumOrderByAggregateInput = {
   seq?: Prisma.SortOrder
 }
 
-export type MemberCreateNestedManyWithoutWorkspaceInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput> | Prisma.MemberCreateWithoutWorkspaceInput[] | Prisma.MemberUncheckedCreateWithoutWorkspaceInput[]
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutWorkspaceInput | Prisma.MemberCreateOrConnectWithoutWorkspaceInput[]
-  createMany?: Prisma.MemberCreateManyWorkspaceInputEnvelope
-  connect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-}
-
-export type MemberUncheckedCreateNestedManyWithoutWorkspaceInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput> | Prisma.MemberCreateWithoutWorkspaceInput[] | Prisma.MemberUncheckedCreateWithoutWorkspaceInput[]
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutWorkspaceInput | Prisma.MemberCreateOrConnectWithoutWorkspaceInput[]
-  createMany?: Prisma.MemberCreateManyWorkspaceInputEnvelope
-  connect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-}
-
-export type MemberUpdateManyWithoutWorkspaceNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput> | Prisma.MemberCreateWithoutWorkspaceInput[] | Prisma.MemberUncheckedCreateWithoutWorkspaceInput[]
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutWorkspaceInput | Prisma.MemberCreateOrConnectWithoutWorkspaceInput[]
-  upsert?: Prisma.MemberUpsertWithWhereUniqueWithoutWorkspaceInput | Prisma.MemberUpsertWithWhereUniqueWithoutWorkspaceInput[]
-  createMany?: Prisma.MemberCreateManyWorkspaceInputEnvelope
-  set?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  disconnect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  delete?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  connect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  update?: Prisma.MemberUpdateWithWhereUniqueWithoutWorkspaceInput | Prisma.MemberUpdateWithWhereUniqueWithoutWorkspaceInput[]
-  updateMany?: Prisma.MemberUpdateManyWithWhereWithoutWorkspaceInput | Prisma.MemberUpdateManyWithWhereWithoutWorkspaceInput[]
-  deleteMany?: Prisma.MemberScalarWhereInput | Prisma.MemberScalarWhereInput[]
-}
-
-export type MemberUncheckedUpdateManyWithoutWorkspaceNestedInput = {
-  create?: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput> | Prisma.MemberCreateWithoutWorkspaceInput[] | Prisma.MemberUncheckedCreateWithoutWorkspaceInput[]
-  connectOrCreate?: Prisma.MemberCreateOrConnectWithoutWorkspaceInput | Prisma.MemberCreateOrConnectWithoutWorkspaceInput[]
-  upsert?: Prisma.MemberUpsertWithWhereUniqueWithoutWorkspaceInput | Prisma.MemberUpsertWithWhereUniqueWithoutWorkspaceInput[]
-  createMany?: Prisma.MemberCreateManyWorkspaceInputEnvelope
-  set?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  disconnect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  delete?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  connect?: Prisma.MemberWhereUniqueInput | Prisma.MemberWhereUniqueInput[]
-  update?: Prisma.MemberUpdateWithWhereUniqueWithoutWorkspaceInput | Prisma.MemberUpdateWithWhereUniqueWithoutWorkspaceInput[]
-  updateMany?: Prisma.MemberUpdateManyWithWhereWithoutWorkspaceInput | Prisma.MemberUpdateManyWithWhereWithoutWorkspaceInput[]
-  deleteMany?: Prisma.MemberScalarWhereInput | Prisma.MemberScalarWhereInput[]
-}
-
 export type MemberCreatealternativeEmailsInput = {
   set: string[]
 }
@@ -500,113 +446,6 @@ export type MemberCreatealternativeEmailsInput = {
 export type MemberUpdatealternativeEmailsInput = {
   set?: string[]
   push?: string | string[]
-}
-
-export type MemberCreateWithoutWorkspaceInput = {
-  id: string
-  seq: number
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-}
-
-export type MemberUncheckedCreateWithoutWorkspaceInput = {
-  id: string
-  seq: number
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-}
-
-export type MemberCreateOrConnectWithoutWorkspaceInput = {
-  where: Prisma.MemberWhereUniqueInput
-  create: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput>
-}
-
-export type MemberCreateManyWorkspaceInputEnvelope = {
-  data: Prisma.MemberCreateManyWorkspaceInput | Prisma.MemberCreateManyWorkspaceInput[]
-  skipDuplicates?: boolean
-}
-
-export type MemberUpsertWithWhereUniqueWithoutWorkspaceInput = {
-  where: Prisma.MemberWhereUniqueInput
-  update: Prisma.XOR<Prisma.MemberUpdateWithoutWorkspaceInput, Prisma.MemberUncheckedUpdateWithoutWorkspaceInput>
-  create: Prisma.XOR<Prisma.MemberCreateWithoutWorkspaceInput, Prisma.MemberUncheckedCreateWithoutWorkspaceInput>
-}
-
-export type MemberUpdateWithWhereUniqueWithoutWorkspaceInput = {
-  where: Prisma.MemberWhereUniqueInput
-  data: Prisma.XOR<Prisma.MemberUpdateWithoutWorkspaceInput, Prisma.MemberUncheckedUpdateWithoutWorkspaceInput>
-}
-
-export type MemberUpdateManyWithWhereWithoutWorkspaceInput = {
-  where: Prisma.MemberScalarWhereInput
-  data: Prisma.XOR<Prisma.MemberUpdateManyMutationInput, Prisma.MemberUncheckedUpdateManyWithoutWorkspaceInput>
-}
-
-export type MemberScalarWhereInput = {
-  AND?: Prisma.MemberScalarWhereInput | Prisma.MemberScalarWhereInput[]
-  OR?: Prisma.MemberScalarWhereInput[]
-  NOT?: Prisma.MemberScalarWhereInput | Prisma.MemberScalarWhereInput[]
-  workspaceId?: Prisma.StringFilter<"Member"> | string
-  id?: Prisma.StringFilter<"Member"> | string
-  seq?: Prisma.IntFilter<"Member"> | number
-  email?: Prisma.StringNullableFilter<"Member"> | string | null
-  fields?: Prisma.JsonFilter<"Member">
-  alternativeEmails?: Prisma.StringNullableListFilter<"Member">
-  folded?: Prisma.JsonFilter<"Member">
-  createdAt?: Prisma.DateTimeFilter<"Member"> | Date | string
-  updatedAt?: Prisma.DateTimeFilter<"Member"> | Date | string
-}
-
-export type MemberCreateManyWorkspaceInput = {
-  id: string
-  seq: number
-  email?: string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberCreatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  updatedAt?: Date | string
-}
-
-export type MemberUpdateWithoutWorkspaceInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  seq?: Prisma.IntFieldUpdateOperationsInput | number
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-}
-
-export type MemberUncheckedUpdateWithoutWorkspaceInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  seq?: Prisma.IntFieldUpdateOperationsInput | number
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-}
-
-export type MemberUncheckedUpdateManyWithoutWorkspaceInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  seq?: Prisma.IntFieldUpdateOperationsInput | number
-  email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  fields?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  alternativeEmails?: Prisma.MemberUpdatealternativeEmailsInput | string[]
-  folded?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 
@@ -621,7 +460,6 @@ export type MemberSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["member"]>
 
 export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -634,7 +472,6 @@ export type MemberSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["member"]>
 
 export type MemberSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -647,7 +484,6 @@ export type MemberSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   folded?: boolean
   createdAt?: boolean
   updatedAt?: boolean
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["member"]>
 
 export type MemberSelectScalar = {
@@ -663,21 +499,10 @@ export type MemberSelectScalar = {
 }
 
 export type MemberOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "seq" | "email" | "fields" | "alternativeEmails" | "folded" | "createdAt" | "updatedAt", ExtArgs["result"]["member"]>
-export type MemberInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-}
-export type MemberIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-}
-export type MemberIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-}
 
 export type $MemberPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Member"
-  objects: {
-    workspace: Prisma.$WorkspacePayload<ExtArgs>
-  }
+  objects: {}
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
     id: string
@@ -1092,7 +917,6 @@ readonly fields: MemberFieldRefs;
  */
 export interface Prisma__MemberClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
-  workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1148,10 +972,6 @@ export type MemberFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Intern
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
-  /**
    * Filter, which Member to fetch.
    */
   where: Prisma.MemberWhereUniqueInput
@@ -1170,10 +990,6 @@ export type MemberFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensions
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
-  /**
    * Filter, which Member to fetch.
    */
   where: Prisma.MemberWhereUniqueInput
@@ -1191,10 +1007,6 @@ export type MemberFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
   /**
    * Filter, which Member to fetch.
    */
@@ -1244,10 +1056,6 @@ export type MemberFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions.
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
-  /**
    * Filter, which Member to fetch.
    */
   where?: Prisma.MemberWhereInput
@@ -1295,10 +1103,6 @@ export type MemberFindManyArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
   /**
    * Filter, which Members to fetch.
    */
@@ -1348,10 +1152,6 @@ export type MemberCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
-  /**
    * The data needed to create a Member.
    */
   data: Prisma.XOR<Prisma.MemberCreateInput, Prisma.MemberUncheckedCreateInput>
@@ -1385,10 +1185,6 @@ export type MemberCreateManyAndReturnArgs<ExtArgs extends runtime.Types.Extensio
    */
   data: Prisma.MemberCreateManyInput | Prisma.MemberCreateManyInput[]
   skipDuplicates?: boolean
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberIncludeCreateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1403,10 +1199,6 @@ export type MemberUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
   /**
    * The data needed to update a Member.
    */
@@ -1459,10 +1251,6 @@ export type MemberUpdateManyAndReturnArgs<ExtArgs extends runtime.Types.Extensio
    * Limit how many Members to update.
    */
   limit?: number
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberIncludeUpdateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1477,10 +1265,6 @@ export type MemberUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
   /**
    * The filter to search for the Member to update in case it exists.
    */
@@ -1507,10 +1291,6 @@ export type MemberDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
   /**
    * Filter which Member to delete.
    */
@@ -1543,8 +1323,4 @@ export type MemberDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Omit specific fields from the Member
    */
   omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
 }

@@ -218,7 +218,6 @@ export type WorkspaceWhereInput = {
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
-  members?: Prisma.MemberListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
   tombstones?: Prisma.MemberTombstoneListRelationFilter
   eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
@@ -235,7 +234,6 @@ export type WorkspaceOrderByWithRelationInput = {
   memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
   audiences?: Prisma.AudienceOrderByRelationAggregateInput
-  members?: Prisma.MemberOrderByRelationAggregateInput
   outbox?: Prisma.EventOutboxOrderByRelationAggregateInput
   tombstones?: Prisma.MemberTombstoneOrderByRelationAggregateInput
   eventHead?: Prisma.EventHeadOrderByWithRelationInput
@@ -255,7 +253,6 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
-  members?: Prisma.MemberListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
   tombstones?: Prisma.MemberTombstoneListRelationFilter
   eventHead?: Prisma.XOR<Prisma.EventHeadNullableScalarRelationFilter, Prisma.EventHeadWhereInput> | null
@@ -296,7 +293,6 @@ export type WorkspaceCreateInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -313,7 +309,6 @@ export type WorkspaceUncheckedCreateInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -330,7 +325,6 @@ export type WorkspaceUpdateInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -347,7 +341,6 @@ export type WorkspaceUncheckedUpdateInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -465,20 +458,6 @@ export type WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutAudiencesInput, Prisma.WorkspaceUpdateWithoutAudiencesInput>, Prisma.WorkspaceUncheckedUpdateWithoutAudiencesInput>
 }
 
-export type WorkspaceCreateNestedOneWithoutMembersInput = {
-  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutMembersInput, Prisma.WorkspaceUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutMembersInput
-  connect?: Prisma.WorkspaceWhereUniqueInput
-}
-
-export type WorkspaceUpdateOneRequiredWithoutMembersNestedInput = {
-  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutMembersInput, Prisma.WorkspaceUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutMembersInput
-  upsert?: Prisma.WorkspaceUpsertWithoutMembersInput
-  connect?: Prisma.WorkspaceWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutMembersInput, Prisma.WorkspaceUpdateWithoutMembersInput>, Prisma.WorkspaceUncheckedUpdateWithoutMembersInput>
-}
-
 export type WorkspaceCreateNestedOneWithoutOutboxInput = {
   create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutOutboxInput, Prisma.WorkspaceUncheckedCreateWithoutOutboxInput>
   connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutOutboxInput
@@ -570,7 +549,6 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -586,7 +564,6 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -618,7 +595,6 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -634,7 +610,6 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -650,7 +625,6 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -666,7 +640,6 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -698,7 +671,6 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -714,87 +686,6 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
-  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
-  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
-  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
-  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
-  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
-  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
-}
-
-export type WorkspaceCreateWithoutMembersInput = {
-  id: string
-  name: string
-  createdAt?: Date | string
-  memberSeq?: number
-  memberClock?: Date | string | null
-  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
-  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
-  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
-  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
-  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
-  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
-  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
-}
-
-export type WorkspaceUncheckedCreateWithoutMembersInput = {
-  id: string
-  name: string
-  createdAt?: Date | string
-  memberSeq?: number
-  memberClock?: Date | string | null
-  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
-  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
-  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
-  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
-  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
-  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
-  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
-}
-
-export type WorkspaceCreateOrConnectWithoutMembersInput = {
-  where: Prisma.WorkspaceWhereUniqueInput
-  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutMembersInput, Prisma.WorkspaceUncheckedCreateWithoutMembersInput>
-}
-
-export type WorkspaceUpsertWithoutMembersInput = {
-  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutMembersInput, Prisma.WorkspaceUncheckedUpdateWithoutMembersInput>
-  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutMembersInput, Prisma.WorkspaceUncheckedCreateWithoutMembersInput>
-  where?: Prisma.WorkspaceWhereInput
-}
-
-export type WorkspaceUpdateToOneWithWhereWithoutMembersInput = {
-  where?: Prisma.WorkspaceWhereInput
-  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutMembersInput, Prisma.WorkspaceUncheckedUpdateWithoutMembersInput>
-}
-
-export type WorkspaceUpdateWithoutMembersInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  name?: Prisma.StringFieldUpdateOperationsInput | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
-  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
-  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
-  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
-  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
-  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
-  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
-  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
-}
-
-export type WorkspaceUncheckedUpdateWithoutMembersInput = {
-  id?: Prisma.StringFieldUpdateOperationsInput | string
-  name?: Prisma.StringFieldUpdateOperationsInput | string
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
-  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
-  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
-  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -811,7 +702,6 @@ export type WorkspaceCreateWithoutOutboxInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
@@ -827,7 +717,6 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -859,7 +748,6 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
@@ -875,7 +763,6 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -891,7 +778,6 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
@@ -907,7 +793,6 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -939,7 +824,6 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
@@ -955,7 +839,6 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -971,7 +854,6 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
@@ -987,7 +869,6 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1019,7 +900,6 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
@@ -1035,7 +915,6 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1051,7 +930,6 @@ export type WorkspaceCreateWithoutEventsInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -1067,7 +945,6 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -1099,7 +976,6 @@ export type WorkspaceUpdateWithoutEventsInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -1115,7 +991,6 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -1131,7 +1006,6 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -1147,7 +1021,6 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -1179,7 +1052,6 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -1195,7 +1067,6 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -1211,7 +1082,6 @@ export type WorkspaceCreateWithoutImportsInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
@@ -1227,7 +1097,6 @@ export type WorkspaceUncheckedCreateWithoutImportsInput = {
   memberClock?: Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
-  members?: Prisma.MemberUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
@@ -1259,7 +1128,6 @@ export type WorkspaceUpdateWithoutImportsInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
@@ -1275,7 +1143,6 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
-  members?: Prisma.MemberUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
@@ -1291,7 +1158,6 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
 export type WorkspaceCountOutputType = {
   apiKeys: number
   audiences: number
-  members: number
   outbox: number
   tombstones: number
   events: number
@@ -1302,7 +1168,6 @@ export type WorkspaceCountOutputType = {
 export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | WorkspaceCountOutputTypeCountApiKeysArgs
   audiences?: boolean | WorkspaceCountOutputTypeCountAudiencesArgs
-  members?: boolean | WorkspaceCountOutputTypeCountMembersArgs
   outbox?: boolean | WorkspaceCountOutputTypeCountOutboxArgs
   tombstones?: boolean | WorkspaceCountOutputTypeCountTombstonesArgs
   events?: boolean | WorkspaceCountOutputTypeCountEventsArgs
@@ -1332,13 +1197,6 @@ export type WorkspaceCountOutputTypeCountApiKeysArgs<ExtArgs extends runtime.Typ
  */
 export type WorkspaceCountOutputTypeCountAudiencesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.AudienceWhereInput
-}
-
-/**
- * WorkspaceCountOutputType without action
- */
-export type WorkspaceCountOutputTypeCountMembersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.MemberWhereInput
 }
 
 /**
@@ -1385,7 +1243,6 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   memberClock?: boolean
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
-  members?: boolean | Prisma.Workspace$membersArgs<ExtArgs>
   outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
   tombstones?: boolean | Prisma.Workspace$tombstonesArgs<ExtArgs>
   eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
@@ -1423,7 +1280,6 @@ export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs 
 export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
-  members?: boolean | Prisma.Workspace$membersArgs<ExtArgs>
   outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
   tombstones?: boolean | Prisma.Workspace$tombstonesArgs<ExtArgs>
   eventHead?: boolean | Prisma.Workspace$eventHeadArgs<ExtArgs>
@@ -1440,7 +1296,6 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
   objects: {
     apiKeys: Prisma.$ApiKeyPayload<ExtArgs>[]
     audiences: Prisma.$AudiencePayload<ExtArgs>[]
-    members: Prisma.$MemberPayload<ExtArgs>[]
     outbox: Prisma.$EventOutboxPayload<ExtArgs>[]
     tombstones: Prisma.$MemberTombstonePayload<ExtArgs>[]
     eventHead: Prisma.$EventHeadPayload<ExtArgs> | null
@@ -1857,7 +1712,6 @@ export interface Prisma__WorkspaceClient<T, Null = never, ExtArgs extends runtim
   readonly [Symbol.toStringTag]: "PrismaPromise"
   apiKeys<T extends Prisma.Workspace$apiKeysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$apiKeysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ApiKeyPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   audiences<T extends Prisma.Workspace$audiencesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$audiencesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudiencePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
-  members<T extends Prisma.Workspace$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   outbox<T extends Prisma.Workspace$outboxArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$outboxArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventOutboxPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   tombstones<T extends Prisma.Workspace$tombstonesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$tombstonesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MemberTombstonePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   eventHead<T extends Prisma.Workspace$eventHeadArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventHeadArgs<ExtArgs>>): Prisma.Prisma__EventHeadClient<runtime.Types.Result.GetResult<Prisma.$EventHeadPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
@@ -2336,30 +2190,6 @@ export type Workspace$audiencesArgs<ExtArgs extends runtime.Types.Extensions.Int
   take?: number
   skip?: number
   distinct?: Prisma.AudienceScalarFieldEnum | Prisma.AudienceScalarFieldEnum[]
-}
-
-/**
- * Workspace.members
- */
-export type Workspace$membersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the Member
-   */
-  select?: Prisma.MemberSelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the Member
-   */
-  omit?: Prisma.MemberOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.MemberInclude<ExtArgs> | null
-  where?: Prisma.MemberWhereInput
-  orderBy?: Prisma.MemberOrderByWithRelationInput | Prisma.MemberOrderByWithRelationInput[]
-  cursor?: Prisma.MemberWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.MemberScalarFieldEnum | Prisma.MemberScalarFieldEnum[]
 }
 
 /**
