@@ -3,14 +3,16 @@ import type { Filter } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
 import { jsonRows } from "./json-rows.ts";
-import { bitOf, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS, type SetKind } from "./member-bits.ts";
+import { bitOf, CHUNK_SHIFT, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS } from "./member-bits.ts";
 import { hidden } from "./member-repo.ts";
 import {
   changesOf,
   chunkRow,
   clearBits,
   dropChunksOutside,
+  joinChunk,
   numbers,
+  readsByKey,
   replaceChunks,
   type SetChange,
   seqsOf,
@@ -146,19 +148,28 @@ export const membershipRepo = {
     workspaceId: string,
     memberIds: string[],
   ): Promise<{ id: string; filter: Filter; matched: number[] }[]> {
+    const seq = Prisma.sql`n.seq`;
+    // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
+    // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
+    const hits = readsByKey(memberIds.length)
+      ? Prisma.sql`
+        SELECT r.id AS audience_id, array_agg(n.seq) AS matched
+        FROM rules AS r CROSS JOIN n
+        ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY r.id`
+      : Prisma.sql`
+        SELECT t.audience_id, array_agg(n.seq) AS matched
+        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
+          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY t.audience_id`;
     return tx.$queryRaw`
       WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
       rules AS MATERIALIZED (
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
       ),
-      hits AS (
-        SELECT t.audience_id, array_agg(n.seq) AS matched
-        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
-          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(Prisma.sql`n.seq`)}
-        WHERE get_bit(t.bits, ${bitOf(Prisma.sql`n.seq`)}) = 1
-        GROUP BY t.audience_id
-      )
-      -- One join, grouped: a subquery per rule audience would run the join once for each.
+      hits AS (${hits})
       SELECT r.id, r.filter, coalesce(h.matched, '{}') AS matched
       FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id ORDER BY r.id`;
   },
@@ -176,9 +187,8 @@ export const membershipRepo = {
   ): Promise<SetChange[]> {
     if (changed.length === 0 || matched.length === 0) return [];
     const pairs = matched.flatMap(({ audienceId, seqs }) => seqs.map((seq) => [audienceId, seq] as const));
-    const on = (alias: string, k: SetKind) =>
-      Prisma.sql`${Prisma.raw(alias)}.workspace_id = ${workspaceId} AND ${Prisma.raw(alias)}.audience_id = n.audience_id
-        AND ${Prisma.raw(alias)}.kind = ${kind(k)} AND ${Prisma.raw(alias)}.chunk = n.chunk`;
+    const byKey = readsByKey(new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size);
+    const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
     return changesOf(
       tx,
       workspaceId,
@@ -196,16 +206,16 @@ export const membershipRepo = {
                (coalesce(old.bits, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
         FROM (SELECT a.id AS audience_id, c.chunk, c.bits AS changed
               FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN changed AS c) AS n
-        LEFT JOIN membership_chunks AS old ON ${on("old", "match")}
+        ${joinChunk("old", workspaceId, "match", at, byKey)}
         LEFT JOIN hits AS h ON h.grp = n.audience_id AND h.chunk = n.chunk
       ),
       m AS MATERIALIZED (
         SELECT n.audience_id, n.chunk, old.bits AS old,
                coalesce(i.bits, ${NO_BITS}) | (n.bits & ~coalesce(e.bits, ${NO_BITS})) AS bits
         FROM r AS n
-        LEFT JOIN membership_chunks AS i ON ${on("i", "include")}
-        LEFT JOIN membership_chunks AS e ON ${on("e", "exclude")}
-        LEFT JOIN membership_chunks AS old ON ${on("old", "member")}
+        ${joinChunk("i", workspaceId, "include", at, byKey)}
+        ${joinChunk("e", workspaceId, "exclude", at, byKey)}
+        ${joinChunk("old", workspaceId, "member", at, byKey)}
       ),
       d AS (SELECT audience_id, chunk, old, bits AS new FROM m),
       r_put AS (${upsertChanged(workspaceId, "match", "r")}),
