@@ -60,13 +60,16 @@ export function createMemberPages({ store, pages, audiences }: MemberPagesDeps) 
         totalCount = paged.memberCount;
       } else {
         // An unknown audience matches nobody, so its page is empty, and the answer is 404 all the same.
-        const [exists, rows] = await Promise.all([
+        // The count is a scan of its own (of every match of a common term): it runs beside the page
+        // on another connection rather than after it.
+        const [exists, rows, count] = await Promise.all([
           audienceId === undefined ? true : audiences.findCount(store.db, workspaceId, audienceId),
           pages.pageListing(store.db, listing, pageQuery),
+          pages.countMatching(store.db, listing, search ?? ""),
         ]);
         if (!exists) throw audienceNotFound(audienceId as string);
         page = rows;
-        totalCount = await pages.countMatching(store.db, listing, search ?? "");
+        totalCount = count;
       }
       const first = page.rows[0];
       const last = page.rows.at(-1);
