@@ -143,7 +143,7 @@ export const membershipRepo = {
    * these members that each one's match set holds: one statement, without row locks (rules and
    * match sets change only under the workspace's member lock, which the caller holds).
    */
-  ruleMatches(
+  async ruleMatches(
     tx: Tx,
     workspaceId: string,
     memberIds: string[],
@@ -164,14 +164,17 @@ export const membershipRepo = {
           AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
         WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
         GROUP BY t.audience_id`;
-    return tx.$queryRaw`
+    // One JSON document: a hundred rules' rows converted column by column cost more than the query.
+    const [row] = await tx.$queryRaw<{ rules: string | null }[]>`
       WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
       rules AS MATERIALIZED (
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
       ),
       hits AS (${hits})
-      SELECT r.id, r.filter, coalesce(h.matched, '{}') AS matched
-      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id ORDER BY r.id`;
+      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules
+      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
+    const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
+    return rules.map(([id, filter, matched]) => ({ id, filter, matched }));
   },
 
   /**
