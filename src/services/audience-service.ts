@@ -65,18 +65,15 @@ export function createAudienceService({ store, cache, membership, audiences, mem
         // One more than asked tells whether there is a next page.
         limit: query.limit === undefined ? undefined : query.limit + 1,
       });
-      const page = query.limit === undefined ? rows : rows.slice(0, query.limit);
-      const results = page.map((row) => ({
-        id: row.id,
-        createdAt: row.createdAt.toISOString(),
-        name: row.name,
-        isArchived: row.isArchived,
-      }));
+      const results = query.limit === undefined ? rows : rows.slice(0, query.limit);
       if (query.limit === undefined) return { results };
-      const last = page.at(-1);
+      const last = results.at(-1);
       return {
         results,
-        pageInfo: { hasNextPage: rows.length > page.length, endCursor: last ? encodeCursor(scope, last) : "" },
+        pageInfo: {
+          hasNextPage: rows.length > results.length,
+          endCursor: last ? encodeCursor(scope, { createdAt: new Date(last.createdAt), id: last.id }) : "",
+        },
       };
     },
 
