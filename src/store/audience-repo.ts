@@ -1,12 +1,13 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { Position } from "../domain/cursor.ts";
 import { audienceNameTaken } from "../domain/errors.ts";
 import type { Filter } from "../domain/filter.ts";
 import { nameKey } from "../domain/names.ts";
 import type { Tx } from "./database.ts";
 import { isUniqueViolation } from "./pg-errors.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 /** An audience as listAudiences lists it. */
 export interface AudienceListItem {
@@ -39,30 +40,33 @@ async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
 }
 
 // Stored filters were validated (parseFilter) before they were written.
-const asRow = (row: Omit<AudienceRow, "filter"> & { filter: unknown }): AudienceRow => row as AudienceRow;
+const ROW = Prisma.sql`id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"`;
 
-const selectRow = { id: true, name: true, filter: true, isArchived: true, memberCount: true, createdAt: true } as const;
+const filterJson = (filter: Filter | null | undefined) => (filter == null ? null : JSON.stringify(filter));
 
 export const audienceRepo = {
   create(
     tx: Reader,
     audience: { workspaceId: string; id: string; name: string; filter?: Filter | null; memberCount?: number },
   ): Promise<AudienceRow> {
-    const filter = audience.filter == null ? Prisma.DbNull : (audience.filter as Prisma.InputJsonValue);
-    return guardName(audience.name, () =>
-      tx.audience
-        .create({ data: { ...audience, filter, nameKey: nameKey(audience.name) }, select: selectRow })
-        .then(asRow),
-    );
+    const { workspaceId, id, name } = audience;
+    return guardName(name, async () => {
+      const [row] = await tx.$queryRaw<AudienceRow[]>`
+        INSERT INTO audiences (workspace_id, id, name, name_key, filter, member_count)
+        VALUES (${workspaceId}, ${id}, ${name}, ${nameKey(name)}, ${filterJson(audience.filter)}::jsonb,
+                ${audience.memberCount ?? 0})
+        RETURNING ${ROW}`;
+      return row as AudienceRow;
+    });
   },
 
-  find(db: Reader, workspaceId: string, id: string): Promise<AudienceRow | null> {
-    return db.audience
-      .findUnique({ where: { workspaceId_id: { workspaceId, id } }, select: selectRow })
-      .then((row) => (row === null ? null : asRow(row)));
+  async find(db: Reader, workspaceId: string, id: string): Promise<AudienceRow | null> {
+    const [row] = await db.$queryRaw<AudienceRow[]>`
+      SELECT ${ROW} FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return row ?? null;
   },
 
-  /** Only the id and name, read without Prisma's query building: getAudience's hot path. */
+  /** Only the id and name: getAudience's hot path. */
   async findName(db: Reader, workspaceId: string, id: string): Promise<{ id: string; name: string } | null> {
     const [row] = await db.$queryRaw<{ id: string; name: string }[]>`
       SELECT id, name FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
@@ -135,35 +139,34 @@ export const audienceRepo = {
     return count > 0;
   },
 
-  restore(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<unknown> {
-    return guardName(audience.name, () =>
-      tx.audience.update({
-        where: { workspaceId_id: { workspaceId, id: audience.id } },
-        data: { isArchived: false, archivedAt: null, nameKey: nameKey(audience.name) },
-      }),
+  async restore(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
+    await guardName(
+      audience.name,
+      () => tx.$executeRaw`
+        UPDATE audiences SET is_archived = false, archived_at = NULL, name_key = ${nameKey(audience.name)}, updated_at = now()
+        WHERE workspace_id = ${workspaceId} AND id = ${audience.id}`,
     );
   },
 
-  rename(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<unknown> {
-    return guardName(audience.name, () =>
-      tx.audience.update({
-        where: { workspaceId_id: { workspaceId, id: audience.id } },
-        data: { name: audience.name, nameKey: nameKey(audience.name) },
-      }),
+  async rename(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
+    await guardName(
+      audience.name,
+      () => tx.$executeRaw`
+        UPDATE audiences SET name = ${audience.name}, name_key = ${nameKey(audience.name)}, updated_at = now()
+        WHERE workspace_id = ${workspaceId} AND id = ${audience.id}`,
     );
   },
 
   /** Stores the rule; the caller computes its matches in the same transaction (membershipRepo.recompute). */
   async setFilter(tx: Tx, workspaceId: string, id: string, filter: Filter | null): Promise<void> {
-    await tx.audience.update({
-      where: { workspaceId_id: { workspaceId, id } },
-      data: { filter: filter === null ? Prisma.DbNull : (filter as Prisma.InputJsonValue), ruleOutdated: false },
-    });
+    await tx.$executeRaw`
+      UPDATE audiences SET filter = ${filterJson(filter)}::jsonb, rule_outdated = false, updated_at = now()
+      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
   },
 
   /** Audiences whose rule matches must be computed again (after an upgrade), across workspaces. */
   listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
-    return db.audience.findMany({ where: { ruleOutdated: true }, select: { workspaceId: true, id: true } });
+    return db.$queryRaw`SELECT workspace_id AS "workspaceId", id FROM audiences WHERE rule_outdated`;
   },
 };
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { type Prisma, PrismaClient } from "../../generated/prisma/client.ts";
+import type { SqlDriverAdapter } from "@prisma/driver-adapter-utils";
 import { trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
@@ -10,9 +10,11 @@ import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { createPool, poolStats } from "./pg-pools.ts";
 import { openPglite } from "./pglite.ts";
+import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
 import { STORE_DEFAULTS } from "./store-defaults.ts";
 
-export type Tx = Prisma.TransactionClient;
+/** A client inside store.transaction: its statements are the transaction's. */
+export type Tx = SqlClient;
 
 export interface StoreOptions {
   /** PostgreSQL connection string (directly, or through PgBouncer); absent → the embedded store in dataDir. */
@@ -46,7 +48,7 @@ export interface StoreOptions {
 export interface Store {
   readonly kind: "postgres" | "embedded";
   /** Reads and single statements. */
-  readonly db: PrismaClient;
+  readonly db: SqlClient;
   /**
    * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
    * deadlock. Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
@@ -116,24 +118,22 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     // Writers wait in the gate, not in the pool: that is where the queue shows.
     trackPool("write", () => ({ ...poolStats(writes), waiting: gate.waiting })),
   ];
-  const db = new PrismaClient({ adapter: new PrismaPg(reads) });
-  const writer = new PrismaClient({ adapter: new PrismaPg(writes) });
+  const [db, writer] = await Promise.all([new PrismaPg(reads).connect(), new PrismaPg(writes).connect()]);
   const listenUrl = settings.listenUrl ?? databaseUrl;
   return createStore({
     kind: "postgres",
     db,
     writer,
     gate,
-    connectTimeoutMs,
     watchAudiences: (listener) =>
       listenForAudienceChanges(listenUrl, listener, {
         notify: async (payload) => {
-          await db.$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
+          await sqlClient(db).$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
         },
       }),
     async closeDriver() {
       for (const stop of untrack) stop();
-      await Promise.all([writer.$disconnect(), reads.end(), writes.end()]);
+      await Promise.all([writer.dispose(), reads.end(), writes.end()]);
     },
   });
 }
@@ -162,7 +162,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     listener.live(true);
     return async () => listener.live(false);
   };
-  const db = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  const db = await new PrismaPGlite(lite).connect();
   // PGlite runs one statement at a time: one transaction runs, the others wait their turn.
   const gate = createGate({ concurrency: 1, queueLimit: settings.queueLimit, maxWaitMs: settings.connectTimeoutMs });
   return createStore({
@@ -170,7 +170,6 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     db,
     writer: db,
     gate,
-    connectTimeoutMs: settings.connectTimeoutMs,
     watchAudiences: watchAlone,
     async closeDriver() {
       await lite.close();
@@ -185,27 +184,26 @@ const failHard = (error: Error) => {
 
 interface StoreParts {
   kind: Store["kind"];
-  db: PrismaClient;
-  writer: PrismaClient;
+  db: SqlDriverAdapter;
+  writer: SqlDriverAdapter;
   gate: Gate;
-  connectTimeoutMs: number;
   watchAudiences: Store["watchAudiences"];
   closeDriver: () => Promise<void>;
 }
 
-function createStore({ kind, db, writer, gate, connectTimeoutMs, watchAudiences, closeDriver }: StoreParts): Store {
-  // The pool's own connect timeout answers first; Prisma's is the backstop. A transaction may run
-  // long (a rule over millions of members); each of its statements has the statement timeout.
-  const transactionOptions = { maxWait: connectTimeoutMs + 1_000, timeout: 300_000 };
+function createStore({ kind, db, writer, gate, watchAudiences, closeDriver }: StoreParts): Store {
+  // A transaction may run long (a rule over millions of members): each of its statements has the
+  // statement timeout, and waiting for its connection has the pool's connect timeout.
+  const client = sqlClient(db);
   return {
     kind,
-    db,
+    db: client,
     watchAudiences,
     transaction(fn) {
       return gate.run(async () => {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await writer.$transaction(fn, transactionOptions);
+            return await inTransaction(writer, fn);
           } catch (error) {
             if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
             transactionRetries.inc();
@@ -215,7 +213,7 @@ function createStore({ kind, db, writer, gate, connectTimeoutMs, watchAudiences,
       });
     },
     async ready() {
-      const check = db.$queryRaw`SELECT 1 FROM _prisma_migrations LIMIT 1`;
+      const check = client.$queryRaw`SELECT 1 FROM _prisma_migrations LIMIT 1`;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -232,7 +230,7 @@ function createStore({ kind, db, writer, gate, connectTimeoutMs, watchAudiences,
       }
     },
     async close() {
-      await db.$disconnect();
+      await db.dispose();
       await closeDriver();
     },
   };

@@ -1,10 +1,11 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { EventType } from "../domain/events.ts";
 import type { Tx } from "./database.ts";
 import { jsonRows } from "./json-rows.ts";
 import { base64Of, chunkBytes } from "./member-bits.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export interface OutboxRow {
   id: bigint;

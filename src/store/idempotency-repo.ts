@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../../generated/prisma/client.ts";
+import type { SqlClient } from "./sql-client.ts";
 
 export interface IdempotencyScope {
   workspaceId: string;
@@ -19,7 +19,7 @@ export const ABANDONED_AFTER_SECONDS = 300;
 /** Idempotency keys: claimed before a request executes, completed with its response afterwards. */
 export const idempotencyRepo = {
   /** Claims the key for this request, or says what became of the request that claimed it first. */
-  async claim(db: PrismaClient, scope: IdempotencyScope, requestHash: string): Promise<Claim> {
+  async claim(db: SqlClient, scope: IdempotencyScope, requestHash: string): Promise<Claim> {
     const { workspaceId, keyId, key } = scope;
     // An expired key, or a claim whose request died unfinished, is free again.
     await db.$executeRaw`
@@ -47,7 +47,7 @@ export const idempotencyRepo = {
   },
 
   async complete(
-    db: PrismaClient,
+    db: SqlClient,
     scope: IdempotencyScope,
     response: { statusCode: number; contentType: string | null; body: string | null },
   ) {
@@ -59,14 +59,14 @@ export const idempotencyRepo = {
   },
 
   /** Forgets a claim, so that the same key can be used again (after a 5xx). */
-  async release(db: PrismaClient, scope: IdempotencyScope) {
+  async release(db: SqlClient, scope: IdempotencyScope) {
     await db.$executeRaw`
       DELETE FROM idempotency_keys
       WHERE workspace_id = ${scope.workspaceId} AND key_id = ${scope.keyId} AND idempotency_key = ${scope.key}`;
   },
 
   /** Drops every kept response older than the replay window. */
-  async purgeExpired(db: PrismaClient): Promise<number> {
+  async purgeExpired(db: SqlClient): Promise<number> {
     return db.$executeRaw`
       DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${KEEP_HOURS}::int)`;
   },

@@ -1,7 +1,8 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { Tx } from "./database.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export type ImportStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 

@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { NAMED_FIELDS } from "../domain/member-merge.ts";
 import { CHUNK_BITS, kind } from "./member-bits.ts";
 import {
@@ -10,6 +10,7 @@ import {
   workspaceListing,
 } from "./member-page.ts";
 import type { MemberRow } from "./member-repo.ts";
+import type { SqlClient } from "./sql-client.ts";
 
 /**
  * The reads of an export: every member of a workspace or of an audience, walked by member number
@@ -84,7 +85,7 @@ export const memberExportRepo = {
    * audience, the bitset chunks that hold any of its members. Undefined for an audience the
    * workspace does not have (archived ones are read like the others).
    */
-  async segments(db: PrismaClient, { workspaceId, audienceId }: Selection): Promise<SeqRange[] | undefined> {
+  async segments(db: SqlClient, { workspaceId, audienceId }: Selection): Promise<SeqRange[] | undefined> {
     if (audienceId === undefined) {
       const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
         SELECT min(m.seq) AS first, max(m.seq) AS last FROM members AS m WHERE m.workspace_id = ${workspaceId}`;
@@ -105,7 +106,7 @@ export const memberExportRepo = {
   },
 
   /** The custom field keys (not the four named fields) that members of the range have. */
-  async fieldKeys(db: PrismaClient, selection: Selection, range: SeqRange): Promise<string[]> {
+  async fieldKeys(db: SqlClient, selection: Selection, range: SeqRange): Promise<string[]> {
     const listing = listingOf(selection);
     // Members without fields (created from a bare id) are passed over at once; the others' named
     // fields are taken out first: fewer keys to gather, and none from a member without custom fields.
@@ -122,7 +123,7 @@ export const memberExportRepo = {
    * (;-separated), the named fields, then the given custom fields ("" where a member has none).
    */
   async csvLines(
-    db: PrismaClient,
+    db: SqlClient,
     selection: Selection,
     range: SeqRange,
     ascending: boolean,
@@ -144,7 +145,7 @@ export const memberExportRepo = {
   },
 
   /** The range's members, in scan order. */
-  async members(db: PrismaClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<MemberRow[]> {
+  async members(db: SqlClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<MemberRow[]> {
     const listing = listingOf(selection);
     const [row] = await db.$queryRaw<{ members: string | null }[]>`
       SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order(ascending)})::text AS members

@@ -1,12 +1,12 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { setBitPositions } from "../domain/bitset.ts";
 import type { Position } from "../domain/cursor.ts";
 import { fold } from "../domain/filter.ts";
-import type { Tx } from "./database.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export interface PageQuery {
   sortDirection: "ASC" | "DESC";

@@ -1,12 +1,13 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "../domain/filter.ts";
 import type { MemberData } from "../domain/member-merge.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
 import { jsonRows } from "./json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "./pg-errors.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export interface MemberRow extends MemberData {
   id: string;

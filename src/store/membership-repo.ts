@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
@@ -19,6 +19,7 @@ import {
   setBits,
   upsertChanged,
 } from "./membership-sql.ts";
+import type { SqlClient } from "./sql-client.ts";
 
 export type { SetChange } from "./membership-sql.ts";
 
@@ -257,7 +258,7 @@ export const membershipRepo = {
   },
 
   /** The audiences a member belongs to, and whether by hand or by rule. */
-  memberAudiences(db: Tx | PrismaClient, workspaceId: string, memberId: string) {
+  memberAudiences(db: SqlClient, workspaceId: string, memberId: string) {
     return db.$queryRaw<{ id: string; name: string; isArchived: boolean; reason: "manual" | "rule" }[]>`
       SELECT a.id, a.name, a.is_archived AS "isArchived",
              CASE WHEN coalesce(get_bit(i.bits, ${bitOf(Prisma.sql`m.seq`)}), 0) = 1 THEN 'manual' ELSE 'rule' END AS reason

@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../../generated/prisma/client.ts";
+import type { SqlClient } from "./sql-client.ts";
 
 /** Requests one process counted for an API key in one window, to add to the shared count. */
 export interface CountBatch {
@@ -14,7 +14,7 @@ export const rateLimitRepo = {
    * Adds the counts to the keys' current windows (a newer window starts again from its count) in
    * one statement for all keys, and returns the totals, which include other processes' requests.
    */
-  addCounts(db: PrismaClient, batch: CountBatch[]): Promise<CountBatch[]> {
+  addCounts(db: SqlClient, batch: CountBatch[]): Promise<CountBatch[]> {
     return db.$queryRaw<CountBatch[]>`
       INSERT INTO rate_limit_buckets (workspace_id, key_id, window_start, count)
       SELECT * FROM unnest(${batch.map((b) => b.workspaceId)}::text[], ${batch.map((b) => b.keyId)}::text[],

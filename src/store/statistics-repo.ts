@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../../generated/prisma/client.ts";
+import type { SqlClient } from "./sql-client.ts";
 
 /**
  * Planner statistics for the embedded store. PostgreSQL's autovacuum ANALYZEs a table once enough
@@ -9,7 +9,7 @@ import type { PrismaClient } from "../../generated/prisma/client.ts";
  */
 export const statisticsRepo = {
   /** ANALYZEs each table changed past the threshold since its last ANALYZE; returns their names. */
-  async analyzeChanged(db: PrismaClient): Promise<string[]> {
+  async analyzeChanged(db: SqlClient): Promise<string[]> {
     // The session's own counts reach pg_stat_user_tables at most once a second, after a
     // statement: this makes the next flush happen now, so the check sees every committed change.
     await db.$executeRaw`SELECT pg_stat_force_next_flush()`;

@@ -1,8 +1,9 @@
-import { Prisma, type PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { Position } from "../domain/cursor.ts";
 import type { Tx } from "./database.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export interface WebhookRow {
   id: string;

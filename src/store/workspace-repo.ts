@@ -1,7 +1,8 @@
-import type { PrismaClient } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import type { Tx } from "./database.ts";
+import type { SqlClient } from "./sql-client.ts";
 
-type Reader = PrismaClient | Tx;
+type Reader = SqlClient;
 
 export interface WorkspaceRow {
   id: string;
@@ -10,24 +11,32 @@ export interface WorkspaceRow {
 }
 
 export const workspaceRepo = {
-  /** Creates the workspace with its empty event feed. */
-  create(tx: Reader, workspace: { id: string; name: string }): Promise<WorkspaceRow> {
-    return tx.workspace.create({
-      data: { ...workspace, eventHead: { create: {} } },
-      select: { id: true, name: true, createdAt: true },
-    });
+  /** Creates the workspace with its empty event feed, in one statement. */
+  async create(tx: Reader, workspace: { id: string; name: string }): Promise<WorkspaceRow> {
+    const [row] = await tx.$queryRaw<WorkspaceRow[]>`
+      WITH created AS (
+        INSERT INTO workspaces (workspace_id, name) VALUES (${workspace.id}, ${workspace.name})
+        RETURNING workspace_id, name, created_at
+      ), head AS (
+        INSERT INTO event_heads (workspace_id) SELECT workspace_id FROM created
+      )
+      SELECT workspace_id AS id, name, created_at AS "createdAt" FROM created`;
+    return row as WorkspaceRow;
   },
 
   list(db: Reader): Promise<WorkspaceRow[]> {
-    return db.workspace.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    return db.$queryRaw`
+      SELECT workspace_id AS id, name, created_at AS "createdAt" FROM workspaces ORDER BY created_at, workspace_id`;
   },
 
-  exists(db: Reader, id: string): Promise<boolean> {
-    return db.workspace.count({ where: { id } }).then((n) => n > 0);
+  async exists(db: Reader, id: string): Promise<boolean> {
+    const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM workspaces WHERE workspace_id = ${id}`;
+    return rows.length > 0;
   },
 
   async isEmpty(db: Reader): Promise<boolean> {
-    return (await db.workspace.findFirst({ select: { id: true } })) === null;
+    const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM workspaces LIMIT 1`;
+    return rows.length === 0;
   },
 
   /**
@@ -51,26 +60,33 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
 }
 
+const KEY_ROW = Prisma.sql`
+  workspace_id AS "workspaceId", id, name, secret_hash AS "secretHash", created_at AS "createdAt", revoked_at AS "revokedAt"`;
+
 export const apiKeyRepo = {
-  create(
+  async create(
     tx: Reader,
     key: { workspaceId: string; id: string; name: string; secretHash: Uint8Array },
   ): Promise<ApiKeyRow> {
-    return tx.apiKey.create({ data: { ...key, secretHash: Buffer.from(key.secretHash) } });
+    const [row] = await tx.$queryRaw<ApiKeyRow[]>`
+      INSERT INTO api_keys (workspace_id, id, name, secret_hash)
+      VALUES (${key.workspaceId}, ${key.id}, ${key.name}, ${key.secretHash})
+      RETURNING ${KEY_ROW}`;
+    return row as ApiKeyRow;
   },
 
-  find(db: Reader, workspaceId: string, id: string): Promise<ApiKeyRow | null> {
-    return db.apiKey.findUnique({ where: { workspaceId_id: { workspaceId, id } } });
+  async find(db: Reader, workspaceId: string, id: string): Promise<ApiKeyRow | null> {
+    const [row] = await db.$queryRaw<ApiKeyRow[]>`
+      SELECT ${KEY_ROW} FROM api_keys WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return row ?? null;
   },
 
   /** Marks the key revoked (keeping the first revocation time); false when there is no such key. */
   async revoke(tx: Reader, workspaceId: string, id: string): Promise<boolean> {
-    const key = await tx.apiKey.findUnique({ where: { workspaceId_id: { workspaceId, id } } });
-    if (key === null) return false;
-    if (key.revokedAt === null) {
-      await tx.apiKey.update({ where: { workspaceId_id: { workspaceId, id } }, data: { revokedAt: new Date() } });
-    }
-    return true;
+    const count = await tx.$executeRaw`
+      UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return count > 0;
   },
 };
 

@@ -1,8 +1,8 @@
 import { text } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
-import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { createMemberExport } from "../../src/services/member-export.ts";
 import type { MemberExportRepo, SeqRange } from "../../src/store/member-export.ts";
+import type { SqlClient } from "../../src/store/sql-client.ts";
 
 /**
  * An export over a fake store whose members are numbered within `segments` ([0, 100) unless
@@ -21,7 +21,7 @@ function setUp(options: { segments?: SeqRange[]; fail?: (read: number) => boolea
     },
     members: async () => [],
   };
-  const service = createMemberExport({ store: { db: {} as PrismaClient }, exports, batchSize: 30, readAhead: 2 });
+  const service = createMemberExport({ store: { db: {} as SqlClient }, exports, batchSize: 30, readAhead: 2 });
   return { reads, open: (query = {}) => service.open("ws", "csv", query) };
 }
 

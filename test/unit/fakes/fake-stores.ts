@@ -1,7 +1,7 @@
 // In-memory stand-ins for the repositories the membership module is given, so that services can be
 // tested without a database. FakeSets keeps each audience's four sets as JS sets and reports
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
-import type { PrismaClient } from "../../../generated/prisma/client.ts";
+
 import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/domain/filter.ts";
 import { memberSetOf } from "../../../src/domain/member-set.ts";
 import {
@@ -13,9 +13,10 @@ import type { LockRows } from "../../../src/services/write-locks.ts";
 import type { AudienceRow } from "../../../src/store/audience-repo.ts";
 import type { Tx } from "../../../src/store/database.ts";
 import type { SetChange } from "../../../src/store/membership-repo.ts";
+import type { SqlClient } from "../../../src/store/sql-client.ts";
 
 export const fakeTx = {} as Tx;
-export const fakeDb = {} as PrismaClient;
+export const fakeDb = {} as SqlClient;
 
 /** A store whose transactions run the function once, on a transaction that fakes ignore. */
 export const fakeStore = { db: fakeDb, transaction: <T>(fn: (tx: Tx) => Promise<T>) => fn(fakeTx) };
