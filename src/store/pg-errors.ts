@@ -1,6 +1,7 @@
 /**
- * PostgreSQL failures as they reach us through Prisma's driver adapters: the SQLSTATE and the
- * constraint sit in meta.driverAdapterError.cause (query API and raw queries alike).
+ * PostgreSQL failures as they reach us through Prisma's driver adapters (src/store/sql-client.ts):
+ * a DriverAdapterError whose cause holds the SQLSTATE and the constraint. What the adapter does not
+ * recognise (a socket or pool failure, a client-side timeout) reaches us as the driver raised it.
  */
 interface AdapterCause {
   kind?: string;
@@ -10,8 +11,8 @@ interface AdapterCause {
 }
 
 function adapterCause(error: unknown): AdapterCause | undefined {
-  const meta = (error as { meta?: { driverAdapterError?: { cause?: AdapterCause } } } | null)?.meta;
-  return meta?.driverAdapterError?.cause ?? (error as { cause?: AdapterCause } | null)?.cause;
+  const adapterError = error as { name?: unknown; cause?: AdapterCause } | null;
+  return adapterError?.name === "DriverAdapterError" ? adapterError.cause : undefined;
 }
 
 export function sqlState(error: unknown): string | undefined {
@@ -38,8 +39,8 @@ export class RetryTransaction extends Error {
 export function isRetryable(error: unknown): boolean {
   if (error instanceof RetryTransaction) return true;
   const state = sqlState(error);
-  // serialization_failure, deadlock_detected; P2034 is Prisma's name for the same
-  return state === "40001" || state === "40P01" || (error as { code?: string } | null)?.code === "P2034";
+  // serialization_failure, deadlock_detected
+  return state === "40001" || state === "40P01";
 }
 
 /** The store refused to queue another request: too many are already waiting for the database. */
@@ -60,8 +61,6 @@ const UNREACHABLE_KINDS = new Set([
   "TooManyConnections",
   "TlsConnectionError",
 ]);
-// Prisma's own codes for the same: cannot reach, timed out, closed, pool timeout, transaction not started.
-const UNREACHABLE_PRISMA = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2028"]);
 const SOCKET_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -89,9 +88,9 @@ export function databaseFault(error: unknown): "unavailable" | "busy" | undefine
   const cause = adapterCause(error);
   if (cause?.kind && UNREACHABLE_KINDS.has(cause.kind)) return "unavailable";
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && (UNREACHABLE_PRISMA.has(code) || SOCKET_CODES.has(code))) return "unavailable";
+  if (typeof code === "string" && SOCKET_CODES.has(code)) return "unavailable";
   const state = sqlState(error);
-  if (state === "40001" || state === "40P01" || state === "55P03" || code === "P2034") return "busy";
+  if (state === "40001" || state === "40P01" || state === "55P03") return "busy";
   if (state && /^(08|53|57|58)/.test(state)) return "unavailable";
   const message = (error as { message?: unknown } | null)?.message;
   if (typeof message === "string" && PG_CONNECTION_MESSAGES.test(message)) return "unavailable";

@@ -75,7 +75,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
 }
 
 /**
- * BEGIN (as Prisma starts a transaction: a simple query, as text or { text }) sent as `begin`,
+ * BEGIN (as Prisma's pg adapter starts a transaction: a simple query, as text or { text }) sent as `begin`,
  * which starts with it: the statements of one simple query run in order, and their answer, like
  * BEGIN's, has no rows and no count for the caller to read.
  */
