@@ -62,12 +62,53 @@ export class RssSampler {
 export interface StartMemory {
   peakMb: number;
   idleMb: number;
+  /** The largest peak of a process the server started meanwhile (the embedded store's initdb), if any. */
+  childPeakMb: number | null;
+  /** The largest sum of the server's and its processes' RSS, sampled. */
+  treePeakMb: number;
+}
+
+const childrenOf = (pid: number): number[] => {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Samples, while a server starts, the processes it starts (the embedded store makes a new
+ * database in a process of its own): their peak, and the whole tree's RSS.
+ */
+export function watchStart(
+  pid: number,
+  intervalMs = 50,
+): { stop(): { childPeakMb: number | null; treePeakMb: number } } {
+  let childPeakMb: number | null = null;
+  let treePeakMb = 0;
+  const timer = setInterval(() => {
+    let tree = procStatusMb(pid, "VmRSS") ?? 0;
+    for (const child of childrenOf(pid)) {
+      tree += procStatusMb(child, "VmRSS") ?? 0;
+      const peak = procStatusMb(child, "VmHWM");
+      if (peak !== null) childPeakMb = Math.max(childPeakMb ?? 0, peak);
+    }
+    treePeakMb = Math.max(treePeakMb, tree);
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { childPeakMb, treePeakMb };
+    },
+  };
 }
 
 /** Read a second after the server began to listen, before any request. */
-export async function startMemory(pid: number): Promise<StartMemory> {
+export async function startMemory(pid: number, watched: ReturnType<typeof watchStart>): Promise<StartMemory> {
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  return { peakMb: procStatusMb(pid, "VmHWM") ?? 0, idleMb: procStatusMb(pid, "VmRSS") ?? 0 };
+  const peakMb = procStatusMb(pid, "VmHWM") ?? 0;
+  const { childPeakMb, treePeakMb } = watched.stop();
+  return { peakMb, idleMb: procStatusMb(pid, "VmRSS") ?? 0, childPeakMb, treePeakMb: Math.max(treePeakMb, peakMb) };
 }
 
 interface Server {
@@ -96,6 +137,20 @@ export function memoryRows(servers: Server[], sampledPeakMb: number, bareRssMb: 
       ? [
           row("server_start_peak_rss", "server peak RSS during the first start (empty DATA_DIR)", first.start.peakMb),
           row("server_idle_rss_first_start", "server idle RSS after the first start", first.start.idleMb),
+          ...(first.start.childPeakMb === null
+            ? []
+            : [
+                row(
+                  "initdb_process_peak_rss",
+                  "peak RSS of the process that made the new database at the first start",
+                  first.start.childPeakMb,
+                ),
+                row(
+                  "first_start_tree_peak_rss",
+                  "server and that process together during the first start (sampled)",
+                  first.start.treePeakMb,
+                ),
+              ]),
         ]
       : []),
     ...(restarted

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { procStatusMb, type StartMemory, startMemory } from "./process-memory.ts";
+import { procStatusMb, type StartMemory, startMemory, watchStart } from "./process-memory.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -171,12 +171,13 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
       WEBHOOK_ALLOW_PRIVATE: "true",
     }),
   );
+  const watched = watchStart(spawned.pid);
   try {
     const [, baseUrl] = await spawned.waitFor(/listening on (http:\/\/\S+)/, 120_000);
     // On a fresh store the banner follows the listening line at once.
     const workspace = await spawned.waitFor(/export WORKSPACE_ID=(\S+)/, 2_000).catch(() => undefined);
     const key = workspace ? await spawned.waitFor(/export API_KEY=(\S+)/, 2_000).catch(() => undefined) : undefined;
-    const start = await startMemory(spawned.pid);
+    const start = await startMemory(spawned.pid, watched);
     let peak = start.peakMb;
     const peakRssMb = () => {
       peak = Math.max(peak, procStatusMb(spawned.pid, "VmHWM") ?? 0);
@@ -196,6 +197,7 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
       peakRssMb,
     };
   } catch (error) {
+    watched.stop();
     await spawned.stop(2_000);
     throw error;
   }

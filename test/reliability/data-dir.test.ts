@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -96,6 +96,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL)("the embedded store's data direct
       `The embedded store cannot use the data directory ${dataDir}: the disk is full (ENOSPC).`,
     );
     expect(refusal).not.toMatch(/Failed to start|\[object Object\]|PGlite failed/);
+    // Nothing half-made is left to be taken for a database at the next start.
+    expect((await readdir(dataDir)).filter((name) => name.startsWith("pglite"))).toEqual([]);
   });
 
   it("names the directory and the cause on a read-only disk", async (context) => {
