@@ -1,5 +1,6 @@
 import { Prisma } from "../../generated/prisma/client.ts";
-import { CHUNK_BITS, CHUNK_SHIFT } from "../domain/member-set.ts";
+import { CHUNK_BITS, CHUNK_SHIFT, type MemberSet } from "../domain/member-set.ts";
+import { jsonRows } from "./json-rows.ts";
 
 export { CHUNK_BITS, CHUNK_SHIFT };
 
@@ -34,38 +35,42 @@ export const bitOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} & ${Prisma.raw(Stri
  * each chunk is spelled out in hex from the words it has, the words it lacks written as zeros.
  */
 export function chunksOf(numbers: Prisma.Sql): Prisma.Sql {
-  return chunkQuery(numbers, false);
-}
-
-/**
- * The same per group: `numbers` has columns `grp` (text) and `seq`; rows (grp, chunk, bits).
- * Used to build one set per audience in a single statement.
- */
-export function groupedChunksOf(numbers: Prisma.Sql): Prisma.Sql {
-  return chunkQuery(numbers, true);
-}
-
-function chunkQuery(numbers: Prisma.Sql, grouped: boolean): Prisma.Sql {
-  const grp = grouped ? Prisma.raw("grp, ") : Prisma.empty;
   const words = Prisma.raw(String(WORDS_PER_CHUNK));
   // Only the words present are rows (a chunk of a sparse set costs what it holds, not 128 rows):
   // each is preceded by the zeros of the words missing before it, and the chunk is closed with
   // the zeros of those missing after its last.
   return Prisma.sql`(
     WITH words AS (
-      SELECT ${grp}n.seq >> 6 AS word, bit_or(1::int8 << (63 - (n.seq & 63))) AS bits
-      FROM (${numbers}) AS n GROUP BY ${grp}word
+      SELECT n.seq >> 6 AS word, bit_or(1::int8 << (63 - (n.seq & 63))) AS bits
+      FROM (${numbers}) AS n GROUP BY word
     ),
     placed AS (
-      SELECT ${grp}word / ${words} AS chunk, word % ${words} AS k, bits,
-             lag(word % ${words}, 1, -1) OVER (PARTITION BY ${grp}word / ${words} ORDER BY word) AS before
+      SELECT word / ${words} AS chunk, word % ${words} AS k, bits,
+             lag(word % ${words}, 1, -1) OVER (PARTITION BY word / ${words} ORDER BY word) AS before
       FROM words
     )
-    SELECT ${grp}chunk,
+    SELECT chunk,
            ('x' || string_agg(repeat('0', 16 * (k - before - 1)::int) || lpad(to_hex(bits), 16, '0'), '' ORDER BY k)
                 || repeat('0', 16 * (${words} - 1 - max(k))::int))::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits
-    FROM placed GROUP BY ${grp}chunk
+    FROM placed GROUP BY chunk
   )`;
+}
+
+/**
+ * Sets built here rather than by chunksOf, as rows (grp, chunk, bits) of one JSON parameter
+ * each: where the members are known in the process (a member's edit, a small upsert), spelling
+ * the chunks out here spares the statement the aggregation, and its plan, that turns numbers
+ * into chunks. Each chunk travels as hex, 2,048 characters.
+ */
+export function knownChunksOf(sets: { grp: string; set: MemberSet }[]): Prisma.Sql {
+  const rows = sets.flatMap(({ grp, set }) => [...set].map(([chunk, bytes]) => ({ grp, chunk, bytes })));
+  const columns = {
+    grp: rows.map((row) => row.grp),
+    chunk: rows.map((row) => row.chunk),
+    hex: rows.map((row) => Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength).toString("hex")),
+  };
+  return Prisma.sql`(SELECT v.grp, v.chunk::int AS chunk, ('x' || v.hex)::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits
+    FROM ${jsonRows("v", columns)})`;
 }
 
 /** The kinds of set an audience has (the membership_kind enum). */

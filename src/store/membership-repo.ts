@@ -1,9 +1,9 @@
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
+import { memberSetOf } from "../domain/member-set.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
-import { jsonRows } from "./json-rows.ts";
-import { bitOf, CHUNK_SHIFT, chunkOf, chunksOf, groupedChunksOf, kind, NO_BITS } from "./member-bits.ts";
+import { bitOf, CHUNK_SHIFT, chunkOf, chunksOf, kind, knownChunksOf, NO_BITS } from "./member-bits.ts";
 import { hidden } from "./member-repo.ts";
 import {
   changesOf,
@@ -11,7 +11,6 @@ import {
   clearBits,
   dropChunksOutside,
   joinChunk,
-  numbers,
   readsByKey,
   replaceChunks,
   type SetChange,
@@ -40,7 +39,7 @@ export const membershipRepo = {
       tx,
       workspaceId,
       Prisma.sql`
-      WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(numbers(seqs))} AS p),
+      WITH p AS MATERIALIZED (SELECT p.chunk, p.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(seqs) }])} AS p),
       d AS MATERIALIZED (
         SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, coalesce(t.bits, ${NO_BITS}) | p.bits AS new
         FROM p LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
@@ -190,7 +189,6 @@ export const membershipRepo = {
     matched: { audienceId: string; seqs: number[] }[],
   ): Promise<SetChange[]> {
     if (changed.length === 0 || matched.length === 0) return [];
-    const pairs = matched.flatMap(({ audienceId, seqs }) => seqs.map((seq) => [audienceId, seq] as const));
     const byKey = readsByKey(new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size);
     const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
     return changesOf(
@@ -198,12 +196,10 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH changed AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(numbers(changed))} AS c
+        SELECT c.chunk, c.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(changed) }])} AS c
       ),
       hits AS MATERIALIZED (
-        SELECT * FROM ${groupedChunksOf(
-          Prisma.sql`SELECT v.grp, v.seq::int AS seq FROM ${jsonRows("v", { grp: pairs.map((p) => p[0]), seq: pairs.map((p) => p[1]) })}`,
-        )} AS h
+        SELECT * FROM ${knownChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, set: memberSetOf(seqs) })))} AS h
       ),
       r AS MATERIALIZED (
         SELECT n.audience_id, n.chunk, old.bits AS old,
@@ -238,7 +234,7 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH p AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(numbers(seqs))} AS p
+        SELECT p.chunk, p.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(seqs) }])} AS p
       ),
       hit AS MATERIALIZED (
         SELECT t.audience_id, t.kind, t.chunk, t.bits, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest

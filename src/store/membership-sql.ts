@@ -1,7 +1,6 @@
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { MemberSet } from "../domain/member-set.ts";
 import type { Tx } from "./database.ts";
-import { jsonRows } from "./json-rows.ts";
 import { base64Of, chunkBytes, kind, NO_BITS, type SetKind } from "./member-bits.ts";
 import { byIds } from "./member-repo.ts";
 
@@ -59,9 +58,6 @@ export interface Target {
   workspaceId: string;
   audienceId: string;
 }
-
-/** These member numbers, as a query of `seq`. */
-export const numbers = (seqs: number[]) => Prisma.sql`SELECT v.seq::int AS seq FROM ${jsonRows("v", { seq: seqs })}`;
 
 /** The member numbers of these ids (unknown ids have none). */
 export const seqsOf = (workspaceId: string, memberIds: string[]) =>
