@@ -1,5 +1,5 @@
 import { Prisma } from "../../generated/prisma/client.ts";
-import { CHUNK_BITS, CHUNK_SHIFT, type MemberSet } from "../domain/member-set.ts";
+import { CHUNK_BITS, CHUNK_SHIFT, type MemberSet, memberSetOf } from "../domain/member-set.ts";
 import { jsonRows } from "./json-rows.ts";
 
 export { CHUNK_BITS, CHUNK_SHIFT };
@@ -57,20 +57,29 @@ export function chunksOf(numbers: Prisma.Sql): Prisma.Sql {
 }
 
 /**
- * Sets built here rather than by chunksOf, as rows (grp, chunk, bits) of one JSON parameter
- * each: where the members are known in the process (a member's edit, a small upsert), spelling
- * the chunks out here spares the statement the aggregation, and its plan, that turns numbers
- * into chunks. Each chunk travels as hex, 2,048 characters.
+ * A set of member numbers known in the process, as rows (chunk, bits) spelled out here rather
+ * than by chunksOf: where the members are known (a member's edit, a hand-picked add, a delete),
+ * this spares the statement the aggregation, and its plan, that turns numbers into chunks. The
+ * chunks travel as hex (2,048 characters each) in one JSON parameter.
  */
-export function knownChunksOf(sets: { grp: string; set: MemberSet }[]): Prisma.Sql {
+export const knownChunksOf = (seqs: number[]): Prisma.Sql => spelledOut([{ grp: "", set: memberSetOf(seqs) }], false);
+
+/** The same per group: one set per `grp`, as rows (grp, chunk, bits). */
+export const knownGroupedChunksOf = (groups: { grp: string; seqs: number[] }[]): Prisma.Sql =>
+  spelledOut(
+    groups.map(({ grp, seqs }) => ({ grp, set: memberSetOf(seqs) })),
+    true,
+  );
+
+function spelledOut(sets: { grp: string; set: MemberSet }[], grouped: boolean): Prisma.Sql {
   const rows = sets.flatMap(({ grp, set }) => [...set].map(([chunk, bytes]) => ({ grp, chunk, bytes })));
   const columns = {
-    grp: rows.map((row) => row.grp),
+    ...(grouped ? { grp: rows.map((row) => row.grp) } : {}),
     chunk: rows.map((row) => row.chunk),
     hex: rows.map((row) => Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength).toString("hex")),
   };
-  return Prisma.sql`(SELECT v.grp, v.chunk::int AS chunk, ('x' || v.hex)::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits
-    FROM ${jsonRows("v", columns)})`;
+  return Prisma.sql`(SELECT ${grouped ? Prisma.sql`v.grp, ` : Prisma.empty}v.chunk::int AS chunk,
+    ('x' || v.hex)::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits FROM ${jsonRows("v", columns)})`;
 }
 
 /** The kinds of set an audience has (the membership_kind enum). */

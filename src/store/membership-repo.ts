@@ -1,9 +1,17 @@
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { Filter } from "../domain/filter.ts";
-import { memberSetOf } from "../domain/member-set.ts";
 import type { Tx } from "./database.ts";
 import { filterSql } from "./filter-sql.ts";
-import { bitOf, CHUNK_SHIFT, chunkOf, chunksOf, kind, knownChunksOf, NO_BITS } from "./member-bits.ts";
+import {
+  bitOf,
+  CHUNK_SHIFT,
+  chunkOf,
+  chunksOf,
+  kind,
+  knownChunksOf,
+  knownGroupedChunksOf,
+  NO_BITS,
+} from "./member-bits.ts";
 import { hidden } from "./member-repo.ts";
 import {
   changesOf,
@@ -39,7 +47,7 @@ export const membershipRepo = {
       tx,
       workspaceId,
       Prisma.sql`
-      WITH p AS MATERIALIZED (SELECT p.chunk, p.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(seqs) }])} AS p),
+      WITH p AS MATERIALIZED (SELECT * FROM ${knownChunksOf(seqs)} AS p),
       d AS MATERIALIZED (
         SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, coalesce(t.bits, ${NO_BITS}) | p.bits AS new
         FROM p LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
@@ -196,10 +204,10 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH changed AS MATERIALIZED (
-        SELECT c.chunk, c.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(changed) }])} AS c
+        SELECT * FROM ${knownChunksOf(changed)} AS c
       ),
       hits AS MATERIALIZED (
-        SELECT * FROM ${knownChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, set: memberSetOf(seqs) })))} AS h
+        SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),
       r AS MATERIALIZED (
         SELECT n.audience_id, n.chunk, old.bits AS old,
@@ -234,7 +242,7 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH p AS MATERIALIZED (
-        SELECT p.chunk, p.bits FROM ${knownChunksOf([{ grp: "", set: memberSetOf(seqs) }])} AS p
+        SELECT * FROM ${knownChunksOf(seqs)} AS p
       ),
       hit AS MATERIALIZED (
         SELECT t.audience_id, t.kind, t.chunk, t.bits, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest

@@ -6,7 +6,7 @@ import { Prisma } from "../../generated/prisma/client.ts";
 import { type MemberSet, memberSetOf } from "../../src/domain/member-set.ts";
 import type { Store } from "../../src/store/database.ts";
 import { jsonRows } from "../../src/store/json-rows.ts";
-import { base64Of, chunkBytes, chunksOf, knownChunksOf } from "../../src/store/member-bits.ts";
+import { base64Of, chunkBytes, chunksOf, knownChunksOf, knownGroupedChunksOf } from "../../src/store/member-bits.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 let store: Store;
@@ -20,12 +20,14 @@ const EDGES = [0, 1, 62, 63, 64, 127, 128, 4095, 8127, 8128, 8190, 8191, 8192, 8
 const random = Array.from({ length: 500 }, (_, i) => (i * 7_919 + 13) % 40_000);
 const dense = Array.from({ length: 8192 }, (_, i) => 8192 + i);
 
-async function chunksInSql(seqs: number[]): Promise<MemberSet> {
+async function readChunks(chunks: Prisma.Sql): Promise<MemberSet> {
   const rows = await store.db.$queryRaw<{ chunk: number; bits: string }[]>`
-    SELECT c.chunk, ${base64Of(Prisma.sql`c.bits`)} AS bits
-    FROM ${chunksOf(Prisma.sql`SELECT v.seq::int AS seq FROM ${jsonRows("v", { seq: seqs })}`)} AS c`;
+    SELECT c.chunk, ${base64Of(Prisma.sql`c.bits`)} AS bits FROM ${chunks} AS c`;
   return new Map(rows.map((row) => [row.chunk, chunkBytes(row.bits)]));
 }
+
+const chunksInSql = (seqs: number[]) =>
+  readChunks(chunksOf(Prisma.sql`SELECT v.seq::int AS seq FROM ${jsonRows("v", { seq: seqs })}`));
 
 const asHex = (set: MemberSet) =>
   Object.fromEntries(
@@ -40,13 +42,14 @@ describe("member set chunks built in SQL", () => {
     ["one member", [42]],
   ])("match the service's layout for %s", async (_case, seqs) => {
     expect(asHex(await chunksInSql(seqs))).toEqual(asHex(memberSetOf(seqs)));
+    expect(asHex(await readChunks(knownChunksOf(seqs)))).toEqual(asHex(memberSetOf(seqs)));
   });
 
   it("arrive as the same bits per group when spelled out in the process", async () => {
     const groups = { a: EDGES, b: random, c: [9, 8200], d: [...dense, 3] };
-    const sets = Object.entries(groups).map(([grp, seqs]) => ({ grp, set: memberSetOf(seqs) }));
+    const sets = Object.entries(groups).map(([grp, seqs]) => ({ grp, seqs }));
     const rows = await store.db.$queryRaw<{ grp: string; chunk: number; bits: string }[]>`
-      SELECT g.grp, g.chunk, ${base64Of(Prisma.sql`g.bits`)} AS bits FROM ${knownChunksOf(sets)} AS g`;
+      SELECT g.grp, g.chunk, ${base64Of(Prisma.sql`g.bits`)} AS bits FROM ${knownGroupedChunksOf(sets)} AS g`;
     for (const [grp, seqs] of Object.entries(groups)) {
       const arrived = new Map(rows.filter((r) => r.grp === grp).map((r) => [r.chunk, chunkBytes(r.bits)]));
       expect(asHex(arrived), grp).toEqual(asHex(memberSetOf(seqs)));
