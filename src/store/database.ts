@@ -120,6 +120,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
   ];
   const [db, writer] = await Promise.all([new PrismaPg(reads).connect(), new PrismaPg(writes).connect()]);
   const listenUrl = settings.listenUrl ?? databaseUrl;
+  const notifier = sqlClient(db);
   return createStore({
     kind: "postgres",
     db,
@@ -128,7 +129,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     watchAudiences: (listener) =>
       listenForAudienceChanges(listenUrl, listener, {
         notify: async (payload) => {
-          await sqlClient(db).$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
+          await notifier.$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
         },
       }),
     async closeDriver() {
