@@ -13,6 +13,7 @@ export interface Config {
   DATABASE_READ_TIMEOUT_MS: number;
   DATABASE_CONNECT_TIMEOUT_MS: number;
   DATABASE_QUEUE_LIMIT: number;
+  DATABASE_PREPARED_STATEMENTS: boolean;
   DATA_DIR: string;
   PUBLIC_URL?: string;
   METRICS_TOKEN?: string;
@@ -56,6 +57,9 @@ const schema = {
       default: STORE_DEFAULTS.connectTimeoutMs,
     },
     DATABASE_QUEUE_LIMIT: { type: "integer", minimum: 0, maximum: 100000, default: STORE_DEFAULTS.queueLimit },
+    // Off saves a pooler that keeps no prepared statements the first failed statement of each
+    // process (it is run again unnamed, and naming stops by itself).
+    DATABASE_PREPARED_STATEMENTS: { type: "boolean", default: true },
     DATA_DIR: { type: "string", minLength: 1, default: "./data" },
     ADMIN_TOKEN: { type: "string", minLength: 16 },
     PUBLIC_URL: { type: "string", pattern: "^https?://[^\\s]+$" },

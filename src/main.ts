@@ -1,12 +1,16 @@
+import type { FastifyBaseLogger } from "fastify";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createServices } from "./services/index.ts";
 import { StoreOpenError } from "./store/data-dir.ts";
 import { openStore } from "./store/database.ts";
 import { idempotencyRepo } from "./store/idempotency-repo.ts";
+import { sqlState } from "./store/pg-errors.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // The server's logger, once it exists (the store is opened before it).
+  let log: FastifyBaseLogger | undefined;
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     listenUrl: config.DATABASE_LISTEN_URL,
@@ -17,6 +21,13 @@ async function main(): Promise<void> {
     readTimeoutMs: config.DATABASE_READ_TIMEOUT_MS,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     queueLimit: config.DATABASE_QUEUE_LIMIT,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    onPreparedStatementsLost: (error) => {
+      const message =
+        "The connections of DATABASE_URL keep no prepared statements (a pooler in transaction mode): statements are sent unnamed from now on. DATABASE_PREPARED_STATEMENTS=false skips this check.";
+      if (log) log.warn({ sqlState: sqlState(error) }, message);
+      else process.stderr.write(`${message}\n`);
+    },
     // Another process took the data directory over (this one stalled for seconds): stop at once
     // rather than write to files that are no longer ours alone.
     onLockLost: (error) => {
@@ -52,6 +63,8 @@ async function main(): Promise<void> {
     publicUrl: config.PUBLIC_URL,
     metricsToken: config.METRICS_TOKEN,
   });
+
+  log = app.log;
 
   let stopping = false;
   const stop = async (signal: string) => {

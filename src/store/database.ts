@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import type { SqlDriverAdapter } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlQuery } from "@prisma/driver-adapter-utils";
 import { trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
@@ -10,6 +10,7 @@ import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { createPool, poolStats } from "./pg-pools.ts";
 import { openPglite } from "./pglite.ts";
+import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
 import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
 import { STORE_DEFAULTS } from "./store-defaults.ts";
 
@@ -33,6 +34,13 @@ export interface StoreOptions {
   poolSize?: number;
   /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
   readPoolSize?: number;
+  /**
+   * Prepare statements on PostgreSQL's connections (default true); after the first sign of a
+   * pooler that does not keep them (PgBouncer in transaction mode), they stop by themselves.
+   */
+  preparedStatements?: boolean;
+  /** Told once, when prepared statements stopped because the connections do not keep them. */
+  onPreparedStatementsLost?: (error: unknown) => void;
   /** Longest a statement of a write transaction may run (PostgreSQL). */
   statementTimeoutMs?: number;
   /** Longest a read may wait for its answer (PostgreSQL). */
@@ -51,7 +59,7 @@ export interface Store {
   readonly db: SqlClient;
   /**
    * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
-   * deadlock. Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
+   * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts). Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
@@ -118,13 +126,20 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     // Writers wait in the gate, not in the pool: that is where the queue shows.
     trackPool("write", () => ({ ...poolStats(writes), waiting: gate.waiting })),
   ];
-  const [db, writer] = await Promise.all([new PrismaPg(reads).connect(), new PrismaPg(writes).connect()]);
+  const prepared = preparedStatements(settings.preparedStatements !== false, settings.onPreparedStatementsLost);
+  // pg sends a statement unnamed when its name is undefined; the adapter's type says string.
+  const naming = { statementNameGenerator: prepared.nameOf as (query: SqlQuery) => string };
+  const [db, writer] = await Promise.all([
+    new PrismaPg(reads, naming).connect(),
+    new PrismaPg(writes, naming).connect(),
+  ]);
   const listenUrl = settings.listenUrl ?? databaseUrl;
-  const notifier = sqlClient(db);
+  const notifier = sqlClient(prepared.retrying(db));
   return createStore({
     kind: "postgres",
     db,
     writer,
+    prepared,
     gate,
     watchAudiences: (listener) =>
       listenForAudienceChanges(listenUrl, listener, {
@@ -170,6 +185,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     kind: "embedded",
     db,
     writer: db,
+    prepared: preparedStatements(false),
     gate,
     watchAudiences: watchAlone,
     async closeDriver() {
@@ -187,15 +203,16 @@ interface StoreParts {
   kind: Store["kind"];
   db: SqlDriverAdapter;
   writer: SqlDriverAdapter;
+  prepared: Pick<PreparedStatements, "lostOn" | "retrying">;
   gate: Gate;
   watchAudiences: Store["watchAudiences"];
   closeDriver: () => Promise<void>;
 }
 
-function createStore({ kind, db, writer, gate, watchAudiences, closeDriver }: StoreParts): Store {
+function createStore({ kind, db, writer, prepared, gate, watchAudiences, closeDriver }: StoreParts): Store {
   // A transaction may run long (a rule over millions of members): each of its statements has the
   // statement timeout, and waiting for its connection has the pool's connect timeout.
-  const client = sqlClient(db);
+  const client = sqlClient(prepared.retrying(db));
   return {
     kind,
     db: client,
@@ -206,7 +223,9 @@ function createStore({ kind, db, writer, gate, watchAudiences, closeDriver }: St
           try {
             return await inTransaction(writer, fn);
           } catch (error) {
-            if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
+            // A statement prepared on another connection (a pooler): again, with none named.
+            const again = isRetryable(error) || prepared.lostOn(error);
+            if (attempt >= MAX_ATTEMPTS || !again) throw error;
             transactionRetries.inc();
             await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
           }

@@ -1,5 +1,6 @@
 import { Prisma } from "../../generated/prisma/client.ts";
 import { type Condition, type Filter, fold } from "../domain/filter.ts";
+import { PLANNED_PER_RUN } from "./prepared-statements.ts";
 
 /**
  * Compiles a filter to a parameterized SQL condition over `members AS m` (values are always bound
@@ -8,10 +9,15 @@ import { type Condition, type Filter, fold } from "../domain/filter.ts";
  * yields true or false, never NULL, so NOT is the exact negation.
  */
 export function filterSql(filter: Filter | null): Prisma.Sql {
+  // Whether a rule keeps few of a workspace's members or most decides the plan: one per run.
+  return Prisma.sql`${PLANNED_PER_RUN} ${filterCondition(filter)}`;
+}
+
+function filterCondition(filter: Filter | null): Prisma.Sql {
   if (filter === null) return Prisma.sql`false`;
-  if ("all" in filter) return Prisma.sql`(${Prisma.join(filter.all.map(filterSql), " AND ")})`;
-  if ("any" in filter) return Prisma.sql`(${Prisma.join(filter.any.map(filterSql), " OR ")})`;
-  if ("not" in filter) return Prisma.sql`(NOT ${filterSql(filter.not)})`;
+  if ("all" in filter) return Prisma.sql`(${Prisma.join(filter.all.map(filterCondition), " AND ")})`;
+  if ("any" in filter) return Prisma.sql`(${Prisma.join(filter.any.map(filterCondition), " OR ")})`;
+  if ("not" in filter) return Prisma.sql`(NOT ${filterCondition(filter.not)})`;
   return conditionSql(filter);
 }
 

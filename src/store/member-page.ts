@@ -4,6 +4,7 @@ import type { Position } from "../domain/cursor.ts";
 import { fold } from "../domain/filter.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import { PLANNED_PER_RUN } from "./prepared-statements.ts";
 import type { SqlClient } from "./sql-client.ts";
 
 type Reader = SqlClient;
@@ -215,7 +216,8 @@ const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`
 export function searchSql(search: string | undefined): Prisma.Sql {
   if (!search) return Prisma.empty;
   const term = fold(search);
-  const anywhere = Prisma.sql`AND ${SEARCH_TEXT} LIKE ${containing(term)}`;
+  // A rare term's plan reads the trigram index, a common one's may walk the page order instead.
+  const anywhere = Prisma.sql`AND ${PLANNED_PER_RUN} ${SEARCH_TEXT} LIKE ${containing(term)}`;
   if (!term.includes("\n")) return anywhere;
   const within = (value: Prisma.Sql) => Prisma.sql`strpos(coalesce(${value}, ''), ${term}::text) > 0`;
   const exact = Prisma.join(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import { createServices } from "../../src/services/index.ts";
 import { openStore } from "../../src/store/database.ts";
+import { sqlState } from "../../src/store/pg-errors.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { createDatabase } from "../support/live-server.ts";
 import { type PgBouncer, startPgBouncer } from "../support/pgbouncer.ts";
@@ -85,5 +86,27 @@ describe.runIf(process.env.TEST_DATABASE_URL)("behind PgBouncer in transaction p
     expect(await nameOn(onPooled)).toBe("After");
     await rename(onDirect, "Again");
     expect(await nameOn(onPooled)).toBe("Again");
+  });
+
+  it("prepares statements until two connections meet on one server connection, then sends them unnamed", async () => {
+    // One server connection behind PgBouncer: the store's two read connections both reach it.
+    const single = await startPgBouncer("127.0.0.1", Number(new URL(database?.url ?? "").port || 5432), 1);
+    cleanups.push(() => single.stop());
+    const lost: unknown[] = [];
+    const store = await openStore({
+      databaseUrl: single.url(database?.url ?? ""),
+      listenUrl: database?.url,
+      readPoolSize: 2,
+      poolSize: 2,
+      onPreparedStatementsLost: (error) => lost.push(error),
+    });
+    cleanups.push(() => store.close());
+    const read = (n: number) => store.db.$queryRaw<{ n: number }[]>`SELECT ${n}::int AS n`;
+    // The second prepares what the first left on the server connection: refused, then run unnamed.
+    expect(await Promise.all([read(1), read(2)])).toEqual([[{ n: 1 }], [{ n: 2 }]]);
+    expect(lost.map(sqlState)).toEqual(["42P05"]);
+    const writes = [3, 4, 5].map((n) => store.transaction((tx) => tx.$queryRaw`SELECT ${n}::int AS n`));
+    expect(await Promise.all(writes)).toEqual([[{ n: 3 }], [{ n: 4 }], [{ n: 5 }]]);
+    expect(lost).toHaveLength(1);
   });
 });

@@ -39,7 +39,12 @@ const accepts = (port: number) =>
  * accepted (the upstream trusts 127.0.0.1), pool_mode = transaction, and no
  * ignore_startup_parameters: the service must work without it.
  */
-export async function startPgBouncer(upstreamHost = "127.0.0.1", upstreamPort = 5432): Promise<PgBouncer> {
+export async function startPgBouncer(
+  upstreamHost = "127.0.0.1",
+  upstreamPort = 5432,
+  /** Server connections per database and user (PgBouncer's default_pool_size). */
+  poolSize = 40,
+): Promise<PgBouncer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "audience-pgbouncer-"));
   const config = join(dir, "pgbouncer.ini");
@@ -55,7 +60,7 @@ export async function startPgBouncer(upstreamHost = "127.0.0.1", upstreamPort = 
       "auth_type = any",
       "pool_mode = transaction",
       "max_client_conn = 2000",
-      "default_pool_size = 40",
+      `default_pool_size = ${poolSize}`,
       `logfile = ${join(dir, "pgbouncer.log")}`,
       "",
     ].join("\n"),

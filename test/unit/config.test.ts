@@ -12,6 +12,7 @@ describe("the database and HTTP settings", () => {
       DATABASE_READ_TIMEOUT_MS: STORE_DEFAULTS.readTimeoutMs,
       DATABASE_CONNECT_TIMEOUT_MS: STORE_DEFAULTS.connectTimeoutMs,
       DATABASE_QUEUE_LIMIT: STORE_DEFAULTS.queueLimit,
+      DATABASE_PREPARED_STATEMENTS: true,
     });
     expect(config.PUBLIC_URL).toBeUndefined();
     expect(config.METRICS_TOKEN).toBeUndefined();
@@ -23,16 +24,22 @@ describe("the database and HTTP settings", () => {
       DATABASE_LISTEN_URL: "postgresql://db:5432/app",
       DATABASE_POOL_SIZE: "4",
       DATABASE_CONNECT_TIMEOUT_MS: "1500",
+      DATABASE_PREPARED_STATEMENTS: "false",
       PUBLIC_URL: "https://audiences.example.com",
       METRICS_TOKEN: "a-long-enough-token",
     });
-    expect(config).toMatchObject({ DATABASE_POOL_SIZE: 4, DATABASE_CONNECT_TIMEOUT_MS: 1500 });
+    expect(config).toMatchObject({
+      DATABASE_POOL_SIZE: 4,
+      DATABASE_CONNECT_TIMEOUT_MS: 1500,
+      DATABASE_PREPARED_STATEMENTS: false,
+    });
   });
 
   it.each([
     [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
     [{ DATABASE_READ_TIMEOUT_MS: "soon" }, "DATABASE_READ_TIMEOUT_MS"],
     [{ DATABASE_QUEUE_LIMIT: "-1" }, "DATABASE_QUEUE_LIMIT"],
+    [{ DATABASE_PREPARED_STATEMENTS: "sometimes" }, "DATABASE_PREPARED_STATEMENTS"],
     [{ PUBLIC_URL: "audiences.example.com" }, "PUBLIC_URL must be an http:// or https:// URL"],
     [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
     [{ DATABASE_LISTEN_URL: "postgresql://db/app" }, "DATABASE_LISTEN_URL needs DATABASE_URL"],
