@@ -1,6 +1,7 @@
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { Position } from "../domain/cursor.ts";
 import type { Tx } from "./database.ts";
+import { PLANNED_PER_RUN } from "./prepared-statements.ts";
 import type { SqlClient } from "./sql-client.ts";
 
 type Reader = SqlClient;
@@ -184,10 +185,12 @@ export const webhookRepo = {
   /**
    * Claims up to `limit` due deliveries of enabled webhooks, across workspaces, for one attempt:
    * each is leased to this process for `leaseMs` (another process skips it meanwhile; if this one
-   * dies, the lease runs out and it is attempted again). Counts the attempt.
+   * dies, the lease runs out and it is attempted again). Counts the attempt. Planned per run: a
+   * plan made for no limit in particular expects a tenth of the due deliveries, and then read
+   * every delivery into a hash to update the few it claimed (EXPLAIN: 6.5 ms against 1.4 ms).
    */
   claimDue(db: Reader, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return db.$queryRaw<ClaimedDelivery[]>`
+    return db.$queryRaw<ClaimedDelivery[]>`${PLANNED_PER_RUN}
       WITH due AS (
         SELECT d.workspace_id, d.id FROM webhook_deliveries AS d
         JOIN webhooks AS w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
