@@ -59,7 +59,8 @@ export interface Store {
   readonly db: SqlClient;
   /**
    * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
-   * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts). Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
+   * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts).
+   * Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
