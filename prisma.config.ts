@@ -1,7 +1,7 @@
 import { defineConfig } from "prisma/config";
 
 // Used by the Prisma CLI only (generate; migrate status/deploy for users who have its engine).
-// The service applies prisma/migrations itself at start (src/store/migrate.ts).
+// The service applies prisma/migrations itself at start (src/platform/db/migrate.ts).
 export default defineConfig({
   schema: "prisma/schema.prisma",
   migrations: { path: "prisma/migrations" },

@@ -2,8 +2,8 @@
 // the service does at start. DATABASE_URL selects PostgreSQL; otherwise the embedded store in DATA_DIR.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { applyMigrations, pgliteRunner, pgRunner } from "../src/store/migrate.ts";
-import { openPglite } from "../src/store/pglite.ts";
+import { applyMigrations, pgliteRunner, pgRunner } from "../src/platform/db/migrate.ts";
+import { openPglite } from "../src/platform/db/pglite.ts";
 
 async function main(): Promise<string[]> {
   const databaseUrl = process.env.DATABASE_URL;

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from "fastify";
 import { buildApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
-import { createServices } from "./services/index.ts";
-import { StoreOpenError } from "./store/data-dir.ts";
-import { openStore } from "./store/database.ts";
-import { idempotencyRepo } from "./store/idempotency-repo.ts";
-import { sqlState } from "./store/pg-errors.ts";
+import { createServices } from "./composition.ts";
+import { ConfigError, loadConfig } from "./config/config.ts";
+import { StoreOpenError } from "./platform/db/data-dir.ts";
+import { openStore } from "./platform/db/database.ts";
+import { sqlState } from "./platform/db/pg-errors.ts";
+import { idempotencyRepo } from "./platform/http/idempotency-repo.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();

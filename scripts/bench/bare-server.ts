@@ -5,8 +5,8 @@
 //                       (pg on BARE_DATABASE_URL, or an in-memory PGlite with the migrations).
 import Fastify from "fastify";
 import pg from "pg";
-import { applyMigrations, pgliteRunner } from "../../src/store/migrate.ts";
-import { openPglite } from "../../src/store/pglite.ts";
+import { applyMigrations, pgliteRunner } from "../../src/platform/db/migrate.ts";
+import { openPglite } from "../../src/platform/db/pglite.ts";
 
 const workspaceId = process.env.BARE_WORKSPACE_ID ?? "ws_benchBareWorkspace0";
 const audienceId = process.env.BARE_AUDIENCE_ID ?? "aud_7Hq2mX9vLc4RtP0aZk1e";
@@ -16,7 +16,7 @@ type Query = (sql: string, params: unknown[]) => Promise<{ id: string; name: str
 let query: Query | undefined;
 let close = async () => {};
 if (process.env.BARE_DATABASE_URL) {
-  // The service's pool size (src/store/database.ts).
+  // The service's pool size (src/platform/db/database.ts).
   const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10 });
   query = async (sql, params) => (await pool.query(sql, params)).rows;
   close = () => pool.end();

@@ -7,9 +7,9 @@ import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom, to as copyTo } from "pg-copy-streams";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/store/member-bits.ts";
-import { applyMigrations, pgliteRunner, pgRunner } from "../../src/store/migrate.ts";
-import { openPglite } from "../../src/store/pglite.ts";
+import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/features/membership/member-bits-sql.ts";
+import { applyMigrations, pgliteRunner, pgRunner } from "../../src/platform/db/migrate.ts";
+import { openPglite } from "../../src/platform/db/pglite.ts";
 
 export interface RawDb {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -93,7 +93,7 @@ export interface MemberWithData {
 }
 
 /**
- * The service's own SQL pieces (src/store/member-bits.ts), so that both sides lay out chunks
+ * The service's own SQL pieces (src/features/membership/member-bits-sql.ts), so that both sides lay out chunks
  * alike. Only pieces without parameters fit into these statements, whose $n are numbered here.
  */
 const shared = (piece: Prisma.Sql) => {

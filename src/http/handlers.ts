@@ -1,14 +1,14 @@
+import type { Handlers } from "../contract/handler-types.ts";
 import { serviceUnavailable } from "../domain/errors.ts";
-import type { AdminService } from "../services/admin-service.ts";
-import type { AudienceMemberService } from "../services/audience-member-service.ts";
-import type { AudienceService } from "../services/audience-service.ts";
-import type { EventFeed } from "../services/event-feed-service.ts";
-import type { ImportService } from "../services/import-service.ts";
-import type { MemberExport } from "../services/member-export.ts";
-import type { MemberService } from "../services/member-service.ts";
-import type { WebhookService } from "../services/webhook-service.ts";
-import { fileFormat, sendFile, sentQuery } from "./file-responses.ts";
-import type { Handlers } from "./handler-types.ts";
+import type { AdminService } from "../features/admin/admin-service.ts";
+import type { AudienceMemberService } from "../features/audiences/audience-member-service.ts";
+import type { AudienceService } from "../features/audiences/audience-service.ts";
+import type { EventFeed } from "../features/events/event-feed-service.ts";
+import type { MemberExport } from "../features/exports/export-service.ts";
+import type { ImportService } from "../features/imports/import-service.ts";
+import type { MemberService } from "../features/members/member-service.ts";
+import type { WebhookService } from "../features/webhooks/webhook-service.ts";
+import { fileFormat, sendFile, sentQuery } from "../platform/http/file-responses.ts";
 
 export interface Services {
   /** Resolves when the database answers and the migrations are applied. */

@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
-import { openStore } from "../../src/store/database.ts";
+import { openStore } from "../../src/platform/db/database.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
 import { call } from "../support/live-server.ts";

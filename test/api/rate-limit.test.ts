@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { buildApp } from "../../src/app.ts";
-import type { Store } from "../../src/store/database.ts";
+import type { Store } from "../../src/platform/db/database.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
 import { reportedRequests } from "../support/rate-limits.ts";

@@ -1,6 +1,6 @@
 // Following the feed: pages, filters, cursors, the head, batching of large changes, retention.
 import { describe, expect } from "vitest";
-import { eventRepo } from "../../src/store/event-repo.ts";
+import { eventRepo } from "../../src/features/events/event-repo.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import { addMembers, createAudience } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";

@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.ts";
-import { createServices } from "../../src/services/index.ts";
-import { openStore } from "../../src/store/database.ts";
-import { sqlState } from "../../src/store/pg-errors.ts";
+import { createServices } from "../../src/composition.ts";
+import { openStore } from "../../src/platform/db/database.ts";
+import { sqlState } from "../../src/platform/db/pg-errors.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { createDatabase } from "../support/live-server.ts";
 import { type PgBouncer, startPgBouncer } from "../support/pgbouncer.ts";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createServices } from "../../src/services/index.ts";
-import { openStore, type Store } from "../../src/store/database.ts";
+import { createServices } from "../../src/composition.ts";
+import { openStore, type Store } from "../../src/platform/db/database.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { Store } from "../../src/store/database.ts";
+import type { Store } from "../../src/platform/db/database.ts";
 
 /** Row count and an MD5 of every row (as text, in a stable order), per table. */
 export type DbState = Record<string, { rows: number; md5: string }>;

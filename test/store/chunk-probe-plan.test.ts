@@ -6,8 +6,8 @@
 // when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
-import type { Store, Tx } from "../../src/store/database.ts";
-import { joinChunk } from "../../src/store/membership-sql.ts";
+import { joinChunk } from "../../src/features/membership/membership-sql.ts";
+import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const AUDIENCES = 20;

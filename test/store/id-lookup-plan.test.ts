@@ -5,9 +5,9 @@
 // members ran past the statement timeout). On the embedded store, and on PostgreSQL when
 // TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../src/store/database.ts";
-import { byIds, memberRepo } from "../../src/store/member-repo.ts";
-import { workspaceRepo } from "../../src/store/workspace-repo.ts";
+import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { byIds, memberRepo } from "../../src/features/membership/member-repo.ts";
+import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const BATCH = 10_000;

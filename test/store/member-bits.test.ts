@@ -3,10 +3,16 @@
 // positions, sparse and dense sets, groups.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { type MemberSet, memberSetOf } from "../../src/domain/member-set.ts";
-import type { Store } from "../../src/store/database.ts";
-import { jsonRows } from "../../src/store/json-rows.ts";
-import { base64Of, chunkBytes, chunksOf, knownChunksOf, knownGroupedChunksOf } from "../../src/store/member-bits.ts";
+import {
+  base64Of,
+  chunkBytes,
+  chunksOf,
+  knownChunksOf,
+  knownGroupedChunksOf,
+} from "../../src/features/membership/member-bits-sql.ts";
+import { type MemberSet, memberSetOf } from "../../src/features/membership/member-set.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import { jsonRows } from "../../src/platform/db/json-rows.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 let store: Store;

@@ -7,19 +7,19 @@
 // one of more members hashes them (membership-sql.ts, readsByKey): both plans are checked.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Filter, unionFilter } from "../../src/domain/filter.ts";
-import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
+import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import { type Filter, unionFilter } from "../../src/features/membership/filter.ts";
+import { lockRepo } from "../../src/features/membership/lock-repo.ts";
+import { memberRepo } from "../../src/features/membership/member-repo.ts";
+import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
+import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import {
   createMembershipService,
   type EventSink,
   type MembershipService,
-} from "../../src/services/membership-service.ts";
-import { audienceRepo } from "../../src/store/audience-repo.ts";
-import type { Store, Tx } from "../../src/store/database.ts";
-import { lockRepo } from "../../src/store/lock-repo.ts";
-import { memberRepo } from "../../src/store/member-repo.ts";
-import { membershipRepo } from "../../src/store/membership-repo.ts";
-import { workspaceRepo } from "../../src/store/workspace-repo.ts";
+} from "../../src/features/membership/membership-service.ts";
+import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { fakeMembership } from "../unit/fakes/fake-stores.ts";
 

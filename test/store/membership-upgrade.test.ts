@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { createServices } from "../../src/services/index.ts";
-import { openStore, type Store } from "../../src/store/database.ts";
-import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
-import { openPglite } from "../../src/store/pglite.ts";
+import { createServices } from "../../src/composition.ts";
+import { openStore, type Store } from "../../src/platform/db/database.ts";
+import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/platform/db/migrate.ts";
+import { openPglite } from "../../src/platform/db/pglite.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));

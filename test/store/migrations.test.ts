@@ -8,8 +8,8 @@ import { fileURLToPath } from "node:url";
 import type { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/store/migrate.ts";
-import { openPglite as openLite } from "../../src/store/pglite.ts";
+import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/platform/db/migrate.ts";
+import { openPglite as openLite } from "../../src/platform/db/pglite.ts";
 import { compareFacts, databaseFacts, getDatamodel, schemaFacts } from "./schema-model.ts";
 
 const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));

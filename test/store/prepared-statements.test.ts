@@ -3,9 +3,9 @@
 // prepared (a transaction pooler) ends naming, and what failed runs again. PostgreSQL only
 // (TEST_DATABASE_URL): PGlite's adapter prepares nothing. Through PgBouncer: test/faults/pgbouncer.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store, type StoreOptions } from "../../src/store/database.ts";
-import { sqlState } from "../../src/store/pg-errors.ts";
-import { PLANNED_PER_RUN } from "../../src/store/prepared-statements.ts";
+import { openStore, type Store, type StoreOptions } from "../../src/platform/db/database.ts";
+import { sqlState } from "../../src/platform/db/pg-errors.ts";
+import { PLANNED_PER_RUN } from "../../src/platform/db/prepared-statements.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { SqlRunner } from "../../src/store/migrate.ts";
+import type { SqlRunner } from "../../src/platform/db/migrate.ts";
 
 // ---- DMMF from the prisma-schema WASM module that ships inside the `prisma` package -------------
 // The CLI bundles the wasm-bindgen glue for prisma_schema_build_bg.wasm into build/cli.js without

@@ -1,10 +1,10 @@
-// The store's statements go to Prisma's driver adapters directly (src/store/sql-client.ts), with the
+// The store's statements go to Prisma's driver adapters directly (src/platform/db/sql-client.ts), with the
 // values Prisma's client gave the repositories before: these are the conversions they rely on, and
 // the transaction's commit and rollback. On the embedded store, and on PostgreSQL with
 // TEST_DATABASE_URL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../src/store/database.ts";
-import { sqlState } from "../../src/store/pg-errors.ts";
+import { openStore, type Store } from "../../src/platform/db/database.ts";
+import { sqlState } from "../../src/platform/db/pg-errors.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;

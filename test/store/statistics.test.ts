@@ -2,10 +2,10 @@
 // planned without statistics can take ten times as long (the member search did). PostgreSQL's
 // own autovacuum does this there, so these tests are the embedded store's.
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import type { Store } from "../../src/store/database.ts";
-import { memberRepo } from "../../src/store/member-repo.ts";
-import { statisticsRepo } from "../../src/store/statistics-repo.ts";
-import { workspaceRepo } from "../../src/store/workspace-repo.ts";
+import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { memberRepo } from "../../src/features/membership/member-repo.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import { statisticsRepo } from "../../src/platform/db/statistics-repo.ts";
 import { addMembers, createAudience } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import { openTestStore } from "../support/live-server.ts";

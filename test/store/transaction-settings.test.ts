@@ -1,9 +1,9 @@
 // A write transaction on PostgreSQL runs under the statement timeout and without JIT, set with
-// its BEGIN (src/store/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
+// its BEGIN (src/platform/db/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
 // and without a round trip of its own. PostgreSQL only (TEST_DATABASE_URL): the embedded store
 // runs one statement at a time in this process and has neither setting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../src/store/database.ts";
+import { openStore, type Store } from "../../src/platform/db/database.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
 import type { TestProject } from "vitest/node";
-import { applyMigrations, pgliteRunner } from "../../src/store/migrate.ts";
-import { openPglite } from "../../src/store/pglite.ts";
+import { applyMigrations, pgliteRunner } from "../../src/platform/db/migrate.ts";
+import { openPglite } from "../../src/platform/db/pglite.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

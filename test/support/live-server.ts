@@ -3,7 +3,7 @@ import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
 import { type AppOptions, buildApp } from "../../src/app.ts";
 import type { Problem, ResultOf } from "../../src/client/index.ts";
-import { openStore, type Store, type StoreOptions } from "../../src/store/database.ts";
+import { openStore, type Store, type StoreOptions } from "../../src/platform/db/database.ts";
 import { checkResponse } from "./contract.ts";
 import { embeddedTemplate } from "./embedded-template.ts";
 

@@ -1,4 +1,4 @@
-import type { Store } from "../../src/store/database.ts";
+import type { Store } from "../../src/platform/db/database.ts";
 
 /**
  * The requests of a workspace's API keys in the current window as the PostgreSQL database holds

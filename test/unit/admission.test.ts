@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createGate } from "../../src/store/admission.ts";
-import { StoreBusyError } from "../../src/store/pg-errors.ts";
+import { createGate } from "../../src/platform/db/admission.ts";
+import { StoreBusyError } from "../../src/platform/db/pg-errors.ts";
 
 /** A task that runs until its release() is called. */
 function held() {

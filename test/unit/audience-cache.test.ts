@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CachedAudience, createAudienceCache } from "../../src/services/audience-cache.ts";
+import { type CachedAudience, createAudienceCache } from "../../src/features/audiences/audience-cache.ts";
 
 const readers = { id: "aud_1", name: "Readers" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { setBitPositions } from "../../src/domain/bitset.ts";
+import { setBitPositions } from "../../src/features/membership/bitset.ts";
 
 describe("setBitPositions", () => {
   // 0b1000_0001, 0, 0b0100_0000: bits 0 and 7 of byte 0, bit 1 of byte 2 (most significant first).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.ts";
-import { STORE_DEFAULTS } from "../../src/store/store-defaults.ts";
+import { ConfigError, loadConfig } from "../../src/config/config.ts";
+import { STORE_DEFAULTS } from "../../src/config/defaults.ts";
 
 describe("the database and HTTP settings", () => {
   it("default to the store's limits", () => {

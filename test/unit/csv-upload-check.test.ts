@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
-import { createUploadCheck } from "../../src/services/csv-upload-check.ts";
+import { createUploadCheck } from "../../src/features/imports/csv-upload-check.ts";
 
 /** Runs the check over the bytes in pieces of `size`; the refusal's detail, or undefined when accepted. */
 function check(bytes: Uint8Array | string, size = 1): string | undefined {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { CHUNK_BITS } from "../../src/domain/member-set.ts";
-import { createEventRelay, type EventRelayDeps } from "../../src/services/event-relay.ts";
-import type { OutboxRow, PublishedEvent } from "../../src/store/event-repo.ts";
+import { createEventRelay, type EventRelayDeps } from "../../src/features/events/event-relay.ts";
+import type { OutboxRow, PublishedEvent } from "../../src/features/events/event-repo.ts";
+import { CHUNK_BITS } from "../../src/features/membership/member-set.ts";
 import { fakeStore } from "./fakes/fake-stores.ts";
 
 type Chunk = { part: number; chunk: number; bytes: Uint8Array };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
-import { isBlank, readHeader, readRow } from "../../src/domain/import-columns.ts";
-import { createMemberInputCheck } from "../../src/services/member-input-check.ts";
+import { isBlank, readHeader, readRow } from "../../src/features/imports/import-columns.ts";
+import { createMemberInputCheck } from "../../src/features/membership/member-input-check.ts";
 
 const check = createMemberInputCheck();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CsvReadError, type FileRow, MAX_ROW_CHARS, readCsv } from "../../src/services/import-reader.ts";
+import { CsvReadError, type FileRow, MAX_ROW_CHARS, readCsv } from "../../src/features/imports/import-reader.ts";
 
 /** The file in parts of `size` bytes, as the store hands them over (a part may end inside a character). */
 async function* partsOf(text: string | Buffer, size: number): AsyncGenerator<Uint8Array> {

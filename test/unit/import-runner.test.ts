@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { audienceArchived } from "../../src/domain/errors.ts";
-import { type JobState, LeaseLostError } from "../../src/services/import-chunk.ts";
-import { createImportRunner } from "../../src/services/import-runner.ts";
-import type { ClaimedImport, ImportRepo } from "../../src/store/import-repo.ts";
-import { StoreTimeoutError } from "../../src/store/pg-errors.ts";
+import { type JobState, LeaseLostError } from "../../src/features/imports/import-chunk.ts";
+import type { ClaimedImport, ImportRepo } from "../../src/features/imports/import-repo.ts";
+import { createImportRunner } from "../../src/features/imports/import-runner.ts";
+import { StoreTimeoutError } from "../../src/platform/db/pg-errors.ts";
 import { fakeStore } from "./fakes/fake-stores.ts";
 
 type Outcome = Parameters<ImportRepo["finish"]>[3];

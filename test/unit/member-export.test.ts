@@ -1,8 +1,8 @@
 import { text } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
-import { createMemberExport } from "../../src/services/member-export.ts";
-import type { MemberExportRepo, SeqRange } from "../../src/store/member-export.ts";
-import type { SqlClient } from "../../src/store/sql-client.ts";
+import type { MemberExportRepo, SeqRange } from "../../src/features/exports/export-repo.ts";
+import { createMemberExport } from "../../src/features/exports/export-service.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 
 /**
  * An export over a fake store whose members are numbered within `segments` ([0, 100) unless

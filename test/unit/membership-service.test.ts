@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Filter } from "../../src/domain/filter.ts";
-import { type MembershipChange, membersOf } from "../../src/domain/member-set.ts";
-import type { MembershipWriter } from "../../src/services/membership-service.ts";
-import { LockOrderError } from "../../src/services/write-locks.ts";
+import type { Filter } from "../../src/features/membership/filter.ts";
+import { type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
+import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
+import { LockOrderError } from "../../src/features/membership/write-locks.ts";
 import { fakeMembership } from "./fakes/fake-stores.ts";
 
 const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };

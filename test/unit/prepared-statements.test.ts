@@ -1,6 +1,10 @@
 import type { SqlQuery } from "@prisma/driver-adapter-utils";
 import { describe, expect, it } from "vitest";
-import { MAX_NAMED_STATEMENTS, PLANNED_PER_RUN, preparedStatements } from "../../src/store/prepared-statements.ts";
+import {
+  MAX_NAMED_STATEMENTS,
+  PLANNED_PER_RUN,
+  preparedStatements,
+} from "../../src/platform/db/prepared-statements.ts";
 
 const query = (sql: string, args: unknown[] = [1]): SqlQuery => ({
   sql,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createWriteLocks, LockOrderError } from "../../src/services/write-locks.ts";
+import { createWriteLocks, LockOrderError } from "../../src/features/membership/write-locks.ts";
 import { FakeAudiences, fakeTx } from "./fakes/fake-stores.ts";
 
 function setUp() {

@@ -123,7 +123,7 @@ export async function getThroughputRateLimited(ctx: Context, audienceId: string,
     label: "GET …/audiences/:id throughput, rate limiting on",
     target: "(info)",
     pass: null,
-    // As src/http/rate-limit.ts counts: on PostgreSQL the server processes share their counts.
+    // As src/platform/http/rate-limit.ts counts: on PostgreSQL the server processes share their counts.
     note: `limiter: counts in memory${ctx.opts.store === "postgres" ? ", added to rate_limit_buckets every 0.1 s" : ""}`,
   });
 }

@@ -2,7 +2,7 @@
 import { writeFile } from "node:fs/promises";
 import { literal, type RawDb } from "../raw.ts";
 
-/** The columns of the file: an e-mail and 4 fields, the last a custom one (src/domain/import-columns.ts). */
+/** The columns of the file: an e-mail and 4 fields, the last a custom one (src/features/imports/import-columns.ts). */
 const HEADER = "email,firstName,lastName,company,plan";
 const PLANS = ["free", "team", "business"];
 /** Lines per string handed to the file at a time. */

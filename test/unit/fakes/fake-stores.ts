@@ -2,18 +2,18 @@
 // tested without a database. FakeSets keeps each audience's four sets as JS sets and reports
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
 
-import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/domain/filter.ts";
-import { memberSetOf } from "../../../src/domain/member-set.ts";
+import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
+import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/features/membership/filter.ts";
+import { memberSetOf } from "../../../src/features/membership/member-set.ts";
+import type { SetChange } from "../../../src/features/membership/membership-repo.ts";
 import {
   createMembershipService,
   type EventSink,
   type MembershipDeps,
-} from "../../../src/services/membership-service.ts";
-import type { LockRows } from "../../../src/services/write-locks.ts";
-import type { AudienceRow } from "../../../src/store/audience-repo.ts";
-import type { Tx } from "../../../src/store/database.ts";
-import type { SetChange } from "../../../src/store/membership-repo.ts";
-import type { SqlClient } from "../../../src/store/sql-client.ts";
+} from "../../../src/features/membership/membership-service.ts";
+import type { LockRows } from "../../../src/features/membership/write-locks.ts";
+import type { Tx } from "../../../src/platform/db/database.ts";
+import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
 
 export const fakeTx = {} as Tx;
 export const fakeDb = {} as SqlClient;

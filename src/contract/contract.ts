@@ -1,0 +1,38 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { PROJECT_ROOT } from "../platform/project-root.ts";
+
+export const CONTRACT_PATH = join(PROJECT_ROOT, "openapi", "openapi.yaml");
+
+interface Operation {
+  operationId?: string;
+  requestBody?: { required?: boolean; content?: Record<string, unknown> };
+}
+
+/** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
+export function readContract(): { paths: Record<string, Record<string, Operation>> } {
+  return parse(readFileSync(CONTRACT_PATH, "utf8"));
+}
+
+/** The operations whose request body the contract marks required. */
+export function operationsRequiringBody(): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation?.requestBody?.required && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}
+
+/** The operations whose request body the contract gives in this media type. */
+export function operationsTaking(mediaType: string): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation?.requestBody?.content?.[mediaType] && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}

@@ -1,0 +1,77 @@
+import type { components } from "../../../generated/api.d.ts";
+import { BadRequestError } from "../../domain/errors.ts";
+import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
+import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
+import { sizeOf } from "../membership/member-set.ts";
+import type { MembershipService } from "../membership/membership-service.ts";
+
+type Schemas = components["schemas"];
+
+/** The most members one add or remove request may name, in memberIds and members together. */
+export const MAX_MEMBERS_PER_REQUEST = 10_000;
+
+export interface AudienceMemberDeps {
+  membership: Pick<MembershipService, "write">;
+  members: MemberWrites;
+  pages: MemberPages;
+}
+
+/** Adding, removing and listing the members of one audience. */
+export function createAudienceMemberService({ membership, members, pages }: AudienceMemberDeps) {
+  return {
+    add(
+      workspaceId: string,
+      audienceId: string,
+      request: Schemas["AddMembersRequest"],
+    ): Promise<Schemas["AddMembersResult"]> {
+      const bareIds = [...new Set(request.memberIds ?? [])];
+      const inputs = request.members ?? [];
+      const total = (request.memberIds?.length ?? 0) + inputs.length;
+      if (total === 0) {
+        throw new BadRequestError("invalid_request", "Send at least one member in memberIds or members.", [
+          { pointer: "/body", message: "must hold at least one member in memberIds or members" },
+        ]);
+      }
+      if (total > MAX_MEMBERS_PER_REQUEST) {
+        throw new BadRequestError(
+          "too_many_items",
+          `A request may name at most ${MAX_MEMBERS_PER_REQUEST} members; this one names ${total}.`,
+        );
+      }
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        await w.locks.writable(audienceId);
+        // An id also listed in members is created with its data.
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
+        w.publish(...resolved.events);
+        const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
+        const added = sizeOf((await w.include(audienceId, resolved.seqs)).entered);
+        // After the include: a member added by hand is in this audience whatever its rule says.
+        await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
+        return {
+          added,
+          alreadyMembers: memberIds.length - added,
+          created: resolved.created + resolved.createdBare.length,
+          merged: resolved.merged,
+        };
+      });
+    },
+
+    remove(
+      workspaceId: string,
+      audienceId: string,
+      request: Schemas["RemoveMembersRequest"],
+    ): Promise<Schemas["RemoveMembersResult"]> {
+      const memberIds = [...new Set(request.memberIds)];
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        await w.locks.writable(audienceId);
+        const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
+        return { removed, notMembers: memberIds.length - removed };
+      });
+    },
+
+    list: (workspaceId: string, audienceId: string, query: MemberPageQuery) =>
+      pages.list(workspaceId, { ...query, audienceId }),
+  };
+}
+
+export type AudienceMemberService = ReturnType<typeof createAudienceMemberService>;

@@ -1,0 +1,175 @@
+import type { components } from "../../../generated/api.d.ts";
+import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
+import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
+import { newId } from "../../domain/ids.ts";
+import { normalizeName } from "../../domain/names.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { AudienceRepo } from "../membership/audience-repo.ts";
+import { type Filter, parseFilter, unionFilter } from "../membership/filter.ts";
+import type { MemberRepo } from "../membership/member-repo.ts";
+import { countDelta } from "../membership/member-set.ts";
+import { toMember } from "../membership/member-view.ts";
+import type { MembershipService } from "../membership/membership-service.ts";
+import type { AudienceCache } from "./audience-cache.ts";
+
+type Schemas = components["schemas"];
+
+export interface ListAudiencesQuery {
+  includeArchived?: boolean | undefined;
+  search?: string | undefined;
+  sortDirection?: "ASC" | "DESC" | undefined;
+  limit?: number | undefined;
+  after?: string | undefined;
+}
+
+export interface AudienceServiceDeps {
+  store: Pick<Store, "db">;
+  cache: AudienceCache;
+  membership: Pick<MembershipService, "write">;
+  audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
+  members: Pick<MemberRepo, "matching">;
+}
+
+export function createAudienceService({ store, cache, membership, audiences, members }: AudienceServiceDeps) {
+  return {
+    create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
+      const name = normalizeName(rawName);
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
+        w.publish({ type: "audience.created", audienceId: audience.id, name });
+        return { id: audience.id };
+      });
+    },
+
+    async get(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
+      const audience = await cache.read(workspaceId, id, () => audiences.findName(store.db, workspaceId, id));
+      if (!audience) throw audienceNotFound(id);
+      return { id: audience.id, name: audience.name };
+    },
+
+    async list(workspaceId: string, query: ListAudiencesQuery): Promise<Schemas["AudienceList"]> {
+      const sortDirection = query.sortDirection ?? "DESC";
+      // A cursor names a place in one order: a cursor of the other direction is refused.
+      const scope = `audiences:${sortDirection}`;
+      if (query.after !== undefined && query.limit === undefined) {
+        throw new BadRequestError("invalid_request", "after needs limit: paging starts with a page size.", [
+          { pointer: "/query/after", message: "is allowed only with limit" },
+        ]);
+      }
+      const after = query.after === undefined ? undefined : decodeCursor(scope, query.after, "after");
+      const rows = await audiences.list(store.db, workspaceId, {
+        includeArchived: query.includeArchived ?? false,
+        search: query.search,
+        sortDirection,
+        after,
+        // One more than asked tells whether there is a next page.
+        limit: query.limit === undefined ? undefined : query.limit + 1,
+      });
+      const results = query.limit === undefined ? rows : rows.slice(0, query.limit);
+      if (query.limit === undefined) return { results };
+      const last = results.at(-1);
+      return {
+        results,
+        pageInfo: {
+          hasNextPage: rows.length > results.length,
+          endCursor: last ? encodeCursor(scope, { createdAt: new Date(last.createdAt), id: last.id }) : "",
+        },
+      };
+    },
+
+    /** Archives the audience; archiving an archived one changes nothing. */
+    archive(workspaceId: string, id: string): Promise<void> {
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await w.locks.audience(id);
+        if (!audience) throw audienceNotFound(id);
+        if (audience.isArchived) return;
+        await audiences.archive(w.tx, workspaceId, id);
+        w.publish({ type: "audience.archived", audienceId: id });
+      });
+    },
+
+    restore(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
+      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        const audience = await w.locks.audience(id);
+        if (!audience) throw audienceNotFound(id);
+        if (audience.isArchived) {
+          await audiences.restore(w.tx, workspaceId, audience);
+          w.publish({ type: "audience.restored", audienceId: id });
+        }
+        return { id: audience.id, name: audience.name };
+      });
+    },
+
+    async rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
+      const name = normalizeName(rawName);
+      try {
+        return await membership.write(workspaceId, { memberWrites: false }, async (w) => {
+          const audience = await w.locks.writable(id);
+          if (audience.name !== name) {
+            await audiences.rename(w.tx, workspaceId, { id, name });
+            w.publish({ type: "audience.renamed", audienceId: id, name, previousName: audience.name });
+          }
+          return { id, name };
+        });
+      } finally {
+        // Here at once; other processes hear of it from the database.
+        cache.invalidate(workspaceId, id);
+      }
+    },
+
+    async getFilter(workspaceId: string, id: string): Promise<Schemas["AudienceFilter"]> {
+      const audience = await audiences.find(store.db, workspaceId, id);
+      if (!audience) throw audienceNotFound(id);
+      return { filter: audience.filter, memberCount: audience.memberCount };
+    },
+
+    /** Replaces the rule and recomputes the membership before answering. */
+    setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
+      const filter = rawFilter === null ? null : parseFilter(rawFilter);
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const audience = await w.locks.writable(id);
+        // The rule first, then who entered and left because of it.
+        w.publish({ type: "audience.filter_changed", audienceId: id, filter });
+        const change = await w.setRule(id, filter);
+        return { filter, memberCount: audience.memberCount + countDelta(change) };
+      });
+    },
+
+    /** Counts and samples the members a filter matches, saving nothing. */
+    async preview(
+      workspaceId: string,
+      request: { filter: unknown; limit?: number },
+    ): Promise<Schemas["PreviewResult"]> {
+      const filter = parseFilter(request.filter);
+      const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, request.limit ?? 30);
+      return { totalCount, results: rows.map(toMember) };
+    },
+
+    /** A new audience equal to the union of two others at this moment; the sources are unchanged. */
+    merge(workspaceId: string, request: Schemas["MergeAudiencesRequest"]): Promise<Schemas["AudienceRef"]> {
+      const name = normalizeName(request.name);
+      const sourceIds = request.audienceIds;
+      if (new Set(sourceIds).size !== sourceIds.length) {
+        throw new BadRequestError("invalid_request", "audienceIds must name two different audiences.", [
+          { pointer: "/body/audienceIds", message: "must name two different audiences" },
+        ]);
+      }
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const sources = await w.locks.sources(sourceIds);
+        // The merged audience follows either source's rule from now on; members the rule matches
+        // that are in neither source now are excluded, so it starts as exactly their union.
+        const [first, second] = sourceIds.map((id): Filter | null => sources.get(id)?.filter ?? null);
+        const filter = unionFilter(first ?? null, second ?? null);
+        const merged = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name, filter });
+        w.publish(
+          { type: "audience.created", audienceId: merged.id, name },
+          { type: "audience.merged", audienceId: merged.id, sourceAudienceIds: sourceIds },
+        );
+        await w.copyUnion(merged.id, sourceIds);
+        return { id: merged.id };
+      });
+    },
+  };
+}
+
+export type AudienceService = ReturnType<typeof createAudienceService>;

@@ -1,0 +1,62 @@
+import type { components } from "../../../generated/api.d.ts";
+import { decodeSequenceCursor, encodeSequenceCursor } from "../../domain/cursor.ts";
+import { BadRequestError, cursorExpired } from "../../domain/errors.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { EventRepo } from "./event-repo.ts";
+
+type Schemas = components["schemas"];
+
+export interface EventFeedQuery {
+  after?: string | undefined;
+  limit?: number | undefined;
+  types?: Schemas["EventType"][] | undefined;
+  audienceId?: string | undefined;
+}
+
+/** The workspace's event feed: pages after a cursor, and the head to follow from now on. */
+export function createEventFeed({
+  store,
+  events,
+}: {
+  store: Pick<Store, "db">;
+  events: Pick<EventRepo, "page" | "head">;
+}) {
+  // A cursor names its workspace, so another workspace's feed refuses it.
+  const scope = (workspaceId: string) => `events:${workspaceId}`;
+
+  return {
+    async list(workspaceId: string, query: EventFeedQuery): Promise<Schemas["EventPage"]> {
+      const cursor =
+        query.after === undefined ? undefined : decodeSequenceCursor(scope(workspaceId), query.after, "after");
+      const limit = query.limit ?? 100;
+      const types = query.types ? [...new Set(query.types)] : undefined;
+      const page = await events.page(store.db, workspaceId, {
+        after: cursor ?? 0,
+        limit,
+        types,
+        audienceId: query.audienceId,
+      });
+      if (cursor !== undefined && cursor > page.lastSequence) {
+        throw new BadRequestError("invalid_cursor", "after is not a cursor issued by this feed.", [
+          { pointer: "/query/after", message: "is past the newest event" },
+        ]);
+      }
+      if (cursor !== undefined && cursor < page.firstRetained - 1) throw cursorExpired();
+      const results = page.events.slice(0, limit);
+      const hasNextPage = page.events.length > limit;
+      // With nothing more to return, the feed was read to its head: continue from there, so a
+      // filtered consumer does not scan the events it skipped again.
+      const end = hasNextPage ? (results.at(-1)?.sequence as number) : Math.max(page.lastSequence, cursor ?? 0);
+      return {
+        results: results as unknown as Schemas["Event"][],
+        pageInfo: { hasNextPage, endCursor: encodeSequenceCursor(scope(workspaceId), end) },
+      };
+    },
+
+    async latest(workspaceId: string): Promise<Schemas["EventCursor"]> {
+      return { cursor: encodeSequenceCursor(scope(workspaceId), await events.head(store.db, workspaceId)) };
+    },
+  };
+}
+
+export type EventFeed = ReturnType<typeof createEventFeed>;

@@ -1,0 +1,67 @@
+import type { OutboxEntry } from "../../domain/events.ts";
+import type { Tx } from "../../platform/db/database.ts";
+import type { MemberSet } from "../membership/member-set.ts";
+
+/** Member sets of an entry: part 0 entered (or created), part 1 left. */
+const setsOf = (entry: OutboxEntry): MemberSet[] =>
+  entry.type === "audience.members_changed"
+    ? [entry.entered, entry.left]
+    : entry.type === "members.created"
+      ? [entry.created]
+      : [];
+
+/** What an entry keeps in data: everything but its member sets. */
+function dataOf(entry: OutboxEntry): Record<string, unknown> {
+  switch (entry.type) {
+    case "audience.members_changed":
+      return { reason: entry.reason };
+    case "members.created":
+      return {};
+    default: {
+      const { type: _type, ...data } = entry;
+      return data;
+    }
+  }
+}
+
+/** The outbox: what writes recorded, until the relay publishes it (event-repo.ts). */
+export const outboxRepo = {
+  /**
+   * Records entries in the write's transaction, with ids in the order given (the relay publishes
+   * in id order), in one statement.
+   */
+  async append(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map((entry, i) => ({
+      ord: i,
+      type: entry.type,
+      audience_id: "audienceId" in entry ? entry.audienceId : null,
+      data: dataOf(entry),
+    }));
+    const chunks = entries.flatMap((entry, ord) =>
+      setsOf(entry).flatMap((set, part) =>
+        [...set].map(([chunk, bytes]) => ({ ord, part, chunk, hex: Buffer.from(bytes).toString("hex") })),
+      ),
+    );
+    await tx.$queryRaw`
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(ord int, type text, audience_id text, data jsonb)
+      ),
+      ids AS MATERIALIZED (
+        SELECT o.ord, nextval(pg_get_serial_sequence('event_outbox', 'id')) AS id FROM (SELECT ord FROM v ORDER BY ord) AS o
+      ),
+      e AS (
+        INSERT INTO event_outbox (workspace_id, id, type, audience_id, data)
+        SELECT ${workspaceId}, ids.id, v.type, v.audience_id, v.data FROM v JOIN ids USING (ord)
+      ),
+      c AS (
+        INSERT INTO event_outbox_members (workspace_id, outbox_id, part, chunk, bits)
+        SELECT ${workspaceId}, ids.id, m.part, m.chunk, ('x' || m.hex)::bit(8192)
+        FROM jsonb_to_recordset(${JSON.stringify(chunks)}::jsonb) AS m(ord int, part int, chunk int, hex text)
+        JOIN ids USING (ord)
+      )
+      SELECT count(*)::int AS n FROM ids`;
+  },
+};
+
+export type OutboxRepo = typeof outboxRepo;

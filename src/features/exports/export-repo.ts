@@ -1,0 +1,157 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
+import { NAMED_FIELDS } from "../../domain/member-merge.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { CHUNK_BITS, kind } from "../membership/member-bits-sql.ts";
+import {
+  audienceListing,
+  type Listing,
+  MEMBER_JSON,
+  membersOfJson,
+  searchSql,
+  workspaceListing,
+} from "../membership/member-page-repo.ts";
+import type { MemberRow } from "../membership/member-repo.ts";
+
+/**
+ * The reads of an export: every member of a workspace or of an audience, walked by member number
+ * (members.seq), whose order is (createdAt, id) order (src/features/membership/member-repo.ts numbers them so).
+ * Each statement reads one range of numbers, so it stays short whatever the size of the export
+ * (statement and read timeouts apply to each, and the embedded store, which runs one statement
+ * at a time, serves other requests between them).
+ */
+
+/** Member numbers from `from` up to, not including, `to`. */
+export interface SeqRange {
+  from: number;
+  to: number;
+}
+
+/** What an export holds: the workspace's members, or an audience's, matching a search term if given. */
+export interface Selection {
+  workspaceId: string;
+  audienceId?: string | undefined;
+  search?: string | undefined;
+}
+
+const listingOf = ({ workspaceId, audienceId }: Selection): Listing =>
+  audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
+
+/**
+ * The selection's members within the range (a condition after the listing's). For an audience,
+ * also the range's chunks (`mc`, audienceListing's), and each chunk's numbers spelt as a range of
+ * m.seq: a plan is then right without statistics too (the embedded store has none), reading each
+ * member of the range once, where a plan that expects one chunk would read the range once per
+ * chunk of the audience.
+ */
+function within(selection: Selection, { from, to }: SeqRange): Prisma.Sql {
+  const chunks =
+    selection.audienceId === undefined
+      ? Prisma.empty
+      : Prisma.sql`AND mc.chunk BETWEEN ${Math.floor(from / CHUNK_BITS)}::int AND ${Math.floor((to - 1) / CHUNK_BITS)}::int
+          AND m.seq >= mc.chunk * ${CHUNK_BITS}::int AND m.seq < (mc.chunk + 1) * ${CHUNK_BITS}::int`;
+  return Prisma.sql`m.seq >= ${from}::int AND m.seq < ${to}::int ${chunks} ${searchSql(selection.search)}`;
+}
+
+const order = (ascending: boolean) => (ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`);
+
+/**
+ * One CSV field of the line `v` (RFC 4180): quoted, its quotes doubled, when it holds a comma, a
+ * quote, CR or LF. The lines are built in the database so that a batch crosses the driver as one
+ * text value: formatting in JavaScript cannot keep up with COPY (csv-stringify alone took 1.6
+ * times as long to format a million members as PostgreSQL took to COPY them out), nor can
+ * decoding the rows.
+ */
+const SPECIAL = Prisma.sql`E'[",\\r\\n]'`;
+function csvField(column: string): Prisma.Sql {
+  const value = Prisma.raw(`v.${column}`);
+  return Prisma.sql`CASE WHEN ${value} ~ ${SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END`;
+}
+
+/**
+ * A CSV line of the values of `v` in these columns. All of them are tested at once first: almost
+ * no member needs quoting, and one test of the values together costs a fraction of one per value.
+ */
+function csvLine(columns: string[]): Prisma.Sql {
+  const values = columns.map((c) => Prisma.raw(`v.${c}`));
+  return Prisma.sql`CASE WHEN concat(${Prisma.join(values)}) ~ ${SPECIAL}
+    THEN concat_ws(',', ${Prisma.join(columns.map(csvField))})
+    ELSE concat_ws(',', ${Prisma.join(values)}) END`;
+}
+
+export const memberExportRepo = {
+  /**
+   * The stretches of member numbers that hold the selection, in order: the workspace's numbers
+   * given out before now (members created during the export are left out), and of those, for an
+   * audience, the bitset chunks that hold any of its members. Undefined for an audience the
+   * workspace does not have (archived ones are read like the others).
+   */
+  async segments(db: SqlClient, { workspaceId, audienceId }: Selection): Promise<SeqRange[] | undefined> {
+    if (audienceId === undefined) {
+      const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
+        SELECT min(m.seq) AS first, max(m.seq) AS last FROM members AS m WHERE m.workspace_id = ${workspaceId}`;
+      return row?.first == null || row.last == null ? [] : [{ from: row.first, to: row.last + 1 }];
+    }
+    const [row] = await db.$queryRaw<{ chunks: number[] | null; end: number }[]>`
+      SELECT w.member_seq AS "end",
+        (SELECT array_agg(t.chunk ORDER BY t.chunk) FROM membership_chunks AS t
+         WHERE t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = ${kind("member")} AND t.count > 0)
+        AS chunks
+      FROM audiences AS a JOIN workspaces AS w ON w.workspace_id = a.workspace_id
+      WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
+    if (!row) return undefined;
+    const { end } = row;
+    return (row.chunks ?? [])
+      .map((chunk) => ({ from: chunk * CHUNK_BITS, to: Math.min((chunk + 1) * CHUNK_BITS, end) }))
+      .filter((range) => range.from < range.to);
+  },
+
+  /** The custom field keys (not the four named fields) that members of the range have. */
+  async fieldKeys(db: SqlClient, selection: Selection, range: SeqRange): Promise<string[]> {
+    const listing = listingOf(selection);
+    // Members without fields (created from a bare id) are passed over at once; the others' named
+    // fields are taken out first: fewer keys to gather, and none from a member without custom fields.
+    const [row] = await db.$queryRaw<{ keys: string[] | null }[]>`
+      SELECT array_agg(DISTINCT k.key) AS keys FROM (
+        SELECT jsonb_object_keys(m.fields - ${[...NAMED_FIELDS]}::text[]) AS key
+        FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} AND m.fields <> '{}'::jsonb
+      ) AS k`;
+    return row?.keys ?? [];
+  },
+
+  /**
+   * The range's members as CSV lines, each ending with LF: id, email, alternativeEmails
+   * (;-separated), the named fields, then the given custom fields ("" where a member has none).
+   */
+  async csvLines(
+    db: SqlClient,
+    selection: Selection,
+    range: SeqRange,
+    ascending: boolean,
+    keys: readonly string[],
+  ): Promise<string> {
+    const listing = listingOf(selection);
+    const fields = [...NAMED_FIELDS, ...keys].map(
+      (key, i) => Prisma.sql`coalesce(m.fields->>${key}::text, '') AS ${Prisma.raw(`f${i}`)}`,
+    );
+    const columns = ["id", "email", "alternatives", ...fields.map((_, i) => `f${i}`)];
+    // OFFSET 0 keeps the inner query a query of its own: merged into the outer one, each value
+    // would be computed again by every use csvLine makes of it.
+    const [row] = await db.$queryRaw<{ lines: string | null }[]>`
+      SELECT string_agg(${csvLine(columns)}, E'\\n' ORDER BY v.seq ${order(ascending)}) || E'\\n' AS lines
+      FROM (SELECT m.seq, m.id, coalesce(m.email, '') AS email,
+                   array_to_string(m.alternative_emails, ';') AS alternatives, ${Prisma.join(fields)}
+            FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} OFFSET 0) AS v`;
+    return row?.lines ?? "";
+  },
+
+  /** The range's members, in scan order. */
+  async members(db: SqlClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<MemberRow[]> {
+    const listing = listingOf(selection);
+    const [row] = await db.$queryRaw<{ members: string | null }[]>`
+      SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order(ascending)})::text AS members
+      FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)}`;
+    return membersOfJson(row?.members ?? null);
+  },
+};
+
+export type MemberExportRepo = typeof memberExportRepo;

@@ -1,0 +1,137 @@
+import type { components } from "../../../generated/api.d.ts";
+import {
+  audienceArchived,
+  audienceNotFound,
+  ConflictError,
+  importNotFound,
+  payloadTooLarge,
+} from "../../domain/errors.ts";
+import { newId } from "../../domain/ids.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { AudienceRepo } from "../membership/audience-repo.ts";
+import { createUploadCheck } from "./csv-upload-check.ts";
+import type { ImportRepo, ImportRow } from "./import-repo.ts";
+
+type Import = components["schemas"]["Import"];
+
+/** Jobs that have not ended, per workspace: each holds its whole file in the store meanwhile. */
+export const MAX_UNFINISHED_IMPORTS = 10;
+/** Size of the parts a file is stored in. */
+const PART_BYTES = 1_048_576;
+/**
+ * A slow upload stores what it has at least this often, which also shows the sweeper (see
+ * import-runner.ts) that it is alive.
+ */
+const STORE_EVERY_MS = 30_000;
+
+export interface ImportServiceDeps {
+  store: Pick<Store, "db" | "transaction">;
+  imports: Pick<
+    ImportRepo,
+    "countUnfinished" | "begin" | "appendPart" | "queue" | "discard" | "find" | "list" | "cancel"
+  >;
+  audiences: Pick<AudienceRepo, "find">;
+  /** The largest file accepted (IMPORT_MAX_BYTES). */
+  maxBytes: number;
+  /** Told when a job is queued, so that a runner starts on it at once. */
+  queued: () => void;
+}
+
+export const toImport = (row: ImportRow): Import => ({
+  ...row,
+  createdAt: row.createdAt.toISOString(),
+  finishedAt: row.finishedAt?.toISOString() ?? null,
+});
+
+/** Import jobs: uploading a CSV file into a queued job, and reading or cancelling jobs. */
+export function createImportService({ store, imports, audiences, maxBytes, queued }: ImportServiceDeps) {
+  const tooLarge = () => payloadTooLarge(`An import's file may be at most ${maxBytes} bytes (IMPORT_MAX_BYTES).`);
+
+  /** Stores the file part after part as it arrives, checking it on the way (see createUploadCheck). */
+  async function storeFile(workspaceId: string, id: string, body: AsyncIterable<Uint8Array>): Promise<void> {
+    const check = createUploadCheck();
+    let received = 0;
+    let part = 0;
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    let storedAt = Date.now();
+    const flush = async () => {
+      await imports.appendPart(store.db, workspaceId, id, part++, Buffer.concat(pending));
+      pending = [];
+      pendingBytes = 0;
+      storedAt = Date.now();
+    };
+    for await (const chunk of body) {
+      received += chunk.length;
+      if (received > maxBytes) throw tooLarge();
+      check.push(chunk);
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes >= PART_BYTES || Date.now() - storedAt >= STORE_EVERY_MS) await flush();
+    }
+    check.end();
+    if (pendingBytes > 0) await flush();
+  }
+
+  return {
+    /**
+     * Stores an uploaded file as a queued job. Whatever goes wrong on the way (a bad file, a
+     * file too large, a client that goes away), the job and its parts are removed again; if
+     * this process dies meanwhile, the runner's sweep removes them.
+     */
+    async create(
+      workspaceId: string,
+      audienceId: string | undefined,
+      body: AsyncIterable<Uint8Array>,
+      declaredBytes: number | undefined,
+    ): Promise<Import> {
+      if (audienceId !== undefined) {
+        const audience = await audiences.find(store.db, workspaceId, audienceId);
+        if (!audience) throw audienceNotFound(audienceId);
+        if (audience.isArchived) throw audienceArchived(audienceId);
+      }
+      if ((await imports.countUnfinished(store.db, workspaceId)) >= MAX_UNFINISHED_IMPORTS) {
+        throw new ConflictError(
+          "too_many_imports",
+          `This workspace already has ${MAX_UNFINISHED_IMPORTS} imports that have not ended; wait for one to end, or cancel one.`,
+        );
+      }
+      if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
+      const id = newId("imp");
+      await imports.begin(store.db, workspaceId, id, audienceId ?? null);
+      let row: ImportRow;
+      try {
+        await storeFile(workspaceId, id, body);
+        row = await store.transaction((tx) => imports.queue(tx, workspaceId, id));
+      } catch (error) {
+        await imports.discard(store.db, workspaceId, id).catch(() => {});
+        throw error;
+      }
+      queued();
+      return toImport(row);
+    },
+
+    async get(workspaceId: string, id: string): Promise<Import> {
+      const row = await imports.find(store.db, workspaceId, id);
+      if (!row) throw importNotFound(id);
+      return toImport(row);
+    },
+
+    async list(workspaceId: string, query: { limit?: number }): Promise<components["schemas"]["ImportList"]> {
+      const rows = await imports.list(store.db, workspaceId, query.limit ?? 20);
+      return { results: rows.map(toImport) };
+    },
+
+    /** Cancels a job; a cancelled one is returned again, one that ended otherwise is 409. */
+    async cancel(workspaceId: string, id: string): Promise<Import> {
+      const cancelled = await store.transaction((tx) => imports.cancel(tx, workspaceId, id));
+      if (cancelled) return toImport(cancelled);
+      const row = await imports.find(store.db, workspaceId, id);
+      if (!row) throw importNotFound(id);
+      if (row.status === "cancelled") return toImport(row);
+      throw new ConflictError("import_finished", `Import ${id} already ${row.status}; it cannot be cancelled.`);
+    },
+  };
+}
+
+export type ImportService = ReturnType<typeof createImportService>;

@@ -1,0 +1,106 @@
+import type { components } from "../../../generated/api.d.ts";
+import { memberNotFound } from "../../domain/errors.ts";
+import { changedKeys } from "../../domain/events.ts";
+import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
+import type { Store } from "../../platform/db/database.ts";
+import { foldMember } from "../membership/filter.ts";
+import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
+import type { MemberRepo } from "../membership/member-repo.ts";
+import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
+import { toMember } from "../membership/member-view.ts";
+import type { MembershipRepo } from "../membership/membership-repo.ts";
+import type { MembershipService } from "../membership/membership-service.ts";
+
+type Schemas = components["schemas"];
+
+export interface MemberServiceDeps {
+  store: Pick<Store, "db">;
+  membership: Pick<MembershipService, "write">;
+  members: MemberWrites & Pick<MemberRepo, "find" | "delete" | "releaseEmails">;
+  memberAudiences: Pick<MembershipRepo, "memberAudiences">;
+  pages: MemberPages;
+}
+
+/** The workspace Members API: members independently of audiences. */
+export function createMemberService({ store, membership, members, memberAudiences, pages }: MemberServiceDeps) {
+  return {
+    upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members);
+        w.publish(...resolved.events);
+        await w.followMembers(resolved.changedIds);
+        return { results: resolved.outcomes };
+      });
+    },
+
+    async get(workspaceId: string, memberId: string): Promise<Schemas["Member"]> {
+      const row = await members.find(store.db, workspaceId, memberId);
+      if (!row) throw memberNotFound(memberId);
+      return toMember(row);
+    },
+
+    /** Merges the patch like an upsert; a field set to null is removed. */
+    update(workspaceId: string, memberId: string, patch: Schemas["MemberPatch"]): Promise<Schemas["Member"]> {
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const [existing] = await members.findByIds(w.tx, workspaceId, [memberId]);
+        if (!existing) throw memberNotFound(memberId);
+        const fields: Record<string, string> = {};
+        const removed: string[] = [];
+        for (const [key, value] of Object.entries(patch.fields ?? {})) {
+          if (value === null) removed.push(key);
+          else fields[key] = value;
+        }
+        // An explicit edit: the e-mail sent becomes the primary even if it was an alternative.
+        const input = { id: memberId, fields, ...(patch.email ? { email: patch.email, setPrimary: true } : {}) };
+        const resolved = await resolveMemberInputs(
+          members,
+          w.tx,
+          workspaceId,
+          [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }],
+          [],
+          { known: [existing] },
+        );
+        // What was written is known here: the member is not read back.
+        let data: MemberData = resolved.written.get(memberId) ?? existing;
+        if (removed.length > 0) {
+          data = {
+            ...data,
+            fields: Object.fromEntries(Object.entries(data.fields).filter(([k]) => !removed.includes(k))),
+          };
+          await members.updateData(w.tx, workspaceId, [{ id: memberId, data }]);
+          await members.releaseEmails(w.tx, workspaceId, memberId, emailKeysOf(data));
+        }
+        const after = { ...existing, ...data };
+        const changed = changedKeys(existing, after);
+        // Rules see only a member's data (and creation time): unchanged data moves no audience.
+        if (changed.length > 0) {
+          w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
+          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }]);
+        }
+        return toMember(after);
+      });
+    },
+
+    remove(workspaceId: string, request: Schemas["RemoveMembersRequest"]): Promise<Schemas["DeleteMembersResult"]> {
+      const memberIds = [...new Set(request.memberIds)];
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        // Any audience may hold them (archived ones too), so every one is locked before its sets change.
+        await w.locks.all();
+        const deleted = await members.delete(w.tx, workspaceId, memberIds);
+        // They leave their audiences first, then the workspace.
+        await w.forgetMembers(deleted.map((m) => m.seq));
+        if (deleted.length > 0) w.publish({ type: "members.deleted", memberIds: deleted.map((m) => m.id) });
+        return { deleted: deleted.length, notFound: memberIds.length - deleted.length };
+      });
+    },
+
+    list: (workspaceId: string, query: MemberPageQuery) => pages.list(workspaceId, query),
+
+    async audiences(workspaceId: string, memberId: string): Promise<Schemas["MemberAudienceList"]> {
+      if (!(await members.find(store.db, workspaceId, memberId))) throw memberNotFound(memberId);
+      return { results: await memberAudiences.memberAudiences(store.db, workspaceId, memberId) };
+    },
+  };
+}
+
+export type MemberService = ReturnType<typeof createMemberService>;

@@ -1,0 +1,49 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
+import type { Tx } from "../../platform/db/database.ts";
+import type { AudienceRow } from "./audience-repo.ts";
+
+/**
+ * The row locks writes take, held until their transaction ends. Which lock comes first is decided
+ * in one place, src/features/membership/write-locks.ts; nothing else calls these.
+ */
+export const lockRepo = {
+  /**
+   * The workspace's member lock: its row, FOR NO KEY UPDATE (which leaves inserts that reference
+   * the workspace free). Writes that create, change or delete members, evaluate a rule over them,
+   * or lock several audiences take it first, so they run one at a time per workspace.
+   */
+  async memberWrites(tx: Tx, workspaceId: string): Promise<void> {
+    await tx.$queryRaw`SELECT 1 FROM workspaces WHERE workspace_id = ${workspaceId} FOR NO KEY UPDATE`;
+  },
+
+  /**
+   * Reads the audiences and locks their rows: FOR UPDATE for a writer of the audience, FOR SHARE
+   * for a reader that needs it stable (the sources of a merge). Rows are locked in id order.
+   */
+  async audiences(tx: Tx, workspaceId: string, ids: string[], mode: "update" | "share"): Promise<AudienceRow[]> {
+    const sorted = [...new Set(ids)].sort();
+    const lockClause = mode === "update" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR SHARE`;
+    return tx.$queryRaw<AudienceRow[]>`
+      SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
+      FROM audiences
+      WHERE workspace_id = ${workspaceId} AND id = ANY(${sorted}::text[])
+      ORDER BY id
+      ${lockClause}`;
+  },
+
+  /** Locks every audience of the workspace, archived ones too, in id order; returns their ids. */
+  async allAudiences(tx: Tx, workspaceId: string): Promise<string[]> {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM audiences WHERE workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
+    return rows.map((row) => row.id);
+  },
+
+  /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */
+  async ruleOutdated(tx: Tx, workspaceId: string, id: string): Promise<Pick<AudienceRow, "id" | "filter"> | undefined> {
+    const [row] = await tx.$queryRaw<Pick<AudienceRow, "id" | "filter">[]>`
+      SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} AND rule_outdated FOR UPDATE`;
+    return row;
+  },
+};
+
+export type LockRepo = typeof lockRepo;

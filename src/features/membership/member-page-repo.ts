@@ -1,0 +1,242 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
+import type { Position } from "../../domain/cursor.ts";
+import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { setBitPositions } from "./bitset.ts";
+import { fold } from "./filter.ts";
+import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
+import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+
+type Reader = SqlClient;
+
+export interface PageQuery {
+  sortDirection: "ASC" | "DESC";
+  limit: number;
+  after?: Position | undefined;
+  before?: Position | undefined;
+  search?: string | undefined;
+}
+
+export interface PageRows {
+  rows: MemberRow[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+
+/** What a keyset page walks: members of the workspace, or of an audience that match a search term. */
+export interface Listing {
+  from: Prisma.Sql;
+  where: Prisma.Sql;
+}
+
+export const workspaceListing = (workspaceId: string): Listing => ({
+  from: Prisma.sql`members AS m`,
+  where: Prisma.sql`m.workspace_id = ${workspaceId}`,
+});
+
+/** The audience's members among the workspace's (each looked up in its member bitset). */
+export const audienceListing = (workspaceId: string, audienceId: string): Listing => ({
+  from: Prisma.sql`members AS m JOIN membership_chunks AS mc
+    ON mc.workspace_id = m.workspace_id AND mc.audience_id = ${audienceId} AND mc.kind = ${kind("member")}
+    AND mc.chunk = ${chunkOf(Prisma.sql`m.seq`)}`,
+  where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
+});
+
+const CHUNK_BASE64 = base64Of(Prisma.sql`t.bits`);
+
+/** Walking backwards scans against the sort order and reverses the rows afterwards. */
+const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
+
+function finish(query: PageQuery, fetched: MemberRow[], behind: boolean): PageRows {
+  const rows = fetched.slice(0, query.limit);
+  const more = fetched.length > query.limit;
+  if (query.before !== undefined) {
+    rows.reverse();
+    return { rows, hasPreviousPage: more, hasNextPage: behind };
+  }
+  return { rows, hasNextPage: more, hasPreviousPage: behind };
+}
+
+/**
+ * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage.
+ * The page and the look behind its start are independent statements, sent at once (on
+ * PostgreSQL, over two pooled connections).
+ */
+export async function pageListing(db: Reader, listing: Listing, query: PageQuery): Promise<PageRows> {
+  const cursor = query.before ?? query.after;
+  const ascending = scansAscending(query);
+  const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const fetching = db.$queryRaw<MemberRow[]>`
+    SELECT ${MEMBER_COLUMNS} FROM ${listing.from}
+    WHERE ${listing.where} ${searchSql(query.search)}
+      ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
+    ORDER BY m.created_at ${direction}, m.id ${direction}
+    LIMIT ${query.limit + 1}`;
+  // Anything on the other side of the page? The page starts just past the cursor, so that is
+  // anything at or before the cursor. Without a cursor the page starts at the very beginning.
+  const lookingBehind = cursor
+    ? db.$queryRaw<{ found: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${searchSql(query.search)}
+          AND ${beyond(cursor, !ascending, true)}) AS found`.then(([row]) => row?.found ?? false)
+    : Promise.resolve(false);
+  const [fetched, behind] = await Promise.all([fetching, lookingBehind]);
+  return finish(query, fetched, behind);
+}
+
+/**
+ * One page of an audience's members, read from its member bitset: member numbers are in
+ * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
+ * chunk or two, and then the rows of those members by number. Also the audience's stored size
+ * (null when there is no such audience), read by the same statement.
+ */
+export async function pageAudience(
+  db: Reader,
+  workspaceId: string,
+  audienceId: string,
+  query: PageQuery,
+): Promise<PageRows & { memberCount: number | null }> {
+  const ascending = scansAscending(query);
+  const wanted = query.limit + 1;
+  const cursor = query.before ?? query.after;
+  // The page holds the numbers at or past the edge in the scan direction; the rest lie behind it.
+  const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const start = ascending ? 0 : 2 ** 31 - 1;
+  const nothingPast = ascending ? 2 ** 31 - 1 : -1;
+  const edge = cursor
+    ? Prisma.sql`coalesce((SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId}
+        AND ${beyond(cursor, ascending, false)} ORDER BY m.created_at ${order}, m.id ${order} LIMIT 1), ${nothingPast}::int)`
+    : Prisma.sql`${start}::int`;
+  const set = Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
+    AND t.kind = ${kind("member")} AND t.count > 0`;
+  const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
+  const chunkRows = await db.$queryRaw<
+    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bits: string | null }[]
+  >`
+    WITH e AS (SELECT ${edge} AS edge)
+    SELECT e.edge,
+      (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
+        AS "memberCount",
+      EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
+      c.chunk, c.bits
+    FROM e LEFT JOIN LATERAL (
+      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
+      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
+      ORDER BY t.chunk ${order} LIMIT 2
+    ) AS c ON true
+    ORDER BY c.chunk ${order}`;
+  const memberCount = chunkRows[0]?.memberCount ?? null;
+  if (memberCount === null) return { rows: [], hasNextPage: false, hasPreviousPage: false, memberCount };
+  const edgeSeq = chunkRows[0]?.edge ?? start;
+  const seqs: number[] = [];
+  let behind = chunkRows[0]?.behind ?? false;
+  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bits: string }[];
+  while (rows.length > 0) {
+    for (const { chunk, bits } of rows) {
+      // In scan order, the edge chunk's bits behind the edge come first.
+      for (const bit of setBitPositions(chunkBytes(bits), !ascending)) {
+        const seq = chunk * CHUNK_BITS + bit;
+        if (ascending ? seq < edgeSeq : seq > edgeSeq) behind = true;
+        else if (seqs.push(seq) === wanted) break;
+      }
+      if (seqs.length === wanted) break;
+    }
+    const last = rows.at(-1)?.chunk as number;
+    if (seqs.length >= wanted || rows.length < 2) break;
+    // A sparse audience: read on, more chunks at a time.
+    rows = await db.$queryRaw<{ chunk: number; bits: string }[]>`
+      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
+      WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
+      ORDER BY t.chunk ${order} LIMIT 16`;
+  }
+  return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
+}
+
+/**
+ * A member of `members AS m` as one JSON array, for reading many rows as one json_agg document:
+ * converting a hundred rows column by column on their way through the driver costs more than the
+ * query itself.
+ */
+export const MEMBER_JSON = Prisma.sql`json_build_array(m.id, floor(extract(epoch FROM m.created_at) * 1000), m.email,
+  m.fields, m.alternative_emails)`;
+
+/** The members of a json_agg of MEMBER_JSON (null: no rows). */
+export function membersOfJson(document: string | null): MemberRow[] {
+  const rows = JSON.parse(document ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
+  return rows.map(([id, createdAt, email, fields, alternativeEmails]) => ({
+    id,
+    createdAt: new Date(createdAt),
+    email,
+    fields,
+    alternativeEmails: alternativeEmails ?? [],
+  }));
+}
+
+/** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
+async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
+  if (seqs.length === 0) return [];
+  // The range lets a dense page be one short index range scan instead of a lookup per member.
+  const [row] = await db.$queryRaw<{ page: string | null }[]>`
+    SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order})::text AS page
+    FROM members AS m
+    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${Math.min(...seqs)}::int AND ${Math.max(...seqs)}::int
+      AND m.seq = ANY(${seqs}::int[])`;
+  return membersOfJson(row?.page ?? null);
+}
+
+/** How many members of the listing match the search term. */
+export async function countMatching(db: Reader, listing: Listing, search: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM ${listing.from} WHERE ${listing.where} ${searchSql(search)}`;
+  return row?.count ?? 0;
+}
+
+/** What search looks in: the folded e-mail and these fields. */
+const SEARCHED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
+
+/**
+ * The searched values one per line: the expression the members_search_trgm index is built on
+ * (prisma/migrations/20261124100000_member_search_index), written the same way so the planner
+ * recognises it.
+ */
+const SEARCH_TEXT = Prisma.raw(
+  `(${["m.folded->>'email'", ...SEARCHED_FIELDS.map((key) => `m.folded->'fields'->>'${key}'`)]
+    .map((value) => `coalesce(${value}, '')`)
+    .join(" || E'\\n' || ")})`,
+);
+
+/** A LIKE pattern that finds the term anywhere, its %, _ and backslash taken literally. */
+const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Case-insensitive term in e-mail or a named field, % and _ taken literally. LIKE over the values
+ * one per line is what the trigram index answers (a term of three characters or more has
+ * trigrams to look up), and it is exact for a term without a line break, which cannot span two
+ * values; a term with one is also tested value by value.
+ */
+export function searchSql(search: string | undefined): Prisma.Sql {
+  if (!search) return Prisma.empty;
+  const term = fold(search);
+  // A rare term's plan reads the trigram index, a common one's may walk the page order instead.
+  const anywhere = Prisma.sql`AND ${PLANNED_PER_RUN} ${SEARCH_TEXT} LIKE ${containing(term)}`;
+  if (!term.includes("\n")) return anywhere;
+  const within = (value: Prisma.Sql) => Prisma.sql`strpos(coalesce(${value}, ''), ${term}::text) > 0`;
+  const exact = Prisma.join(
+    [
+      within(Prisma.sql`m.folded->>'email'`),
+      ...SEARCHED_FIELDS.map((key) => within(Prisma.sql`m.folded->'fields'->>${key}::text`)),
+    ],
+    " OR ",
+  );
+  return Prisma.sql`${anywhere} AND (${exact})`;
+}
+
+/** Members strictly (or, inclusive, also at) past the position in the given scan direction. */
+function beyond(position: Position, ascending: boolean, inclusive: boolean): Prisma.Sql {
+  const operator = Prisma.raw(ascending ? (inclusive ? ">=" : ">") : inclusive ? "<=" : "<");
+  return Prisma.sql`(m.created_at, m.id) ${operator} (${position.createdAt.toISOString()}::timestamptz, ${position.id}::text)`;
+}
+
+/** The page reads, as one object a service can be given. */
+export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience, countMatching };
+
+export type MemberPageRepo = typeof memberPageRepo;

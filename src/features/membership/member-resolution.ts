@@ -1,0 +1,120 @@
+import { changedKeys, type OutboxEntry } from "../../domain/events.ts";
+import { newId } from "../../domain/ids.ts";
+import {
+  type MemberInput,
+  type PlanOptions,
+  planMemberUpserts,
+  type UpsertPlan,
+} from "../../domain/member-identity.ts";
+import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
+import type { Tx } from "../../platform/db/database.ts";
+import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
+import { memberSetOf } from "./member-set.ts";
+
+export type MemberWrites = Pick<MemberRepo, "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails">;
+
+export interface ResolvedMembers {
+  memberIds: string[];
+  /** The bare ids that named nobody, created as members with no data. */
+  createdBare: string[];
+  /** The member number of every member in memberIds and of every bare id. */
+  seqs: number[];
+  created: number;
+  merged: number;
+  /** Members created or whose data changed: the ones rule-based audiences must look at again. */
+  changedIds: string[];
+  outcomes: UpsertPlan["outcomes"];
+  /** The inputs left out (with `rejectBadInputs`), by index, with why. */
+  rejected: UpsertPlan["rejected"];
+  /** The members.created and members.updated events of what was written. */
+  events: OutboxEntry[];
+  /** The data written for each member created or changed (the others are as they were read). */
+  written: Map<string, MemberData>;
+}
+
+export interface ResolveOptions extends PlanOptions {
+  /** Members the caller read in this transaction (under the member lock), not read again. */
+  known?: NumberedMemberRow[];
+}
+
+/** The events of a batch: the members it created (by number) and what changed of the others. */
+function eventsOf(createdSeqs: number[], updated: { id: string; changed: string[] }[]): OutboxEntry[] {
+  const events: OutboxEntry[] = [];
+  if (createdSeqs.length > 0) events.push({ type: "members.created", created: memberSetOf(createdSeqs) });
+  if (updated.length > 0) events.push({ type: "members.updated", members: updated });
+  return events;
+}
+
+/**
+ * Reads what the inputs could match, plans the upserts and writes them, inside the caller's
+ * transaction (which holds the workspace's member lock). Bare ids that name nobody are created in
+ * the same batch, so that every member a request creates has the same creation time.
+ */
+export async function resolveMemberInputs(
+  members: MemberWrites,
+  tx: Tx,
+  workspaceId: string,
+  inputs: MemberInput[],
+  bareIds: string[] = [],
+  options: ResolveOptions = {},
+): Promise<ResolvedMembers> {
+  if (inputs.length === 0) {
+    const { createdBare, seqs } = await members.insert(tx, workspaceId, [], bareIds);
+    return {
+      memberIds: [],
+      createdBare,
+      seqs: [...seqs.values()],
+      created: 0,
+      merged: 0,
+      changedIds: [],
+      outcomes: [],
+      rejected: [],
+      written: new Map(),
+      events: eventsOf(
+        createdBare.map((id) => seqs.get(id) as number),
+        [],
+      ),
+    };
+  }
+  const keys = new Set<string>();
+  for (const input of inputs) {
+    for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
+      keys.add(key);
+    }
+  }
+  const owners = await members.findEmailOwners(tx, workspaceId, [...keys]);
+  const candidateIds = new Set([...owners.values()]);
+  for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
+  const known = options.known ?? [];
+  for (const row of known) candidateIds.delete(row.id);
+  const rows = [...known, ...(await members.findByIds(tx, workspaceId, [...candidateIds]))];
+  const stored = new Map<string, MemberData>(
+    rows.map((row) => [
+      row.id,
+      { email: row.email, fields: row.fields, alternativeEmails: row.alternativeEmails ?? [] },
+    ]),
+  );
+
+  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), options);
+  const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
+  for (const row of rows) seqs.set(row.id, row.seq);
+  await members.updateData(tx, workspaceId, plan.update);
+  await members.claimEmails(tx, workspaceId, plan.claims);
+  const createdIds = [...plan.create.map((m) => m.id), ...createdBare];
+  const updated = plan.update.map((m) => ({ id: m.id, changed: changedKeys(stored.get(m.id) as MemberData, m.data) }));
+  return {
+    memberIds: plan.memberIds,
+    createdBare,
+    seqs: [...new Set([...plan.memberIds, ...bareIds].flatMap((id) => seqs.get(id) ?? []))],
+    created: plan.create.length,
+    merged: plan.update.length,
+    changedIds: [...plan.create, ...plan.update].map((m) => m.id),
+    outcomes: plan.outcomes,
+    rejected: plan.rejected,
+    written: new Map([...plan.create, ...plan.update].map((m) => [m.id, m.data])),
+    events: eventsOf(
+      createdIds.map((id) => seqs.get(id) as number),
+      updated,
+    ),
+  };
+}

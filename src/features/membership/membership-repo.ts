@@ -1,0 +1,281 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
+import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
+import type { Filter } from "./filter.ts";
+import { filterSql } from "./filter-sql.ts";
+import {
+  bitOf,
+  CHUNK_SHIFT,
+  chunkOf,
+  chunksOf,
+  kind,
+  knownChunksOf,
+  knownGroupedChunksOf,
+  NO_BITS,
+} from "./member-bits-sql.ts";
+import { hidden } from "./member-repo.ts";
+import {
+  changesOf,
+  chunkRow,
+  clearBits,
+  dropChunksOutside,
+  joinChunk,
+  readsByKey,
+  replaceChunks,
+  type SetChange,
+  seqsOf,
+  setBits,
+  upsertChanged,
+} from "./membership-sql.ts";
+
+export type { SetChange } from "./membership-sql.ts";
+
+/**
+ * An audience's sets, as bitsets over member numbers (see member-bits.ts): `include` and
+ * `exclude` (manual decisions), `match` (what its rule matches) and `member`, kept equal to
+ * include ∨ (match ∧ ¬exclude) by every statement here. Each operation is one statement, which
+ * also moves the audiences' member_count by what entered and left and returns those changes
+ * (see `changesOf`). Only src/features/membership/membership-service.ts calls these, holding the locks
+ * src/features/membership/write-locks.ts describes.
+ */
+export const membershipRepo = {
+  /** Adds the members with these numbers by hand: include, no longer exclude. */
+  async include(tx: Tx, workspaceId: string, audienceId: string, seqs: number[]): Promise<SetChange[]> {
+    if (seqs.length === 0) return [];
+    const target = { workspaceId, audienceId };
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH p AS MATERIALIZED (SELECT * FROM ${knownChunksOf(seqs)} AS p),
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, coalesce(t.bits, ${NO_BITS}) | p.bits AS new
+        FROM p LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
+      ),
+      i AS (${setBits(target, "include")}),
+      e AS (${clearBits(target, "exclude")}),
+      m AS (${setBits(target, "member")})`,
+    );
+  },
+
+  /** Removes these members by hand: exclude (a rule cannot bring them back), no longer include. */
+  async exclude(tx: Tx, workspaceId: string, audienceId: string, memberIds: string[]): Promise<SetChange[]> {
+    if (memberIds.length === 0) return [];
+    const target = { workspaceId, audienceId };
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(seqsOf(workspaceId, memberIds))} AS p),
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, t.bits & ~p.bits AS new
+        FROM p JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
+      ),
+      e AS (${setBits(target, "exclude")}),
+      i AS (${clearBits(target, "include")}),
+      m AS (${clearBits(target, "member")})`,
+    );
+  },
+
+  /** Evaluates the audience's rule over every member of the workspace and recomputes its members. */
+  async recompute(tx: Tx, workspaceId: string, audienceId: string, filter: Filter | null): Promise<SetChange[]> {
+    const target = { workspaceId, audienceId };
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH r AS MATERIALIZED (
+        SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter)}`)} AS r
+      ),
+      cur AS MATERIALIZED (
+        SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
+      ),
+      nm AS MATERIALIZED (
+        SELECT c.chunk, coalesce(i.bits, ${NO_BITS}) | (coalesce(r.bits, ${NO_BITS}) & ~coalesce(e.bits, ${NO_BITS})) AS bits
+        FROM (SELECT chunk FROM cur WHERE kind = ${kind("include")} UNION SELECT chunk FROM r) AS c
+        LEFT JOIN cur AS i ON i.kind = ${kind("include")} AND i.chunk = c.chunk
+        LEFT JOIN cur AS e ON e.kind = ${kind("exclude")} AND e.chunk = c.chunk
+        LEFT JOIN r ON r.chunk = c.chunk
+      ),
+      d AS MATERIALIZED (
+        SELECT ${audienceId}::text AS audience_id, coalesce(nm.chunk, o.chunk) AS chunk, o.bits AS old, nm.bits AS new
+        FROM nm FULL JOIN (SELECT chunk, bits FROM cur WHERE kind = ${kind("member")}) AS o ON o.chunk = nm.chunk
+      ),
+      r_drop AS (${dropChunksOutside(target, "match", Prisma.sql`SELECT chunk FROM r`)}),
+      r_put AS (${replaceChunks(target, "match", Prisma.sql`SELECT chunk, bits FROM r`)}),
+      m_drop AS (${dropChunksOutside(target, "member", Prisma.sql`SELECT chunk FROM nm WHERE bits <> ${NO_BITS}`)}),
+      m_put AS (${replaceChunks(target, "member", Prisma.sql`SELECT chunk, bits FROM nm WHERE bits <> ${NO_BITS}`)})`,
+    );
+  },
+
+  /**
+   * Gives a new audience the union of the sources: their includes, members and rule matches,
+   * and as excludes the matches that are members of neither, so that it starts as exactly their
+   * union while following either rule.
+   */
+  async copyUnion(tx: Tx, workspaceId: string, targetId: string, sourceIds: string[]): Promise<SetChange[]> {
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH src AS MATERIALIZED (
+        SELECT t.kind, t.chunk, bit_or(t.bits) AS bits FROM membership_chunks AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ANY(${sourceIds}::text[])
+          AND t.kind IN (${kind("include")}, ${kind("member")}, ${kind("match")})
+        GROUP BY t.kind, t.chunk
+      ),
+      d AS (
+        SELECT ${targetId}::text AS audience_id, chunk, ${NO_BITS} AS old, bits AS new FROM src WHERE kind = ${kind("member")}
+      ),
+      copied AS (
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
+        SELECT ${workspaceId}, ${targetId}, kind, chunk, bits, bit_count(bits) FROM src WHERE bits <> ${NO_BITS}
+      ),
+      excluded AS (
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
+        SELECT ${workspaceId}, ${targetId}, ${kind("exclude")}, x.chunk, x.bits, bit_count(x.bits)
+        FROM (
+          SELECT r.chunk, r.bits & ~coalesce(m.bits, ${NO_BITS}) AS bits FROM src AS r
+          LEFT JOIN src AS m ON m.kind = ${kind("member")} AND m.chunk = r.chunk
+          WHERE r.kind = ${kind("match")}
+        ) AS x
+        WHERE x.bits <> ${NO_BITS}
+      )`,
+    );
+  },
+
+  /**
+   * The rule-based audiences of the workspace with their rules (archived ones too: they keep
+   * following their rule, so they are current when restored), in id order, and the numbers of
+   * these members that each one's match set holds: one statement, without row locks (rules and
+   * match sets change only under the workspace's member lock, which the caller holds).
+   */
+  async ruleMatches(
+    tx: Tx,
+    workspaceId: string,
+    memberIds: string[],
+  ): Promise<{ id: string; filter: Filter; matched: number[] }[]> {
+    const seq = Prisma.sql`n.seq`;
+    // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
+    // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
+    const hits = readsByKey(memberIds.length)
+      ? Prisma.sql`
+        SELECT r.id AS audience_id, array_agg(n.seq) AS matched
+        FROM rules AS r CROSS JOIN n
+        ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY r.id`
+      : Prisma.sql`
+        SELECT t.audience_id, array_agg(n.seq) AS matched
+        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
+          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY t.audience_id`;
+    // One JSON document: a hundred rules' rows converted column by column cost more than the query.
+    const [row] = await tx.$queryRaw<{ rules: string | null }[]>`
+      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
+      rules AS MATERIALIZED (
+        SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+      ),
+      hits AS (${hits})
+      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules
+      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
+    const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
+    return rules.map(([id, filter, matched]) => ({ id, filter, matched }));
+  },
+
+  /**
+   * After members were created or their data changed: sets their bits in each rule-based
+   * audience's match set as `matched` says (the rule evaluated in process), and their member
+   * bits to include ∨ (match ∧ ¬exclude).
+   */
+  async applyMatches(
+    tx: Tx,
+    workspaceId: string,
+    changed: number[],
+    matched: { audienceId: string; seqs: number[] }[],
+  ): Promise<SetChange[]> {
+    if (changed.length === 0 || matched.length === 0) return [];
+    const byKey = readsByKey(new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size);
+    const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH changed AS MATERIALIZED (
+        SELECT * FROM ${knownChunksOf(changed)} AS c
+      ),
+      hits AS MATERIALIZED (
+        SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
+      ),
+      r AS MATERIALIZED (
+        SELECT n.audience_id, n.chunk, old.bits AS old,
+               (coalesce(old.bits, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
+        FROM (SELECT a.id AS audience_id, c.chunk, c.bits AS changed
+              FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN changed AS c) AS n
+        ${joinChunk("old", workspaceId, "match", at, byKey)}
+        LEFT JOIN hits AS h ON h.grp = n.audience_id AND h.chunk = n.chunk
+      ),
+      m AS MATERIALIZED (
+        SELECT n.audience_id, n.chunk, old.bits AS old,
+               coalesce(i.bits, ${NO_BITS}) | (n.bits & ~coalesce(e.bits, ${NO_BITS})) AS bits
+        FROM r AS n
+        ${joinChunk("i", workspaceId, "include", at, byKey)}
+        ${joinChunk("e", workspaceId, "exclude", at, byKey)}
+        ${joinChunk("old", workspaceId, "member", at, byKey)}
+      ),
+      d AS (SELECT audience_id, chunk, old, bits AS new FROM m),
+      r_put AS (${upsertChanged(workspaceId, "match", "r")}),
+      m_put AS (${upsertChanged(workspaceId, "member", "m")})`,
+    );
+  },
+
+  /**
+   * Takes members that are being deleted out of every set of every audience of the workspace.
+   * The caller holds every audience's row lock.
+   */
+  async forget(tx: Tx, workspaceId: string, seqs: number[]): Promise<SetChange[]> {
+    if (seqs.length === 0) return [];
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH p AS MATERIALIZED (
+        SELECT * FROM ${knownChunksOf(seqs)} AS p
+      ),
+      hit AS MATERIALIZED (
+        SELECT t.audience_id, t.kind, t.chunk, t.bits, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest
+        FROM audiences AS a
+        CROSS JOIN p
+        CROSS JOIN unnest(enum_range(NULL::membership_kind)) AS k(kind)
+        JOIN membership_chunks AS t
+          ON t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = k.kind AND t.chunk = p.chunk
+        WHERE a.workspace_id = ${workspaceId} AND (t.bits & p.bits) <> ${NO_BITS}
+      ),
+      d AS (SELECT audience_id, chunk, bits AS old, rest AS new FROM hit WHERE kind = ${kind("member")}),
+      cleared AS (
+        UPDATE membership_chunks AS t SET bits = hit.rest, count = t.count - hit.n FROM hit
+        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = hit.audience_id AND t.kind = hit.kind AND t.chunk = hit.chunk
+      )`,
+    );
+  },
+
+  /** The audiences a member belongs to, and whether by hand or by rule. */
+  memberAudiences(db: SqlClient, workspaceId: string, memberId: string) {
+    return db.$queryRaw<{ id: string; name: string; isArchived: boolean; reason: "manual" | "rule" }[]>`
+      SELECT a.id, a.name, a.is_archived AS "isArchived",
+             CASE WHEN coalesce(get_bit(i.bits, ${bitOf(Prisma.sql`m.seq`)}), 0) = 1 THEN 'manual' ELSE 'rule' END AS reason
+      FROM members AS m
+      JOIN audiences AS a ON a.workspace_id = m.workspace_id
+      JOIN membership_chunks AS t
+        ON t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = ${kind("member")}
+        AND t.chunk = ${chunkOf(Prisma.sql`m.seq`)}
+      LEFT JOIN membership_chunks AS i
+        ON i.workspace_id = a.workspace_id AND i.audience_id = a.id AND i.kind = ${kind("include")} AND i.chunk = t.chunk
+      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${memberId} AND get_bit(t.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1
+      ORDER BY a.created_at DESC, a.id DESC`;
+  },
+};
+
+export type MembershipRepo = typeof membershipRepo;

@@ -1,0 +1,198 @@
+import type { OutboxEntry } from "../../domain/events.ts";
+import type { Store, Tx } from "../../platform/db/database.ts";
+import type { AudienceRepo } from "./audience-repo.ts";
+import { type Filter, matches } from "./filter.ts";
+import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
+import type { ChangeReason, MembershipChange } from "./member-set.ts";
+import { EMPTY_SET } from "./member-set.ts";
+import type { MembershipRepo, SetChange } from "./membership-repo.ts";
+import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
+
+/** Where writes record their events: the outbox (see services/index.ts), a fake in unit tests. */
+export interface EventSink {
+  /** Records events in the write's transaction: they exist exactly if it commits. */
+  record(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
+  /** Told after a write that recorded events has committed (so they can be published at once). */
+  committed(workspaceId: string): void;
+}
+
+export interface MembershipDeps {
+  store: Pick<Store, "transaction" | "db">;
+  locks: LockRows;
+  sets: Pick<
+    MembershipRepo,
+    "include" | "exclude" | "recompute" | "copyUnion" | "ruleMatches" | "applyMatches" | "forget"
+  >;
+  members: Pick<MemberRepo, "folded">;
+  audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
+  events: EventSink;
+}
+
+/**
+ * One write transaction of a workspace: its locks (taken in order, see write-locks.ts) and every
+ * change to audiences' members. Each change is one statement that keeps the audience's sets and
+ * member_count consistent (membership-repo.ts) and is reported to `membershipChanged`.
+ */
+export interface MembershipWriter {
+  readonly tx: Tx;
+  readonly workspaceId: string;
+  readonly locks: WriteLocks;
+  /** Records events of this write that are not membership changes (audiences, members' data). */
+  publish(...entries: OutboxEntry[]): void;
+  /** Adds members (by number) by hand to an audience locked with locks.writable. */
+  include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
+  /** Removes members by hand from an audience locked with locks.writable. */
+  exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
+  /** Stores the audience's rule and recomputes its members (member lock, audience locked). */
+  setRule(audienceId: string, filter: Filter | null): Promise<MembershipChange>;
+  /** Fills a new audience with the union of two sources locked with locks.sources. */
+  copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
+  /**
+   * After members were created or changed: every rule-based audience follows (member lock).
+   * `known`: some of them as they now stand, when the caller has them (they are not read again).
+   */
+  followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
+  /** Members being deleted leave every audience (member lock, every audience locked). */
+  forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
+}
+
+export function createMembershipService(deps: MembershipDeps) {
+  const { sets, events } = deps;
+
+  /**
+   * Every change of an audience's members passes through here, in the transaction that made it:
+   * which members entered and which left each audience, and why. They become the write's
+   * audience.members_changed events (recorded before it commits); this is the place to make
+   * something else happen when membership changes.
+   */
+  function membershipChanged(
+    recorded: OutboxEntry[],
+    reason: ChangeReason,
+    setChanges: SetChange[],
+  ): MembershipChange[] {
+    const changes = setChanges.map((change) => ({ ...change, reason }));
+    for (const change of changes) recorded.push({ type: "audience.members_changed", ...change });
+    return changes;
+  }
+
+  /** `recorded` collects the write's events, in order; `write` records them before it commits. */
+  function writer(tx: Tx, workspaceId: string, locks: WriteLocks, recorded: OutboxEntry[]): MembershipWriter {
+    const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
+      if (!locks.holds(audienceId, mode)) throw new LockOrderError(`${what} needs audience ${audienceId} locked`);
+    };
+    const requireMembers = (what: string) => {
+      if (!locks.holdsMembers()) throw new LockOrderError(`${what} needs the workspace's member lock`);
+    };
+    /** The change of one audience, or an empty one when it did not change. */
+    const one = (audienceId: string, reason: ChangeReason, changes: MembershipChange[]): MembershipChange =>
+      changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
+    const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
+
+    return {
+      tx,
+      workspaceId,
+      locks,
+      publish(...entries) {
+        recorded.push(...entries);
+      },
+      async include(audienceId, seqs) {
+        requireAudience(audienceId, "update", "adding members");
+        return one(audienceId, "manual", report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
+      },
+      async exclude(audienceId, memberIds) {
+        requireAudience(audienceId, "update", "removing members");
+        const changes = report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
+        return one(audienceId, "manual", changes);
+      },
+      async setRule(audienceId, filter) {
+        // The member lock first: a member created meanwhile is either seen by the evaluation or
+        // evaluated against the new rule by its own request afterwards.
+        requireMembers("setting a rule");
+        requireAudience(audienceId, "update", "setting a rule");
+        await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
+        return one(audienceId, "rule", report("rule", await sets.recompute(tx, workspaceId, audienceId, filter)));
+      },
+      async copyUnion(targetId, sourceIds) {
+        // The member lock: no member the union holds can be deleted before the new audience exists.
+        requireMembers("merging");
+        for (const id of sourceIds) requireAudience(id, "share", "merging");
+        return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
+      },
+      async followMembers(memberIds, known = []) {
+        requireMembers("following member changes");
+        if (memberIds.length === 0) return [];
+        const audiences = await sets.ruleMatches(tx, workspaceId, memberIds);
+        if (audiences.length === 0) return [];
+        // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
+        // audiences whose rule now matches these members differently are locked and written, in
+        // one statement: a member edit touches the few audiences it moves in or out of.
+        const knownIds = new Set(known.map((m) => m.id));
+        const unknown = memberIds.filter((id) => !knownIds.has(id));
+        const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
+        const changed = members.map((m) => m.seq);
+        const moving = audiences
+          .map((audience) => ({
+            audienceId: audience.id,
+            was: new Set(audience.matched),
+            seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
+          }))
+          .filter(({ was, seqs }) => was.size !== seqs.length || seqs.some((seq) => !was.has(seq)))
+          .map(({ audienceId, seqs }) => ({ audienceId, seqs }));
+        if (moving.length === 0) return [];
+        await locks.following(moving.map((m) => m.audienceId));
+        return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, moving));
+      },
+      async forgetMembers(seqs) {
+        requireMembers("deleting members");
+        if (!locks.holdsAll()) throw new LockOrderError("deleting members needs every audience locked");
+        return report("member_deleted", await sets.forget(tx, workspaceId, seqs));
+      },
+    };
+  }
+
+  /**
+   * Runs fn as one transaction of the workspace. With `memberWrites`, the workspace's member lock
+   * is taken first: for writes that create, change or delete members, set a rule or merge.
+   */
+  async function write<T>(
+    workspaceId: string,
+    options: { memberWrites: boolean },
+    fn: (w: MembershipWriter) => Promise<T>,
+  ): Promise<T> {
+    const result = await deps.store.transaction(async (tx) => {
+      const locks = createWriteLocks(deps.locks, tx, workspaceId);
+      if (options.memberWrites) await locks.members();
+      const recorded: OutboxEntry[] = [];
+      const value = await fn(writer(tx, workspaceId, locks, recorded));
+      // One statement records all of the write's events (a round trip each cost more than the row).
+      if (recorded.length > 0) await events.record(tx, workspaceId, recorded);
+      return value;
+    });
+    events.committed(workspaceId);
+    return result;
+  }
+
+  return {
+    write,
+
+    /**
+     * Computes the rule matches that an upgrade could not (it marks such audiences rule_outdated):
+     * run at start, before the service answers. Each audience in a transaction of its own; a
+     * process that finds one already done by another skips it.
+     */
+    async refreshOutdatedRules(): Promise<number> {
+      let refreshed = 0;
+      for (const { workspaceId, id } of await deps.audiences.listRuleOutdated(deps.store.db)) {
+        refreshed += await write(workspaceId, { memberWrites: true }, async (w) => {
+          const audience = await w.locks.ruleOutdated(id);
+          if (!audience) return 0;
+          await w.setRule(id, audience.filter);
+          return 1;
+        });
+      }
+      return refreshed;
+    },
+  };
+}
+
+export type MembershipService = ReturnType<typeof createMembershipService>;

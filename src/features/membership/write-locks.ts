@@ -1,0 +1,121 @@
+import { audienceArchived, audienceNotFound } from "../../domain/errors.ts";
+import type { Tx } from "../../platform/db/database.ts";
+import type { AudienceRow } from "./audience-repo.ts";
+import type { LockRepo } from "./lock-repo.ts";
+
+export type LockRows = Pick<LockRepo, "memberWrites" | "audiences" | "allAudiences" | "ruleOutdated">;
+
+/** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
+export class LockOrderError extends Error {
+  override name = "LockOrderError";
+}
+
+/**
+ * The locks of one write transaction, the only place that takes them, in one order so that two
+ * writes never wait on each other in a cycle:
+ *
+ * 1. the workspace's member lock, before anything else, by every write that creates, changes or
+ *    deletes members, evaluates a rule or locks more than one audience (so those run one at a
+ *    time per workspace);
+ * 2. then audience rows, each call's in id order.
+ *
+ * A write without the member lock locks one audience at most: holding a single lock, it cannot
+ * close a cycle. Calls that break these rules throw LockOrderError before touching the database.
+ */
+export function createWriteLocks(repo: LockRows, tx: Tx, workspaceId: string) {
+  let memberLock = false;
+  let everyAudience = false;
+  const held = new Map<string, "update" | "share">();
+
+  const hold = (rows: Pick<AudienceRow, "id">[], mode: "update" | "share") => {
+    for (const { id } of rows) if (held.get(id) !== "update") held.set(id, mode);
+  };
+  const beforeAudiences = (count: number, what: string) => {
+    const after = new Set(held.keys()).size + count;
+    if (!memberLock && after > 1) {
+      throw new LockOrderError(`${what}: several audiences are locked only under the workspace's member lock`);
+    }
+  };
+  const underMemberLock = (what: string) => {
+    if (!memberLock) throw new LockOrderError(`${what} needs the workspace's member lock`);
+  };
+
+  /** Locks an audience to change it, archived or not; undefined when there is none. */
+  const audience = async (id: string): Promise<AudienceRow | undefined> => {
+    if (!held.has(id)) beforeAudiences(1, "audience");
+    const [row] = await repo.audiences(tx, workspaceId, [id], "update");
+    if (row) hold([row], "update");
+    return row;
+  };
+
+  return {
+    /** The workspace's member lock; only as the first lock of the transaction. */
+    async members(): Promise<void> {
+      if (memberLock) return;
+      if (held.size > 0) throw new LockOrderError("the member lock is taken before any audience lock");
+      await repo.memberWrites(tx, workspaceId);
+      memberLock = true;
+    },
+
+    /** Locks an audience to change it; it must exist (404) and be unarchived (409). */
+    async writable(id: string): Promise<AudienceRow> {
+      const row = await audience(id);
+      if (!row) throw audienceNotFound(id);
+      if (row.isArchived) throw audienceArchived(id);
+      return row;
+    },
+
+    audience,
+
+    /**
+     * Locks audiences that a write reads as sources (FOR SHARE: their members cannot change
+     * meanwhile); each must exist (404) and be unarchived (409), checked in the order given.
+     */
+    async sources(ids: string[]): Promise<Map<string, AudienceRow>> {
+      beforeAudiences(ids.filter((id) => !held.has(id)).length, "sources");
+      const rows = await repo.audiences(tx, workspaceId, ids, "share");
+      hold(rows, "share");
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const id of ids) {
+        const source = byId.get(id);
+        if (!source) throw audienceNotFound(id);
+        if (source.isArchived) throw audienceArchived(id);
+      }
+      return byId;
+    },
+
+    /** Locks the audiences whose members follow a member change (any number: under the member lock). */
+    async following(ids: string[]): Promise<void> {
+      underMemberLock("locking the audiences that follow members");
+      const missing = ids.filter((id) => held.get(id) !== "update");
+      if (missing.length > 0) hold(await repo.audiences(tx, workspaceId, missing, "update"), "update");
+    },
+
+    /** Locks every audience of the workspace, archived ones too (members are being deleted). */
+    async all(): Promise<void> {
+      underMemberLock("locking every audience");
+      hold(
+        (await repo.allAudiences(tx, workspaceId)).map((id) => ({ id })),
+        "update",
+      );
+      everyAudience = true;
+    },
+
+    /** Locks the audience if its rule matches are still outdated; undefined when another process did them. */
+    async ruleOutdated(id: string): Promise<Pick<AudienceRow, "id" | "filter"> | undefined> {
+      underMemberLock("refreshing a rule");
+      const row = await repo.ruleOutdated(tx, workspaceId, id);
+      if (row) hold([row], "update");
+      return row;
+    },
+
+    /** Whether this transaction holds the member lock. */
+    holdsMembers: () => memberLock,
+    /** Whether it holds the audience's row lock, at least in this mode. */
+    holds: (id: string, mode: "update" | "share") => held.get(id) === "update" || held.get(id) === mode,
+    /** Whether it holds every audience's row lock. */
+    holdsAll: () => everyAudience,
+  };
+}
+
+export type WriteLocks = ReturnType<typeof createWriteLocks>;

@@ -1,0 +1,262 @@
+import { join } from "node:path";
+import type { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import type { SqlDriverAdapter, SqlQuery } from "@prisma/driver-adapter-utils";
+import { STORE_DEFAULTS } from "../../config/defaults.ts";
+import { trackPool, transactionRetries } from "../metrics.ts";
+import { createGate, type Gate } from "./admission.ts";
+import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
+import { dataDirError, lockDataDir } from "./data-dir.ts";
+import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
+import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
+import { createPool, poolStats } from "./pg-pools.ts";
+import { openPglite } from "./pglite.ts";
+import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
+import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
+
+/** A client inside store.transaction: its statements are the transaction's. */
+export type Tx = SqlClient;
+
+export interface StoreOptions {
+  /** PostgreSQL connection string (directly, or through PgBouncer); absent → the embedded store in dataDir. */
+  databaseUrl?: string | undefined;
+  /** A direct connection for LISTEN, when databaseUrl goes through PgBouncer in transaction mode. */
+  listenUrl?: string | undefined;
+  /** Directory of the embedded store; absent with no databaseUrl → an in-memory store. */
+  dataDir?: string | undefined;
+  /**
+   * An in-memory embedded store starts as a copy of this database (PGlite's dumpDataDir of a
+   * migrated one, as test/support/embedded-template.ts makes) instead of creating one: creating
+   * takes seconds, loading a fraction of that, and the test suite opens a store per file.
+   */
+  template?: Blob | undefined;
+  /** Connections for write transactions (PostgreSQL); as many run at once. */
+  poolSize?: number;
+  /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
+  readPoolSize?: number;
+  /**
+   * Prepare statements on PostgreSQL's connections (default true); after the first sign of a
+   * pooler that does not keep them (PgBouncer in transaction mode), they stop by themselves.
+   */
+  preparedStatements?: boolean;
+  /** Told once, when prepared statements stopped because the connections do not keep them. */
+  onPreparedStatementsLost?: (error: unknown) => void;
+  /** Longest a statement of a write transaction may run (PostgreSQL). */
+  statementTimeoutMs?: number;
+  /** Longest a read may wait for its answer (PostgreSQL). */
+  readTimeoutMs?: number;
+  /** Longest a request waits for a connection, or for its turn to write. */
+  connectTimeoutMs?: number;
+  /** Write transactions that may wait for their turn; one more is refused at once. */
+  queueLimit?: number;
+  /** The embedded store's data directory lock was lost (another process took it over). */
+  onLockLost?: (error: Error) => void;
+}
+
+export interface Store {
+  readonly kind: "postgres" | "embedded";
+  /** Reads and single statements. */
+  readonly db: SqlClient;
+  /**
+   * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
+   * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts).
+   * Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Reports audiences renamed or deleted by other processes sharing the database; returns a
+   * function that stops. The embedded store has no other processes: it is live at once.
+   */
+  watchAudiences(listener: AudienceChangeListener): () => Promise<void>;
+  /** Resolves when the database answers and the migrations are applied. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The readiness probe answers within this time, also when the database does not answer at all. */
+const READY_TIMEOUT_MS = 900;
+const MAX_ATTEMPTS = 5;
+
+/** Opens the store and brings its schema up to date before anything else touches it. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const settings: Settings = { ...STORE_DEFAULTS, ...definedOnly(options) };
+  return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
+}
+
+type Settings = StoreOptions & { [K in keyof typeof STORE_DEFAULTS]: number };
+
+async function openPostgres(databaseUrl: string, settings: Settings): Promise<Store> {
+  const { connectTimeoutMs, statementTimeoutMs } = settings;
+  // Migrations may rewrite large tables: their own connection, with no statement timeout.
+  const migrations = createPool({ connectionString: databaseUrl, max: 1, connectTimeoutMs });
+  try {
+    await applyMigrations(pgRunner(migrations));
+  } finally {
+    await migrations.end();
+  }
+  // Writes and reads have pools of their own, so a burst of writes cannot starve the reads.
+  // The writers' client-side limit backs up the server's statement_timeout, for a server that
+  // does not answer at all. That timeout is set in each transaction, with its BEGIN, not per
+  // connection: PgBouncer in transaction mode would carry a session setting over to other
+  // clients, and refuses startup parameters. JIT compilation costs bulk writes more than it
+  // saves (100–300 ms past jit_above_cost).
+  const writes = createPool({
+    connectionString: databaseUrl,
+    max: settings.poolSize,
+    connectTimeoutMs,
+    queryTimeoutMs: statementTimeoutMs + 1_000,
+    beginWith: `SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}; SET LOCAL jit = off`,
+  });
+  const reads = createPool({
+    connectionString: databaseUrl,
+    max: settings.readPoolSize,
+    connectTimeoutMs,
+    queryTimeoutMs: settings.readTimeoutMs,
+  });
+  // One connection each before any request: node-postgres keeps the first query a new connection
+  // served referenced for that connection's life (a listener of its handshake), and that must
+  // not be a request's bulk parameters.
+  await Promise.all([reads.query("SELECT 1"), writes.query("SELECT 1")]);
+  const gate = createGate({
+    concurrency: settings.poolSize,
+    queueLimit: settings.queueLimit,
+    maxWaitMs: connectTimeoutMs,
+  });
+  const untrack = [
+    trackPool("read", () => poolStats(reads)),
+    // Writers wait in the gate, not in the pool: that is where the queue shows.
+    trackPool("write", () => ({ ...poolStats(writes), waiting: gate.waiting })),
+  ];
+  const prepared = preparedStatements(settings.preparedStatements !== false, settings.onPreparedStatementsLost);
+  // pg sends a statement unnamed when its name is undefined; the adapter's type says string.
+  const naming = { statementNameGenerator: prepared.nameOf as (query: SqlQuery) => string };
+  const [db, writer] = await Promise.all([
+    new PrismaPg(reads, naming).connect(),
+    new PrismaPg(writes, naming).connect(),
+  ]);
+  const listenUrl = settings.listenUrl ?? databaseUrl;
+  const notifier = sqlClient(prepared.retrying(db));
+  return createStore({
+    kind: "postgres",
+    db,
+    writer,
+    prepared,
+    gate,
+    watchAudiences: (listener) =>
+      listenForAudienceChanges(listenUrl, listener, {
+        notify: async (payload) => {
+          await notifier.$executeRaw`SELECT pg_notify('audience_changed', ${payload})`;
+        },
+      }),
+    async closeDriver() {
+      for (const stop of untrack) stop();
+      await Promise.all([writer.dispose(), reads.end(), writes.end()]);
+    },
+  });
+}
+
+async function openEmbedded(settings: Settings): Promise<Store> {
+  const { dataDir } = settings;
+  let unlock = async () => {};
+  let dataPath: string | undefined;
+  if (dataDir) {
+    unlock = await lockDataDir(dataDir, settings.onLockLost ?? failHard);
+    dataPath = join(dataDir, "pglite");
+  }
+  // Loaded only for the embedded store: a server on PostgreSQL never needs it.
+  const { PrismaPGlite } = await import("pglite-prisma-adapter");
+  let lite: PGlite;
+  try {
+    lite = await openPglite(dataPath, dataPath === undefined ? settings.template : undefined);
+    await applyMigrations(pgliteRunner(lite));
+  } catch (error) {
+    await unlock();
+    // PGlite reports a full or read-only disk as a bare errno object, or as a failed start.
+    throw dataDir ? dataDirError(dataDir, error) : error;
+  }
+  // One process owns the data directory, so every change is its own.
+  const watchAlone: Store["watchAudiences"] = (listener) => {
+    listener.live(true);
+    return async () => listener.live(false);
+  };
+  const db = await new PrismaPGlite(lite).connect();
+  // PGlite runs one statement at a time: one transaction runs, the others wait their turn.
+  const gate = createGate({ concurrency: 1, queueLimit: settings.queueLimit, maxWaitMs: settings.connectTimeoutMs });
+  return createStore({
+    kind: "embedded",
+    db,
+    writer: db,
+    prepared: preparedStatements(false),
+    gate,
+    watchAudiences: watchAlone,
+    async closeDriver() {
+      await lite.close();
+      await unlock();
+    },
+  });
+}
+
+const failHard = (error: Error) => {
+  throw error;
+};
+
+interface StoreParts {
+  kind: Store["kind"];
+  db: SqlDriverAdapter;
+  writer: SqlDriverAdapter;
+  prepared: Pick<PreparedStatements, "lostOn" | "retrying">;
+  gate: Gate;
+  watchAudiences: Store["watchAudiences"];
+  closeDriver: () => Promise<void>;
+}
+
+function createStore({ kind, db, writer, prepared, gate, watchAudiences, closeDriver }: StoreParts): Store {
+  // A transaction may run long (a rule over millions of members): each of its statements has the
+  // statement timeout, and waiting for its connection has the pool's connect timeout.
+  const client = sqlClient(prepared.retrying(db));
+  return {
+    kind,
+    db: client,
+    watchAudiences,
+    transaction(fn) {
+      return gate.run(async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await inTransaction(writer, fn);
+          } catch (error) {
+            // A statement prepared on another connection (a pooler): again, with none named.
+            const again = isRetryable(error) || prepared.lostOn(error);
+            if (attempt >= MAX_ATTEMPTS || !again) throw error;
+            transactionRetries.inc();
+            await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** attempt * Math.random()));
+          }
+        }
+      });
+    },
+    async ready() {
+      const check = client.$queryRaw`SELECT 1 FROM _prisma_migrations LIMIT 1`;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new StoreTimeoutError("The database did not answer in time.")),
+          READY_TIMEOUT_MS,
+        );
+      });
+      try {
+        await Promise.race([check, late]);
+      } finally {
+        clearTimeout(timer);
+        // The check ends on its own, by the read timeout at the latest; nobody waits for it.
+        check.catch(() => {});
+      }
+    },
+    async close() {
+      await db.dispose();
+      await closeDriver();
+    },
+  };
+}
+
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,42 @@
+// The embedded store's PostgreSQL settings, in one place: every embedded database opens with them
+// (src/platform/db/pglite.ts).
+//
+// PGlite's heap is one WebAssembly memory that grows and never shrinks: whatever PostgreSQL
+// allocates once stays resident for the life of the process. PostgreSQL's defaults are sized for a
+// server with many connections and its own machine; here there is one connection in a process
+// that shares the machine, and the operating system's page cache already keeps recently read
+// pages of the data files in memory.
+import type { PGliteOptions } from "@electric-sql/pglite";
+
+const SETTINGS = {
+  // Allocated and zeroed in full at start: at 128MB (initdb's choice) it was 130 of the 300 MB that
+  // PGlite took to open an existing store. A miss is a read from the page cache, not the disk.
+  shared_buffers: "16MB",
+  // One connection. Every slot costs shared memory (locks, snapshots): 100 slots took ~7 MB.
+  max_connections: "5",
+  // Index builds (a migration over a large table) beyond this sort on disk, instead of growing the
+  // heap for good by PostgreSQL's 64MB.
+  maintenance_work_mem: "16MB",
+} as const;
+
+// Left at PostgreSQL's defaults: work_mem (4MB per sort or hash, given back after the statement),
+// wal_buffers (1/32 of shared_buffers: 512kB here), temp_buffers (only for temporary tables, which
+// the service does not create).
+
+const asArguments = (settings: Record<string, string>) =>
+  Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+
+/**
+ * PGlite options for an embedded store. startParams keep PGlite's own (single-user mode, fsync
+ * off, …) and add the settings, which override postgresql.conf, so that they also apply to data
+ * directories made before them. initdb gets them as well: its own runs of PostgreSQL stay small,
+ * and a new directory's postgresql.conf says what is in force.
+ */
+export function embeddedOptions(
+  defaultStartParams: readonly string[],
+): Pick<PGliteOptions, "startParams" | "initDbStartParams"> {
+  return {
+    startParams: [...defaultStartParams, ...asArguments(SETTINGS)],
+    initDbStartParams: asArguments(SETTINGS),
+  };
+}

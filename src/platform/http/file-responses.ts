@@ -1,0 +1,42 @@
+import type { Readable } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import Negotiator from "negotiator";
+import type { ExportFormat } from "../../features/exports/export-service.ts";
+
+/** What a member listing can answer, JSON first: it is what no Accept, or * / *, gets. */
+const OFFERED = ["application/json", "text/csv", "application/x-ndjson"];
+
+const FILES: Record<ExportFormat, { type: string; extension: string }> = {
+  csv: { type: "text/csv; charset=utf-8", extension: "csv" },
+  ndjson: { type: "application/x-ndjson", extension: "ndjson" },
+};
+
+/**
+ * The file format the request's Accept header prefers (q-values weighed), or undefined for the
+ * JSON page: also when Accept names none of the offered types. The answer depends on Accept,
+ * which caches are told.
+ */
+export function fileFormat(request: FastifyRequest, reply: FastifyReply): ExportFormat | undefined {
+  reply.header("vary", "Accept");
+  const chosen = new Negotiator(request).mediaType(OFFERED);
+  if (chosen === "text/csv") return "csv";
+  if (chosen === "application/x-ndjson") return "ndjson";
+  return undefined;
+}
+
+/**
+ * The query parameters the client sent. Validation fills in a page's defaults (limit 30,
+ * sortDirection DESC), which a file must not see: its order defaults the other way, and a limit
+ * it did not get must not be refused.
+ */
+export function sentQuery<Q extends object>(request: { url: string; query: Q }): Partial<Q> {
+  const sent = new URL(request.url, "http://localhost").searchParams;
+  return Object.fromEntries(Object.entries(request.query).filter(([name]) => sent.has(name))) as Partial<Q>;
+}
+
+/** Answers with the file, to be saved as `name` with the format's extension. */
+export function sendFile(reply: FastifyReply, format: ExportFormat, name: string, file: Readable): Readable {
+  const { type, extension } = FILES[format];
+  reply.type(type).header("content-disposition", `attachment; filename="${name}.${extension}"`);
+  return file;
+}
