@@ -1,3 +1,5 @@
+import { DEFAULTS } from "./config/defaults.ts";
+import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { createAdminService } from "./features/admin/admin-service.ts";
 import { createAuthService } from "./features/admin/auth-service.ts";
 import { apiKeyRepo, workspaceRepo } from "./features/admin/workspace-repo.ts";
@@ -13,7 +15,7 @@ import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
-import { CHUNK_ROWS, createImportRunner } from "./features/imports/import-runner.ts";
+import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
@@ -23,85 +25,63 @@ import { memberPageRepo } from "./features/membership/member-page-repo.ts";
 import { createMemberPages } from "./features/membership/member-pages.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
 import { membershipRepo } from "./features/membership/membership-repo.ts";
-import { createMembershipService, type EventSink } from "./features/membership/membership-service.ts";
+import { createMembershipService } from "./features/membership/membership-service.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
 import { createWebhookService } from "./features/webhooks/webhook-service.ts";
-import { createWebhookSender, type Resolve, resolveAll } from "./features/webhooks/webhook-transport.ts";
+import { createWebhookSender, resolveAll } from "./features/webhooks/webhook-transport.ts";
+import { createWebhookWorkers } from "./features/webhooks/webhook-workers.ts";
 import type { Store } from "./platform/db/database.ts";
-import { statisticsRepo } from "./platform/db/statistics-repo.ts";
+import { createStatisticsWorker } from "./platform/db/statistics-worker.ts";
 
-export interface ServiceOptions {
-  /** The audience cache for getAudience (a fresh one per call when absent). */
+export interface CompositionHooks {
+  /** The audience cache for getAudience (a fresh one when absent). */
   cache?: AudienceCache;
-  /** Told of a failure of background work (publishing events, delivering webhooks). */
+  /** Told of a failure of background work (publishing events, delivering webhooks, imports). */
   onBackgroundError?: (error: unknown) => void;
-  /** Deliver webhooks to loopback and private addresses too (WEBHOOK_ALLOW_PRIVATE). */
-  allowPrivateWebhooks?: boolean;
-  /** How long events are kept (EVENT_RETENTION_DAYS). */
-  eventRetentionDays?: number;
-  /** How long a webhook receiver has to answer (WEBHOOK_TIMEOUT_MS, default 10 s). */
-  webhookTimeoutMs?: number;
-  /** How webhook hosts are resolved, at creation and when connecting (tests substitute a table). */
-  resolve?: Resolve;
-  /** When delivery attempts are made (tests use a faster schedule than the Standard Webhooks one). */
-  webhookAttemptOffsetsMs?: readonly number[];
-  /** Member numbers an export reads per statement (tests make it small to cross many batches). */
-  exportBatchSize?: number | undefined;
-  /** The largest import file accepted (IMPORT_MAX_BYTES, default 1 GiB). */
-  importMaxBytes?: number;
-  /** How long an import job stays with a process that stopped renewing it (IMPORT_LEASE_MS, default 30 s). */
-  importLeaseMs?: number;
-  /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS; default: CHUNK_ROWS of import-runner.ts). */
-  importChunkRows?: number;
-}
-
-/** The membership module on the store's repositories, recording its events in the outbox. */
-export function createMembership(store: Store, committed: (workspaceId: string) => void = () => {}) {
-  const events: EventSink = {
-    record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
-    committed,
-  };
-  return createMembershipService({
-    store,
-    locks: lockRepo,
-    sets: membershipRepo,
-    members: memberRepo,
-    audiences: audienceRepo,
-    events,
-  });
 }
 
 /**
- * The composition root: every service, given the repositories it uses. Nothing else imports the
- * repository objects for a service; services see only the narrow parts they declare.
+ * The composition root: every service, given the repositories it uses and its section of the
+ * settings. Nothing else imports repository objects for a service, and no feature imports
+ * another: what one needs of another is passed here, as a narrow function.
  */
-export function createServices(store: Store, options: ServiceOptions = {}) {
-  const cache = options.cache ?? createAudienceCache();
-  const onError = options.onBackgroundError ?? (() => {});
-  const allowPrivate = options.allowPrivateWebhooks ?? false;
-  const retentionMs = (options.eventRetentionDays ?? 7) * 86_400_000;
-  const resolve = options.resolve ?? resolveAll;
-  const timeoutMs = options.webhookTimeoutMs ?? 10_000;
+export function createServices(store: Store, given: PartialSettings = {}, hooks: CompositionHooks = {}) {
+  const settings = resolveSettings(given);
+  const cache = hooks.cache ?? createAudienceCache({ ttlMs: settings.cache.audienceTtlMs });
+  const onError = hooks.onBackgroundError ?? (() => {});
+  const { allowPrivate, timeoutMs } = settings.webhooks;
+  const resolve = settings.webhooks.resolve ?? resolveAll;
+  const retentionMs = settings.events.retentionDays * 86_400_000;
+
   const sender = createWebhookSender({ allowPrivate, timeoutMs, resolve });
-  const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => workers.deliveriesQueued() });
   const deliverer = createWebhookDeliverer({
     store,
     webhooks: webhookRepo,
     sender,
     onError,
     leaseMs: 2 * timeoutMs + 5_000,
-    ...(options.webhookAttemptOffsetsMs ? { attemptOffsetsMs: options.webhookAttemptOffsetsMs } : {}),
+    ...(settings.webhooks.attemptOffsetsMs ? { attemptOffsetsMs: settings.webhooks.attemptOffsetsMs } : {}),
   });
-  const workers = createEventWorkers({
+  const webhookWorkers = createWebhookWorkers({ deliverer, onError });
+  const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => webhookWorkers.deliveriesQueued() });
+  const eventWorkers = createEventWorkers({
     relay,
-    deliverer,
     // A large delete: a write transaction, with the writes' statement timeout, not a read's.
     purge: () => store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs))),
-    refreshStatistics: store.kind === "embedded" ? () => statisticsRepo.analyzeChanged(store.db) : undefined,
     onError,
   });
-  const membership = createMembership(store, (workspaceId) => workers.committed(workspaceId));
+  const membership = createMembershipService({
+    store,
+    locks: lockRepo,
+    sets: membershipRepo,
+    members: memberRepo,
+    audiences: audienceRepo,
+    events: {
+      record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
+      committed: (workspaceId) => eventWorkers.committed(workspaceId),
+    },
+  });
   const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
   const importRunner = createImportRunner({
@@ -113,18 +93,32 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       imports: importRepo,
       checkInput: createMemberInputCheck(),
     }),
-    leaseMs: options.importLeaseMs ?? 30_000,
-    chunkRows: options.importChunkRows ?? CHUNK_ROWS[store.kind],
+    leaseMs: settings.imports.leaseMs,
+    chunkRows: settings.imports.chunkRows ?? DEFAULTS.imports.chunkRows[store.kind],
     soleProcess: store.kind === "embedded",
     onError,
   });
+  const statistics = store.kind === "embedded" ? createStatisticsWorker(store.db, onError) : undefined;
+  const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
+
   return {
+    settings,
     auth,
     membership,
     relay,
-    workers,
-    importRunner,
     sender,
+    /** The background work of a server process: started when it is ready, stopped when it closes. */
+    workers: {
+      start(): void {
+        eventWorkers.start();
+        webhookWorkers.start();
+        importRunner.start();
+        statistics?.start();
+      },
+      async stop(): Promise<void> {
+        await Promise.all([eventWorkers.stop(), webhookWorkers.stop(), importRunner.stop(), statistics?.stop()]);
+      },
+    },
     events: createEventFeed({ store, events: eventRepo }),
     webhooks: createWebhookService({
       store,
@@ -132,7 +126,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       audiences: audienceRepo,
       allowPrivate,
       resolve,
-      queued: () => workers.deliveriesQueued(),
+      queued: () => webhookWorkers.deliveriesQueued(),
     }),
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
     audiences: createAudienceService({ store, cache, membership, audiences: audienceRepo, members: memberRepo }),
@@ -141,17 +135,11 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       store,
       imports: importRepo,
       audiences: audienceRepo,
-      maxBytes: options.importMaxBytes ?? 1_073_741_824,
+      maxBytes: settings.imports.maxBytes,
       queued: () => importRunner.queued(),
     }),
-    members: createMemberService({
-      store,
-      membership,
-      members: memberRepo,
-      memberAudiences: membershipRepo,
-      pages,
-    }),
-    memberExport: createMemberExport({ store, exports: memberExportRepo, batchSize: options.exportBatchSize }),
+    members: createMemberService({ store, membership, members: memberRepo, memberAudiences: membershipRepo, pages }),
+    memberExport,
   };
 }
 

@@ -1,27 +1,26 @@
 import type { FastifyBaseLogger } from "fastify";
 import { buildApp } from "./app.ts";
-import { createServices } from "./composition.ts";
 import { ConfigError, loadConfig } from "./config/config.ts";
 import { StoreOpenError } from "./platform/db/data-dir.ts";
 import { openStore } from "./platform/db/database.ts";
 import { sqlState } from "./platform/db/pg-errors.ts";
-import { idempotencyRepo } from "./platform/http/idempotency-repo.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const { database } = config;
   // The server's logger, once it exists (the store is opened before it).
   let log: FastifyBaseLogger | undefined;
   const store = await openStore({
-    databaseUrl: config.DATABASE_URL,
-    listenUrl: config.DATABASE_LISTEN_URL,
-    dataDir: config.DATA_DIR,
-    poolSize: config.DATABASE_POOL_SIZE,
-    readPoolSize: config.DATABASE_READ_POOL_SIZE,
-    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-    readTimeoutMs: config.DATABASE_READ_TIMEOUT_MS,
-    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-    queueLimit: config.DATABASE_QUEUE_LIMIT,
-    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    databaseUrl: database.url,
+    listenUrl: database.listenUrl,
+    dataDir: database.dataDir,
+    poolSize: database.poolSize,
+    readPoolSize: database.readPoolSize,
+    statementTimeoutMs: database.statementTimeoutMs,
+    readTimeoutMs: database.readTimeoutMs,
+    connectTimeoutMs: database.connectTimeoutMs,
+    queueLimit: database.queueLimit,
+    preparedStatements: database.preparedStatements,
     onPreparedStatementsLost: (error) => {
       const message =
         "The connections of DATABASE_URL keep no prepared statements (a pooler in transaction mode): statements are sent unnamed from now on. DATABASE_PREPARED_STATEMENTS=false skips this check.";
@@ -32,39 +31,18 @@ async function main(): Promise<void> {
     // rather than write to files that are no longer ours alone.
     onLockLost: (error) => {
       process.stderr.write(
-        `Stopping: the lock on the data directory ${config.DATA_DIR} was lost (${error.message}).\n`,
+        `Stopping: the lock on the data directory ${database.dataDir} was lost (${error.message}).\n`,
       );
       process.exit(1);
     },
   });
-  const { membership, admin } = createServices(store);
+  const app = await buildApp({ store, settings: config.settings, logger: { level: config.logLevel } });
+  log = app.log;
+  const { membership, admin } = app.services;
   // After an upgrade that left rule matches to compute, before any request reads them.
   const refreshed = await membership.refreshOutdatedRules();
   if (refreshed > 0) process.stdout.write(`computed the rule matches of ${refreshed} audience(s) after an upgrade\n`);
   const first = await admin.bootstrap();
-  // Responses kept for Idempotency-Key replays expire after 24 hours.
-  const purge = () => idempotencyRepo.purgeExpired(store.db).catch(() => 0);
-  await purge();
-  setInterval(purge, 3_600_000).unref();
-  const app = await buildApp({
-    store,
-    adminToken: config.ADMIN_TOKEN,
-    bodyLimit: config.BODY_LIMIT,
-    rateLimit: { max: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
-    allowPrivateWebhooks: config.WEBHOOK_ALLOW_PRIVATE,
-    eventRetentionDays: config.EVENT_RETENTION_DAYS,
-    webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
-    imports: {
-      importMaxBytes: config.IMPORT_MAX_BYTES,
-      importLeaseMs: config.IMPORT_LEASE_MS,
-      importChunkRows: config.IMPORT_CHUNK_ROWS,
-    },
-    logger: { level: config.LOG_LEVEL },
-    publicUrl: config.PUBLIC_URL,
-    metricsToken: config.METRICS_TOKEN,
-  });
-
-  log = app.log;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -78,8 +56,8 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 
-  const address = await app.listen({ port: config.PORT, host: config.HOST });
-  const where = store.kind === "embedded" ? `embedded store in ${config.DATA_DIR}` : "PostgreSQL";
+  const address = await app.listen(config.listen);
+  const where = store.kind === "embedded" ? `embedded store in ${database.dataDir}` : "PostgreSQL";
   const lines = ["", `audience-service listening on ${address} (${where})`];
   if (first) {
     lines.push(

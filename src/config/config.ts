@@ -1,89 +1,72 @@
 import envSchema from "env-schema";
-import { STORE_DEFAULTS } from "./defaults.ts";
+import { DEFAULTS } from "./defaults.ts";
+import type { Settings } from "./settings.ts";
 
-/** The service's configuration, from environment variables; see the README's table. */
-export interface Config {
-  PORT: number;
-  HOST: string;
-  DATABASE_URL?: string;
-  DATABASE_LISTEN_URL?: string;
-  DATABASE_POOL_SIZE: number;
-  DATABASE_READ_POOL_SIZE: number;
-  DATABASE_STATEMENT_TIMEOUT_MS: number;
-  DATABASE_READ_TIMEOUT_MS: number;
-  DATABASE_CONNECT_TIMEOUT_MS: number;
-  DATABASE_QUEUE_LIMIT: number;
-  DATABASE_PREPARED_STATEMENTS: boolean;
-  DATA_DIR: string;
-  PUBLIC_URL?: string;
-  METRICS_TOKEN?: string;
-  ADMIN_TOKEN?: string;
-  LOG_LEVEL: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-  BODY_LIMIT: number;
-  RATE_LIMIT_PER_MINUTE: number;
-  EVENT_RETENTION_DAYS: number;
-  WEBHOOK_ALLOW_PRIVATE: boolean;
-  WEBHOOK_TIMEOUT_MS: number;
-  IMPORT_MAX_BYTES: number;
-  IMPORT_LEASE_MS: number;
-  IMPORT_CHUNK_ROWS?: number;
-}
+const integer = (minimum: number, maximum: number, fallback?: number) => ({
+  type: "integer",
+  minimum,
+  maximum,
+  ...(fallback === undefined ? {} : { default: fallback }),
+});
+const boolean = (fallback: boolean) => ({ type: "boolean", default: fallback });
+const POSTGRES_URL = { type: "string", pattern: "^postgres(ql)?://" };
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-const schema = {
-  type: "object",
-  properties: {
-    PORT: { type: "integer", minimum: 0, maximum: 65535, default: 3000 },
-    HOST: { type: "string", minLength: 1, default: "127.0.0.1" },
-    DATABASE_URL: { type: "string", pattern: "^postgres(ql)?://" },
-    DATABASE_LISTEN_URL: { type: "string", pattern: "^postgres(ql)?://" },
-    DATABASE_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.poolSize },
-    DATABASE_READ_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.readPoolSize },
-    DATABASE_STATEMENT_TIMEOUT_MS: {
-      type: "integer",
-      minimum: 100,
-      maximum: 86400000,
-      default: STORE_DEFAULTS.statementTimeoutMs,
-    },
-    DATABASE_READ_TIMEOUT_MS: {
-      type: "integer",
-      minimum: 100,
-      maximum: 86400000,
-      default: STORE_DEFAULTS.readTimeoutMs,
-    },
-    DATABASE_CONNECT_TIMEOUT_MS: {
-      type: "integer",
-      minimum: 100,
-      maximum: 600000,
-      default: STORE_DEFAULTS.connectTimeoutMs,
-    },
-    DATABASE_QUEUE_LIMIT: { type: "integer", minimum: 0, maximum: 100000, default: STORE_DEFAULTS.queueLimit },
-    // Off saves a pooler that keeps no prepared statements the first failed statement of each
-    // process (it is run again unnamed, and naming stops by itself).
-    DATABASE_PREPARED_STATEMENTS: { type: "boolean", default: true },
-    DATA_DIR: { type: "string", minLength: 1, default: "./data" },
-    ADMIN_TOKEN: { type: "string", minLength: 16 },
-    PUBLIC_URL: { type: "string", pattern: "^https?://[^\\s]+$" },
-    METRICS_TOKEN: { type: "string", minLength: 16 },
-    LOG_LEVEL: {
-      type: "string",
-      enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
-      default: "info",
-    },
-    BODY_LIMIT: { type: "integer", minimum: 1024, maximum: 104857600, default: 1048576 },
-    RATE_LIMIT_PER_MINUTE: { type: "integer", minimum: 0, maximum: 10000000, default: 6000 },
-    EVENT_RETENTION_DAYS: { type: "integer", minimum: 1, maximum: 3650, default: 7 },
-    WEBHOOK_ALLOW_PRIVATE: { type: "boolean", default: false },
-    WEBHOOK_TIMEOUT_MS: { type: "integer", minimum: 1000, maximum: 60000, default: 10000 },
-    // The largest CSV file an import accepts (1 GiB); it is stored as it arrives, not held in memory.
-    IMPORT_MAX_BYTES: { type: "integer", minimum: 1024, maximum: 1099511627776, default: 1073741824 },
-    // How soon another process takes over an import job whose process stopped (died, or hangs).
-    IMPORT_LEASE_MS: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
-    // Rows an import applies per transaction: larger chunks import faster, and hold the
-    // workspace's member lock longer each (other writes of the workspace wait between chunks).
-    // Unset: 10,000 on PostgreSQL, 5,000 on the embedded store (src/features/imports/import-runner.ts).
-    IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000 },
-  },
+/**
+ * Every environment variable the server reads, with its check and default (from defaults.ts).
+ * docs/configuration.md describes each; test/unit/configuration-docs.test.ts keeps the two in step.
+ */
+export const VARIABLES = {
+  PORT: integer(0, 65535, DEFAULTS.server.port),
+  HOST: { type: "string", minLength: 1, default: DEFAULTS.server.host },
+  DATABASE_URL: POSTGRES_URL,
+  DATABASE_LISTEN_URL: POSTGRES_URL,
+  DATABASE_POOL_SIZE: integer(1, 1000, DEFAULTS.database.poolSize),
+  DATABASE_READ_POOL_SIZE: integer(1, 1000, DEFAULTS.database.readPoolSize),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 86_400_000, DEFAULTS.database.statementTimeoutMs),
+  DATABASE_READ_TIMEOUT_MS: integer(100, 86_400_000, DEFAULTS.database.readTimeoutMs),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000, DEFAULTS.database.connectTimeoutMs),
+  DATABASE_QUEUE_LIMIT: integer(0, 100_000, DEFAULTS.database.queueLimit),
+  // Off saves a pooler that keeps no prepared statements the first failed statement of each
+  // process (it is run again unnamed, and naming stops by itself).
+  DATABASE_PREPARED_STATEMENTS: boolean(DEFAULTS.database.preparedStatements),
+  DATA_DIR: { type: "string", minLength: 1, default: DEFAULTS.database.dataDir },
+  ADMIN_TOKEN: { type: "string", minLength: 16 },
+  PUBLIC_URL: { type: "string", pattern: "^https?://[^\\s]+$" },
+  METRICS_TOKEN: { type: "string", minLength: 16 },
+  LOG_LEVEL: { type: "string", enum: LOG_LEVELS, default: DEFAULTS.server.logLevel },
+  BODY_LIMIT: integer(1024, 104_857_600, DEFAULTS.server.bodyLimit),
+  RATE_LIMIT_PER_MINUTE: integer(0, 10_000_000, DEFAULTS.rateLimit.perMinute),
+  EVENT_RETENTION_DAYS: integer(1, 3650, DEFAULTS.events.retentionDays),
+  WEBHOOK_ALLOW_PRIVATE: boolean(DEFAULTS.webhooks.allowPrivate),
+  WEBHOOK_TIMEOUT_MS: integer(1000, 60_000, DEFAULTS.webhooks.timeoutMs),
+  IMPORT_MAX_BYTES: integer(1024, 1_099_511_627_776, DEFAULTS.imports.maxBytes),
+  IMPORT_LEASE_MS: integer(1000, 3_600_000, DEFAULTS.imports.leaseMs),
+  // Unset: DEFAULTS.imports.chunkRows of the store's kind.
+  IMPORT_CHUNK_ROWS: integer(100, 50_000),
 } as const;
+
+type Variable = keyof typeof VARIABLES;
+type Env = Partial<Record<Variable, string | number | boolean>>;
+
+/** The server's configuration: where it listens, its database, and the settings of its features. */
+export interface Config {
+  listen: { port: number; host: string };
+  logLevel: (typeof LOG_LEVELS)[number];
+  database: {
+    url: string | undefined;
+    listenUrl: string | undefined;
+    dataDir: string;
+    poolSize: number;
+    readPoolSize: number;
+    statementTimeoutMs: number;
+    readTimeoutMs: number;
+    connectTimeoutMs: number;
+    queueLimit: number;
+    preparedStatements: boolean;
+  };
+  settings: Settings;
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -93,9 +76,9 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means "not set", as in most shells' `VAR= command`.
   const data = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
-  let config: Config;
+  let values: Env;
   try {
-    config = envSchema<Config>({ schema, data });
+    values = envSchema<Env>({ schema: { type: "object", properties: VARIABLES }, data });
   } catch (error) {
     const message = (error as Error).message
       .replace(/env\/(\w+)/g, "$1")
@@ -103,10 +86,49 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .replace(/must match pattern "\^https\?[^"]*"/, "must be an http:// or https:// URL");
     throw new ConfigError(`Invalid configuration: ${message}`);
   }
-  if (config.DATABASE_LISTEN_URL && !config.DATABASE_URL) {
+  if (values.DATABASE_LISTEN_URL && !values.DATABASE_URL) {
     throw new ConfigError(
       "Invalid configuration: DATABASE_LISTEN_URL needs DATABASE_URL (it is only used with PostgreSQL)",
     );
   }
-  return config;
+  return sections(values as Required<Env>);
+}
+
+function sections(v: Record<Variable, any>): Config {
+  return {
+    listen: { port: v.PORT, host: v.HOST },
+    logLevel: v.LOG_LEVEL,
+    database: {
+      url: v.DATABASE_URL,
+      listenUrl: v.DATABASE_LISTEN_URL,
+      dataDir: v.DATA_DIR,
+      poolSize: v.DATABASE_POOL_SIZE,
+      readPoolSize: v.DATABASE_READ_POOL_SIZE,
+      statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
+      readTimeoutMs: v.DATABASE_READ_TIMEOUT_MS,
+      connectTimeoutMs: v.DATABASE_CONNECT_TIMEOUT_MS,
+      queueLimit: v.DATABASE_QUEUE_LIMIT,
+      preparedStatements: v.DATABASE_PREPARED_STATEMENTS,
+    },
+    settings: {
+      http: {
+        bodyLimit: v.BODY_LIMIT,
+        requestTimeoutMs: DEFAULTS.server.requestTimeoutMs,
+        publicUrl: v.PUBLIC_URL,
+        adminToken: v.ADMIN_TOKEN,
+        metricsToken: v.METRICS_TOKEN,
+      },
+      rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE },
+      cache: { ...DEFAULTS.cache },
+      events: { retentionDays: v.EVENT_RETENTION_DAYS },
+      webhooks: {
+        allowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
+        timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+        resolve: undefined,
+        attemptOffsetsMs: undefined,
+      },
+      imports: { maxBytes: v.IMPORT_MAX_BYTES, leaseMs: v.IMPORT_LEASE_MS, chunkRows: v.IMPORT_CHUNK_ROWS },
+      exports: { ...DEFAULTS.exports },
+    },
+  };
 }

@@ -1,15 +1,63 @@
-/** The store's limits when nothing else is configured; the README's configuration table lists them. */
-export const STORE_DEFAULTS = {
-  /** DATABASE_POOL_SIZE: connections for write transactions. */
-  poolSize: 10,
-  /** DATABASE_READ_POOL_SIZE: connections for reads and single statements. */
-  readPoolSize: 5,
-  /** DATABASE_STATEMENT_TIMEOUT_MS: longest statement of a write transaction. */
-  statementTimeoutMs: 30_000,
-  /** DATABASE_READ_TIMEOUT_MS: longest wait for a read's answer. */
-  readTimeoutMs: 5_000,
-  /** DATABASE_CONNECT_TIMEOUT_MS: longest wait for a connection or a turn to write. */
-  connectTimeoutMs: 5_000,
-  /** DATABASE_QUEUE_LIMIT: write transactions that may wait for their turn. */
-  queueLimit: 50,
+/**
+ * Every default of the service, in one place: the environment (config.ts) resolves against these,
+ * and so do the tests' partial settings (settings.ts). docs/configuration.md lists them; a test
+ * checks it against the variables of config.ts.
+ */
+export const DEFAULTS = {
+  server: {
+    port: 3000,
+    host: "127.0.0.1",
+    /** The largest JSON body accepted. */
+    bodyLimit: 1_048_576,
+    /** How long a client may take to send a request's headers and body; then 408. */
+    requestTimeoutMs: 60_000,
+    logLevel: "info",
+  },
+  database: {
+    dataDir: "./data",
+    /** Connections for write transactions. */
+    poolSize: 10,
+    /** Connections for reads and single statements. */
+    readPoolSize: 5,
+    /** Longest statement of a write transaction. */
+    statementTimeoutMs: 30_000,
+    /** Longest wait for a read's answer. */
+    readTimeoutMs: 5_000,
+    /** Longest wait for a connection or a turn to write. */
+    connectTimeoutMs: 5_000,
+    /** Write transactions that may wait for their turn. */
+    queueLimit: 50,
+    preparedStatements: true,
+  },
+  /** Requests per API key per minute; 0 turns rate limiting off. */
+  rateLimit: { perMinute: 6_000 },
+  /** How long a read audience is trusted without change reports from other processes. */
+  cache: { audienceTtlMs: 5_000 },
+  events: { retentionDays: 7 },
+  webhooks: {
+    /** Deliver to loopback and private addresses too (self-hosted receivers, tests). */
+    allowPrivate: false,
+    /** How long a receiver has to answer. */
+    timeoutMs: 10_000,
+  },
+  imports: {
+    /** The largest CSV file accepted (1 GiB); stored as it arrives, not held in memory. */
+    maxBytes: 1_073_741_824,
+    /** How soon another process takes over a job whose process stopped renewing it. */
+    leaseMs: 30_000,
+    /**
+     * Rows applied per transaction, by store: larger chunks import faster and hold the
+     * workspace's member lock longer each (the workspace's other writes wait between chunks).
+     */
+    chunkRows: { postgres: 10_000, embedded: 5_000 },
+  },
+  exports: {
+    /**
+     * Member numbers an export reads per statement: four chunks' worth, each statement's fixed
+     * cost spread over many rows.
+     */
+    batchSize: 32_768,
+    /** Statements an export keeps running ahead of the client, each on a connection of its own. */
+    readAhead: 2,
+  },
 } as const;

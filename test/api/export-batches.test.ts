@@ -27,7 +27,10 @@ const it = test.extend("seeded", { scope: "file" }, async ({ server }, { onClean
     params: { path: { workspaceId: ws.id } },
     body: { memberIds: deleted },
   });
-  const app = await buildApp({ store: server.store, adminToken: "export-batches-admin", exportBatchSize: 256 });
+  const app = await buildApp({
+    store: server.store,
+    settings: { http: { adminToken: "export-batches-admin" }, exports: { batchSize: 256 } },
+  });
   const small = { baseUrl: await app.listen({ port: 0, host: "127.0.0.1" }) };
   onCleanup(() => app.close());
   const kept = (list: string[]) => list.filter((member) => !deleted.includes(member));

@@ -8,7 +8,7 @@ import { startLiveServer } from "../support/live-server.ts";
 /** Jobs as clients see them while no runner takes them: the background work is off in this file. */
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 const it = test.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
-  const server = await startLiveServer({ app: { workers: false } });
+  const server = await startLiveServer({ workers: false });
   onCleanup(() => server.close());
   return server;
 });

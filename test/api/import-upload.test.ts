@@ -12,7 +12,7 @@ const MAX_BYTES = 65_536;
 /** Uploads the server refuses, each with nothing left stored; the largest file accepted here is 64 KiB. */
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 const it = test.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
-  const server = await startLiveServer({ app: { imports: { importMaxBytes: MAX_BYTES } } });
+  const server = await startLiveServer({ settings: { imports: { maxBytes: MAX_BYTES } } });
   onCleanup(() => server.close());
   return server;
 });

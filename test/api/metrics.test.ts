@@ -7,7 +7,10 @@ const TOKEN = "metrics-token-0123456789";
 let open: LiveServer;
 let guarded: LiveServer;
 beforeAll(async () => {
-  [open, guarded] = await Promise.all([startLiveServer(), startLiveServer({ app: { metricsToken: TOKEN } })]);
+  [open, guarded] = await Promise.all([
+    startLiveServer(),
+    startLiveServer({ settings: { http: { metricsToken: TOKEN } } }),
+  ]);
 });
 afterAll(() => Promise.all([open.close(), guarded.close()]));
 

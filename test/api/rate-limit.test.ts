@@ -13,7 +13,10 @@ const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
  * headers, each checked against the contract.
  */
 async function limitedServer(store: Store) {
-  const app = await buildApp({ store, adminToken: "limit-test-admin-token", rateLimit: { max: 3, windowMs: 60_000 } });
+  const app = await buildApp({
+    store,
+    settings: { http: { adminToken: "limit-test-admin-token" }, rateLimit: { perMinute: 3 } },
+  });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   const list = (workspaceId: string, key: string) =>
     checkedClient(baseUrl, key).raw.GET(AUDIENCES, { params: { path: { workspaceId } } });

@@ -21,7 +21,7 @@ let audience: string;
 
 beforeAll(async () => {
   const store = await openStore({ poolSize: 5 });
-  const app = await buildApp({ store, adminToken: ADMIN_TOKEN });
+  const app = await buildApp({ store, settings: { http: { adminToken: ADMIN_TOKEN } } });
   app.addHook("onSend", async (request, reply, payload) =>
     sabotage && typeof payload === "string" ? sabotage(request, reply, payload) : payload,
   );

@@ -23,11 +23,11 @@ export const FAST_ATTEMPTS_MS = [0, 100, 200, 300];
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 export const it = base.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
   const server = await startLiveServer({
-    app: {
-      allowPrivateWebhooks: true,
+    settings: {
       webhooks: {
-        webhookTimeoutMs: 1_000,
-        webhookAttemptOffsetsMs: FAST_ATTEMPTS_MS,
+        allowPrivate: true,
+        timeoutMs: 1_000,
+        attemptOffsetsMs: FAST_ATTEMPTS_MS,
         resolve: async (host) => HOSTS[host] ?? ["127.0.0.1"],
       },
     },
@@ -40,7 +40,7 @@ export const it = base.extend("server", { scope: "file" }, async ({}, { onCleanu
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 export const strictIt = base.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
   const server = await startLiveServer({
-    app: { allowPrivateWebhooks: false, webhooks: { resolve: async (host) => HOSTS[host] ?? ["127.0.0.1"] } },
+    settings: { webhooks: { allowPrivate: false, resolve: async (host) => HOSTS[host] ?? ["127.0.0.1"] } },
   });
   onCleanup(() => server.close());
   return server;

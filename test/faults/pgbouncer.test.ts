@@ -39,7 +39,11 @@ async function serverBehindBouncer(listenUrl: string | undefined) {
   });
   const store = await openStore({ databaseUrl: bouncer?.url(database?.url ?? ""), listenUrl, poolSize: 3 });
   // Cached names would otherwise live for 10 minutes: only a notification can refresh them sooner.
-  const app = await buildApp({ store, logger: { level: "info", stream }, audienceCacheTtlMs: 600_000 });
+  const app = await buildApp({
+    store,
+    logger: { level: "info", stream },
+    settings: { cache: { audienceTtlMs: 600_000 } },
+  });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   cleanups.push(async () => {
     await app.close();

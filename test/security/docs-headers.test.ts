@@ -12,7 +12,7 @@ let configured: LiveServer;
 beforeAll(async () => {
   [plain, configured] = await Promise.all([
     startLiveServer(),
-    startLiveServer({ app: { publicUrl: "https://audiences.example.com" } }),
+    startLiveServer({ settings: { http: { publicUrl: "https://audiences.example.com" } } }),
   ]);
 });
 afterAll(() => Promise.all([plain.close(), configured.close()]));

@@ -15,7 +15,7 @@ let server: LiveServer;
 let ws: TestWorkspace;
 let audienceId: string;
 beforeAll(async () => {
-  server = await startLiveServer({ app: { requestTimeoutMs: REQUEST_TIMEOUT_MS } });
+  server = await startLiveServer({ settings: { http: { requestTimeoutMs: REQUEST_TIMEOUT_MS } } });
   ws = await createWorkspace(server);
   audienceId = await createAudience(ws);
 });

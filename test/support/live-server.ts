@@ -3,6 +3,7 @@ import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
 import { type AppOptions, buildApp } from "../../src/app.ts";
 import type { Problem, ResultOf } from "../../src/client/index.ts";
+import { mergeSettings, type PartialSettings } from "../../src/config/settings.ts";
 import { openStore, type Store, type StoreOptions } from "../../src/platform/db/database.ts";
 import { checkResponse } from "./contract.ts";
 import { embeddedTemplate } from "./embedded-template.ts";
@@ -25,8 +26,10 @@ export interface LiveServerOptions {
   /** Serve the PostgreSQL database another server created (its databaseUrl) instead of a new one. */
   databaseUrl?: string | undefined;
   audienceCacheTtlMs?: number;
-  /** Further options of the application (webhook delivery settings, say). */
-  app?: Partial<Omit<AppOptions, "store" | "adminToken">>;
+  /** Settings of the application other than the test defaults (webhook delivery, say). */
+  settings?: PartialSettings;
+  /** Run the background work in this server (default true). */
+  workers?: AppOptions["workers"];
   /** Store limits other than the defaults (pool sizes, timeouts, the write queue). */
   store?: Omit<StoreOptions, "databaseUrl" | "listenUrl" | "dataDir">;
 }
@@ -58,11 +61,12 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
   });
   const app = await buildApp({
     store,
-    adminToken: ADMIN_TOKEN,
-    // The production default limit, so every API test runs with rate limiting on.
-    rateLimit: { max: 6000, windowMs: 60_000 },
-    audienceCacheTtlMs: options.audienceCacheTtlMs,
-    ...options.app,
+    // Rate limiting at its production default, so every API test runs with it on.
+    settings: mergeSettings(
+      { http: { adminToken: ADMIN_TOKEN }, cache: { audienceTtlMs: options.audienceCacheTtlMs } },
+      options.settings,
+    ),
+    workers: options.workers,
   });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
   return {

@@ -1,21 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
-import { STORE_DEFAULTS } from "../../src/config/defaults.ts";
+import { DEFAULTS } from "../../src/config/defaults.ts";
 
-describe("the database and HTTP settings", () => {
+describe("the configuration", () => {
   it("default to the store's limits", () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({
-      DATABASE_POOL_SIZE: STORE_DEFAULTS.poolSize,
-      DATABASE_READ_POOL_SIZE: STORE_DEFAULTS.readPoolSize,
-      DATABASE_STATEMENT_TIMEOUT_MS: STORE_DEFAULTS.statementTimeoutMs,
-      DATABASE_READ_TIMEOUT_MS: STORE_DEFAULTS.readTimeoutMs,
-      DATABASE_CONNECT_TIMEOUT_MS: STORE_DEFAULTS.connectTimeoutMs,
-      DATABASE_QUEUE_LIMIT: STORE_DEFAULTS.queueLimit,
-      DATABASE_PREPARED_STATEMENTS: true,
-    });
-    expect(config.PUBLIC_URL).toBeUndefined();
-    expect(config.METRICS_TOKEN).toBeUndefined();
+    expect(config.database).toEqual({ ...DEFAULTS.database, url: undefined, listenUrl: undefined });
+    expect(config.database).toMatchObject({ poolSize: 10, readPoolSize: 5, queueLimit: 50, preparedStatements: true });
+    expect(config.settings.http.publicUrl).toBeUndefined();
+    expect(config.settings.http.metricsToken).toBeUndefined();
   });
 
   it("are read from the environment", () => {
@@ -28,10 +21,16 @@ describe("the database and HTTP settings", () => {
       PUBLIC_URL: "https://audiences.example.com",
       METRICS_TOKEN: "a-long-enough-token",
     });
-    expect(config).toMatchObject({
-      DATABASE_POOL_SIZE: 4,
-      DATABASE_CONNECT_TIMEOUT_MS: 1500,
-      DATABASE_PREPARED_STATEMENTS: false,
+    expect(config.database).toMatchObject({
+      url: "postgresql://pgbouncer:6432/app",
+      listenUrl: "postgresql://db:5432/app",
+      poolSize: 4,
+      connectTimeoutMs: 1500,
+      preparedStatements: false,
+    });
+    expect(config.settings.http).toMatchObject({
+      publicUrl: "https://audiences.example.com",
+      metricsToken: "a-long-enough-token",
     });
   });
 
@@ -46,5 +45,41 @@ describe("the database and HTTP settings", () => {
   ])("refuse %o with a clear message", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe("the features' settings", () => {
+  it("default to DEFAULTS and take each variable into its section", () => {
+    expect(loadConfig({}).settings).toMatchObject({
+      rateLimit: { perMinute: 6000 },
+      events: { retentionDays: 7 },
+      webhooks: { allowPrivate: false, timeoutMs: 10_000 },
+      imports: { maxBytes: 1_073_741_824, leaseMs: 30_000, chunkRows: undefined },
+    });
+    const config = loadConfig({
+      RATE_LIMIT_PER_MINUTE: "0",
+      EVENT_RETENTION_DAYS: "30",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_TIMEOUT_MS: "2000",
+      IMPORT_MAX_BYTES: "2048",
+      IMPORT_LEASE_MS: "1500",
+      IMPORT_CHUNK_ROWS: "100",
+      BODY_LIMIT: "4096",
+      ADMIN_TOKEN: "an-admin-token-of-16",
+      PORT: "0",
+      HOST: "0.0.0.0",
+      LOG_LEVEL: "warn",
+    });
+    expect(config).toMatchObject({
+      listen: { port: 0, host: "0.0.0.0" },
+      logLevel: "warn",
+      settings: {
+        http: { bodyLimit: 4096, adminToken: "an-admin-token-of-16" },
+        rateLimit: { perMinute: 0 },
+        events: { retentionDays: 30 },
+        webhooks: { allowPrivate: true, timeoutMs: 2000 },
+        imports: { maxBytes: 2048, leaseMs: 1500, chunkRows: 100 },
+      },
+    });
   });
 });

@@ -23,14 +23,12 @@ export interface MemberExportDeps {
   store: Pick<Store, "db">;
   exports: MemberExportRepo;
   /**
-   * Member numbers one statement reads: four bitset chunks' worth by default. A statement sorts
-   * its rows into member order; at eight chunks' worth that sort spilled to disk, and a
-   * 1,000,000-member export took 1.25 s where this takes 1.17 s (two chunks' worth was slower
-   * again: more statements).
+   * Member numbers one statement reads. A statement sorts its rows into member order: much larger
+   * batches spill that sort to disk, much smaller ones pay more statements.
    */
-  batchSize?: number | undefined;
+  batchSize: number;
   /** Statements an export keeps running ahead of the client, each on a connection of its own. */
-  readAhead?: number | undefined;
+  readAhead: number;
 }
 
 /** The CSV columns before the custom fields: those an import reads. */
@@ -90,12 +88,11 @@ async function* readAll<T>(
  * size. A file is not a snapshot: each batch shows its members as they are when it is read, and
  * members created after the export began are left out.
  */
-export function createMemberExport({ store, exports, batchSize = 32_768, readAhead = 2 }: MemberExportDeps) {
+export function createMemberExport({ store, exports, batchSize, readAhead }: MemberExportDeps) {
   async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
     const found = new Set<string>();
-    // Collected over the batches' ranges: over ranges eight times as large, PostgreSQL chose to
-    // read the whole table for each (a parallel sequential scan), and a warm 1,000,000-member
-    // export took 1.4 s instead of 1.25 s.
+    // Collected over the batches' ranges: over much larger ranges PostgreSQL chose to read the
+    // whole table for each (a parallel sequential scan).
     const keyRanges = rangesOf(segments, batchSize, true);
     for await (const keys of readAll(keyRanges, readAhead, (range) => exports.fieldKeys(store.db, selection, range))) {
       for (const key of keys) found.add(key);

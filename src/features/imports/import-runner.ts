@@ -9,16 +9,6 @@ import { readHeader } from "./import-columns.ts";
 import { CsvReadError, type FileRow, readCsv } from "./import-reader.ts";
 import { type ClaimedImport, type ImportRepo, type Lease, MissingPartError } from "./import-repo.ts";
 
-/**
- * Rows per chunk unless IMPORT_CHUNK_ROWS says otherwise: each chunk is one transaction, and the
- * unit a job resumes from. On PostgreSQL a chunk's fixed costs (its round trips, its commit, the
- * relay's pass after it) are shared by more rows in larger chunks: 200,000 new members took
- * 16.9 s in chunks of 5,000 and 15.7 s in chunks of 10,000. The embedded store has no round
- * trips to share: there chunks of 10,000 were no faster, and its memory peak was 20 MB higher.
- * Memory grows with the chunk, and so does the time other writes of the workspace wait for its
- * member lock.
- */
-export const CHUNK_ROWS = { postgres: 10_000, embedded: 5_000 } as const;
 /** How often queued jobs are looked for besides being poked (a job queued by another process). */
 const POLL_MS = 1_000;
 const SWEEP_MS = 60_000;
@@ -33,7 +23,7 @@ export interface ImportRunnerDeps {
   leaseMs: number;
   /** No other process can use the store (the embedded one): leases left at start are a dead process's. */
   soleProcess?: boolean;
-  /** Rows per chunk (IMPORT_CHUNK_ROWS, else CHUNK_ROWS of the store's kind). */
+  /** Rows per chunk: each chunk is one transaction, and the unit a job resumes from. */
   chunkRows: number;
   onError: (error: unknown) => void;
 }

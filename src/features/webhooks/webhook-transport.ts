@@ -2,11 +2,12 @@ import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import type { Resolve } from "../../config/settings.ts";
 import { BadRequestError } from "../../domain/errors.ts";
 import { isPublicAddress } from "./webhook-rules.ts";
 
 /** Resolves a host name to every address it has (DNS, /etc/hosts). */
-export type Resolve = (hostname: string) => Promise<string[]>;
+export type { Resolve };
 
 export const resolveAll: Resolve = async (hostname) =>
   (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlQuery } from "@prisma/driver-adapter-utils";
-import { STORE_DEFAULTS } from "../../config/defaults.ts";
+import { DEFAULTS } from "../../config/defaults.ts";
 import { trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
@@ -79,11 +79,14 @@ const MAX_ATTEMPTS = 5;
 
 /** Opens the store and brings its schema up to date before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const settings: Settings = { ...STORE_DEFAULTS, ...definedOnly(options) };
+  // No dataDir default here: a store opened without one (tests) lives in memory.
+  const { dataDir: _, ...limits } = DEFAULTS.database;
+  const settings: Settings = { ...limits, ...definedOnly(options) };
   return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
 }
 
-type Settings = StoreOptions & { [K in keyof typeof STORE_DEFAULTS]: number };
+type Limits = "poolSize" | "readPoolSize" | "statementTimeoutMs" | "readTimeoutMs" | "connectTimeoutMs" | "queueLimit";
+type Settings = StoreOptions & Required<Pick<StoreOptions, Limits | "preparedStatements">>;
 
 async function openPostgres(databaseUrl: string, settings: Settings): Promise<Store> {
   const { connectTimeoutMs, statementTimeoutMs } = settings;

@@ -1,12 +1,31 @@
 import type { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import Negotiator from "negotiator";
-import type { ExportFormat } from "../../features/exports/export-service.ts";
+
+/** The file formats a member listing can answer besides its JSON page. */
+export type FileFormat = "csv" | "ndjson";
+
+/**
+ * Every member of a listing as a file: what a listing operation's handler is given by the
+ * composition root (the exports feature's open()). The query holds only what the client sent.
+ */
+export type OpenMemberFile = (
+  workspaceId: string,
+  format: FileFormat,
+  query: {
+    audienceId?: string | undefined;
+    search?: string | undefined;
+    sortDirection?: "ASC" | "DESC" | undefined;
+    limit?: number | undefined;
+    after?: string | undefined;
+    before?: string | undefined;
+  },
+) => Promise<Readable>;
 
 /** What a member listing can answer, JSON first: it is what no Accept, or * / *, gets. */
 const OFFERED = ["application/json", "text/csv", "application/x-ndjson"];
 
-const FILES: Record<ExportFormat, { type: string; extension: string }> = {
+const FILES: Record<FileFormat, { type: string; extension: string }> = {
   csv: { type: "text/csv; charset=utf-8", extension: "csv" },
   ndjson: { type: "application/x-ndjson", extension: "ndjson" },
 };
@@ -16,7 +35,7 @@ const FILES: Record<ExportFormat, { type: string; extension: string }> = {
  * JSON page: also when Accept names none of the offered types. The answer depends on Accept,
  * which caches are told.
  */
-export function fileFormat(request: FastifyRequest, reply: FastifyReply): ExportFormat | undefined {
+export function fileFormat(request: FastifyRequest, reply: FastifyReply): FileFormat | undefined {
   reply.header("vary", "Accept");
   const chosen = new Negotiator(request).mediaType(OFFERED);
   if (chosen === "text/csv") return "csv";
@@ -35,7 +54,7 @@ export function sentQuery<Q extends object>(request: { url: string; query: Q }):
 }
 
 /** Answers with the file, to be saved as `name` with the format's extension. */
-export function sendFile(reply: FastifyReply, format: ExportFormat, name: string, file: Readable): Readable {
+export function sendFile(reply: FastifyReply, format: FileFormat, name: string, file: Readable): Readable {
   const { type, extension } = FILES[format];
   reply.type(type).header("content-disposition", `attachment; filename="${name}.${extension}"`);
   return file;
