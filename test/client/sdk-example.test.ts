@@ -3,11 +3,11 @@ import { describe, expect } from "vitest";
 import { it } from "../support/fixture.ts";
 import { REPO_ROOT, runExample } from "./sdk-support.ts";
 
-describe("the README's SDK example", () => {
+describe("the SDK example of docs/sdk.md", () => {
   it("is src/client/example.ts, word for word", () => {
-    const readme = readFileSync(`${REPO_ROOT}README.md`, "utf8");
+    const guide = readFileSync(`${REPO_ROOT}docs/sdk.md`, "utf8");
     const example = readFileSync(`${REPO_ROOT}src/client/example.ts`, "utf8");
-    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
+    expect(guide).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 
   it("runs against the service, and again: the second run finds the audience the first created", async ({

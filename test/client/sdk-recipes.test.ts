@@ -1,4 +1,4 @@
-// The README's sync recipe and webhook receiver, run as a consumer would run them.
+// The sync recipe (docs/events.md) and the webhook receiver (docs/webhooks.md), run as a consumer would run them.
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { describe, expect } from "vitest";
@@ -14,11 +14,12 @@ const freePort = () =>
     });
   });
 
-describe("the README's event examples", () => {
+describe("the event guides' examples", () => {
   it("are src/client/sync-example.ts and receiver-example.ts, word for word", () => {
-    const readme = readFileSync(`${REPO_ROOT}README.md`, "utf8");
-    for (const file of ["sync-example.ts", "receiver-example.ts"]) {
-      expect(readme).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}src/client/${file}`, "utf8")}\`\`\``);
+    const guides = { "sync-example.ts": "docs/events.md", "receiver-example.ts": "docs/webhooks.md" };
+    for (const [file, guide] of Object.entries(guides)) {
+      const text = readFileSync(`${REPO_ROOT}${guide}`, "utf8");
+      expect(text).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}src/client/${file}`, "utf8")}\`\`\``);
     }
   });
 

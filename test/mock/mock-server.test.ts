@@ -52,7 +52,7 @@ describe("npm run mock", () => {
     });
   });
 
-  it("runs the README's SDK example unchanged, answering the contract's examples", async () => {
+  it("runs the SDK example of docs/sdk.md unchanged, answering the contract's examples", async () => {
     const lines = await runExample({
       API_URL: exported.API_URL ?? "",
       WORKSPACE_ID: exported.WORKSPACE_ID ?? "",
