@@ -1,25 +1,34 @@
 import { defineConfig } from "vitest/config";
 
-// The tests that start server processes, kill them, or stop databases run on their own, one
-// file at a time, after the others: their timings (a kill at a given row, a lease running out)
-// must not compete with other files for the machine's cores. The others run two files at once.
+// Three tiers. "unit": tests of code with fakes, in seconds, without a store (npm run test:unit).
+// "shared": API, store, SDK and contract tests, two files at once; each starts its own server and
+// store (an embedded one loaded from the run's template, or a PostgreSQL database of its own).
+// "alone": tests that start server processes, kill them, or stop databases, one file at a time
+// after the others: their timings (a kill at a given row, a lease running out) must not compete
+// with other files for the machine's cores.
+const UNIT = ["test/unit/**/*.test.ts"];
 const ALONE = ["test/reliability/**/*.test.ts", "test/faults/**/*.test.ts"];
+const STORE_TEMPLATE = ["test/support/embedded-template.ts"];
 
 export default defineConfig({
   test: {
-    // Each API test file starts its own server and store (an embedded one loaded from the run's
-    // template, or a PostgreSQL database of its own): a few seconds on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    globalSetup: ["test/support/embedded-template.ts"],
     projects: [
+      { extends: true, test: { name: "unit", include: UNIT } },
       {
         extends: true,
-        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: ALONE, maxWorkers: 2 },
+        test: {
+          name: "shared",
+          include: ["test/**/*.test.ts"],
+          exclude: [...UNIT, ...ALONE],
+          globalSetup: STORE_TEMPLATE,
+          maxWorkers: 2,
+        },
       },
       {
         extends: true,
-        test: { name: "alone", include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: "alone", include: ALONE, globalSetup: STORE_TEMPLATE, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },

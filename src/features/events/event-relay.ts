@@ -1,8 +1,8 @@
-import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../../domain/events.ts";
 import { newId } from "../../domain/ids.ts";
 import type { Store, Tx } from "../../platform/db/database.ts";
 import { eventsPublished } from "../../platform/metrics.ts";
 import { type ChangeReason, membersOf } from "../membership/member-set.ts";
+import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../membership/outbox-entries.ts";
 import type { EventRepo, OutboxRow, PublishedEvent } from "./event-repo.ts";
 
 export interface EventRelayDeps {

@@ -1,9 +1,9 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { EventType } from "../../domain/events.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes } from "../membership/member-bits-sql.ts";
+import type { EventType } from "../membership/outbox-entries.ts";
 
 type Reader = SqlClient;
 

@@ -1,6 +1,6 @@
-import type { OutboxEntry } from "../../domain/events.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { MemberSet } from "../membership/member-set.ts";
+import type { OutboxEntry } from "../membership/outbox-entries.ts";
 
 /** Member sets of an entry: part 0 entered (or created), part 1 left. */
 const setsOf = (entry: OutboxEntry): MemberSet[] =>

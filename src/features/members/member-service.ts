@@ -1,6 +1,5 @@
 import type { components } from "../../../generated/api.d.ts";
 import { memberNotFound } from "../../domain/errors.ts";
-import { changedKeys } from "../../domain/events.ts";
 import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { foldMember } from "../membership/filter.ts";
@@ -10,6 +9,7 @@ import { type MemberWrites, resolveMemberInputs } from "../membership/member-res
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipRepo } from "../membership/membership-repo.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
+import { changedKeys } from "../membership/outbox-entries.ts";
 
 type Schemas = components["schemas"];
 

@@ -15,7 +15,7 @@ const WORDS_PER_CHUNK = CHUNK_BITS / 64;
 
 /**
  * A chunk's bits as base64 text (bit_send gives its bytes after a 4-byte length): on the embedded
- * store a bytea column costs a query 0.2 ms more to hand over than this text.
+ * store a bytea column costs a query more to hand over than this text.
  */
 export const base64Of = (bits: Prisma.Sql) => Prisma.sql`encode(substring(bit_send(${bits}) FROM 5), 'base64')`;
 

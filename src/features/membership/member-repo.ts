@@ -36,8 +36,7 @@ export const MEMBER_COLUMNS = Prisma.raw(
  * The workspace id as a value the planner cannot see. With its value, the planner estimates the
  * workspace's rows from the statistics, and a workspace created since the last ANALYZE has none:
  * every index starting with workspace_id then looks as cheap as the primary key, and a lookup of
- * 10,000 ids chose the listing index, scanning the whole workspace once per id (30 s at 700,000
- * members). Unseen, the value gets the average estimate, and only the key (workspace_id, id) fits.
+ * many ids chose the listing index, scanning the whole workspace once per id. Unseen, the value gets the average estimate, and only the key (workspace_id, id) fits.
  */
 export const hidden = (workspaceId: string) => Prisma.sql`(SELECT ${workspaceId}::text)`;
 

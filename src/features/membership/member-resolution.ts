@@ -1,4 +1,3 @@
-import { changedKeys, type OutboxEntry } from "../../domain/events.ts";
 import { newId } from "../../domain/ids.ts";
 import {
   type MemberInput,
@@ -10,6 +9,7 @@ import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
 import { memberSetOf } from "./member-set.ts";
+import { changedKeys, type OutboxEntry } from "./outbox-entries.ts";
 
 export type MemberWrites = Pick<MemberRepo, "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails">;
 

@@ -1,4 +1,3 @@
-import type { OutboxEntry } from "../../domain/events.ts";
 import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import { type Filter, matches } from "./filter.ts";
@@ -6,6 +5,7 @@ import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
+import type { OutboxEntry } from "./outbox-entries.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
 /** Where writes record their events: the outbox (see services/index.ts), a fake in unit tests. */

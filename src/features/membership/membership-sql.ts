@@ -110,8 +110,8 @@ export const readsByKey = (chunks: number) => chunks <= 4;
  * is none. `byKey` probes one chunk row per row: through the primary key, or through the index by
  * chunk number, which ends with the audience so that it is as exact (without statistics the
  * planner may take either; test/store/chunk-probe-plan.test.ts). Otherwise the planner, which has no
- * statistics for these rows, hashes every chunk of that kind in the workspace: 5 ms at a million
- * members and 100 rule audiences, for a write that touches one chunk of a few audiences. OFFSET
+ * statistics for these rows, hashes every chunk of that kind in the workspace, for a write that
+ * touches one chunk of a few audiences. OFFSET
  * 0 keeps it from flattening the probe back into that join.
  */
 export function joinChunk(

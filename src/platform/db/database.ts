@@ -102,7 +102,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
   // does not answer at all. That timeout is set in each transaction, with its BEGIN, not per
   // connection: PgBouncer in transaction mode would carry a session setting over to other
   // clients, and refuses startup parameters. JIT compilation costs bulk writes more than it
-  // saves (100–300 ms past jit_above_cost).
+  // saves.
   const writes = createPool({
     connectionString: databaseUrl,
     max: settings.poolSize,

@@ -9,10 +9,10 @@
 import type { PGliteOptions } from "@electric-sql/pglite";
 
 const SETTINGS = {
-  // Allocated and zeroed in full at start: at 128MB (initdb's choice) it was 130 of the 300 MB that
-  // PGlite took to open an existing store. A miss is a read from the page cache, not the disk.
+  // Allocated and zeroed in full at start: initdb's choice was most of the memory PGlite took to
+  // open an existing store. A miss is a read from the page cache, not the disk.
   shared_buffers: "16MB",
-  // One connection. Every slot costs shared memory (locks, snapshots): 100 slots took ~7 MB.
+  // One connection. Every slot costs shared memory (locks, snapshots).
   max_connections: "5",
   // Index builds (a migration over a large table) beyond this sort on disk, instead of growing the
   // heap for good by PostgreSQL's 64MB.

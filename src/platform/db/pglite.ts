@@ -33,8 +33,8 @@ const INITDB_SCRIPT = join(PROJECT_ROOT, "src", "platform", "db", "pglite-initdb
 /**
  * Makes a new database at dataPath unless it holds one, in a process of its own. PGlite's initdb
  * runs a second PostgreSQL beside the first, each in a WebAssembly memory of at least 128 MB that
- * never shrinks: a server that made its data directory itself peaked at 685 MB and idled at
- * 279 MB afterwards, against about 230 MB for one that opens an existing directory. The database
+ * never shrinks: a server that made its data directory itself would keep that memory for good.
+ * The database
  * is made beside dataPath and renamed into place once whole, so that a creation cut short
  * leaves nothing that looks like a database.
  */

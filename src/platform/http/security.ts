@@ -1,7 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { ForbiddenError, UnauthorizedError } from "../../domain/errors.ts";
-import type { AuthService } from "../../features/admin/auth-service.ts";
 
 /** The bearer token of the request, if it sent one. */
 export function bearerToken(request: FastifyRequest): string | undefined {
@@ -17,7 +16,19 @@ export function sendsToken(request: FastifyRequest, expected: Buffer): boolean {
 }
 
 /** Handlers for the contract's security schemes, by scheme name (fastify-openapi-glue calls them). */
-export function createSecurityHandlers({ auth, adminToken }: { auth: AuthService; adminToken?: string | undefined }) {
+/** Who a valid API key belongs to. */
+export interface Principal {
+  workspaceId: string;
+  keyId: string;
+}
+
+export interface SecurityDeps {
+  /** The principal of a workspace API key; throws UnauthorizedError for a missing or bad one. */
+  auth: { authenticate(token: string | undefined): Promise<Principal> };
+  adminToken?: string | undefined;
+}
+
+export function createSecurityHandlers({ auth, adminToken }: SecurityDeps) {
   const expected = adminToken === undefined ? undefined : Buffer.from(adminToken);
   return {
     /** A workspace API key, valid for the workspace in the path only. */

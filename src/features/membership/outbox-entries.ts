@@ -1,6 +1,6 @@
-import type { components } from "../../generated/api.d.ts";
-import type { ChangeReason, MemberSet } from "../features/membership/member-set.ts";
-import { type MemberData, NAMED_FIELDS } from "./member-merge.ts";
+import type { components } from "../../../generated/api.d.ts";
+import { type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
+import type { ChangeReason, MemberSet } from "./member-set.ts";
 
 export type EventType = components["schemas"]["EventType"];
 export type Event = components["schemas"]["Event"];
