@@ -28,7 +28,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "alone", include: ALONE, globalSetup: STORE_TEMPLATE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: {
+          name: "alone",
+          include: ALONE,
+          globalSetup: STORE_TEMPLATE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },
