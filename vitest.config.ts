@@ -15,7 +15,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [
-      { extends: true, test: { name: "unit", include: UNIT } },
+      { extends: true, test: { name: "unit", include: UNIT, maxWorkers: 2 } },
       {
         extends: true,
         test: {
