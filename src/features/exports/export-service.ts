@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import type { operations } from "../../../generated/api.d.ts";
 import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
@@ -7,17 +8,11 @@ import type { MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 
-/** The query of a file request, holding only what the client sent (a page's defaults do not apply). */
-export interface MemberExportQuery {
-  audienceId?: string | undefined;
-  search?: string | undefined;
-  /** Absent: oldest first. */
-  sortDirection?: "ASC" | "DESC" | undefined;
-  /** A file holds every member: these page a listing and are refused. */
-  limit?: number | undefined;
-  after?: string | undefined;
-  before?: string | undefined;
-}
+/**
+ * The query of a file request, holding only what the client sent (a page's defaults do not apply):
+ * absent sortDirection is oldest first; limit, after and before page a listing and are refused.
+ */
+export type MemberExportQuery = Partial<NonNullable<operations["listMembers"]["parameters"]["query"]>>;
 
 export interface MemberExportDeps {
   store: Pick<Store, "db">;

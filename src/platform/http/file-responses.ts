@@ -1,6 +1,10 @@
 import type { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import Negotiator from "negotiator";
+import type { operations } from "../../../generated/api.d.ts";
+
+/** What a client sent of a member listing's query (listMembers' parameters; audienceId for an audience's). */
+export type MemberFileQuery = Partial<NonNullable<operations["listMembers"]["parameters"]["query"]>>;
 
 /** The file formats a member listing can answer besides its JSON page. */
 export type FileFormat = "csv" | "ndjson";
@@ -9,18 +13,7 @@ export type FileFormat = "csv" | "ndjson";
  * Every member of a listing as a file: what a listing operation's handler is given by the
  * composition root (the exports feature's open()). The query holds only what the client sent.
  */
-export type OpenMemberFile = (
-  workspaceId: string,
-  format: FileFormat,
-  query: {
-    audienceId?: string | undefined;
-    search?: string | undefined;
-    sortDirection?: "ASC" | "DESC" | undefined;
-    limit?: number | undefined;
-    after?: string | undefined;
-    before?: string | undefined;
-  },
-) => Promise<Readable>;
+export type OpenMemberFile = (workspaceId: string, format: FileFormat, query: MemberFileQuery) => Promise<Readable>;
 
 /** What a member listing can answer, JSON first: it is what no Accept, or * / *, gets. */
 const OFFERED = ["application/json", "text/csv", "application/x-ndjson"];
