@@ -18,10 +18,13 @@ import { formatTable } from "./bench/report.ts";
 import { buildCommit, machine, readResults, toLines } from "./bench/results.ts";
 import { plan, type Recorded, runScenarios } from "./bench/runner.ts";
 import { openSession } from "./bench/session.ts";
-import { cleanUp, log, openStores } from "./bench/stores.ts";
+import { cleanUp, log, openStores, type Stores } from "./bench/stores.ts";
 
-/** The options as given, for the results: how to run the same again. */
-const ARGS = process.argv.slice(2).join(" ");
+/** The options as given, for the results: how to run the same again (wherever it writes). */
+const ARGS = process.argv
+  .slice(2)
+  .filter((arg, i, all) => !arg.startsWith("--out") && all[i - 1] !== "--out")
+  .join(" ");
 
 async function main(): Promise<number> {
   const opts = parseOptions(process.argv.slice(2), process.env, SCENARIO_NAMES);
@@ -44,10 +47,10 @@ async function main(): Promise<number> {
   try {
     await runScenarios(planned, ctx, resources, recorded);
   } catch (error) {
-    if (recorded.length > 0) await report(opts, recorded, stores.describe, started, loadAtStart);
+    if (recorded.length > 0) await report(opts, recorded, stores, started, loadAtStart);
     throw error;
   }
-  await report(opts, recorded, stores.describe, started, loadAtStart);
+  await report(opts, recorded, stores, started, loadAtStart);
   return 0;
 }
 
@@ -55,7 +58,7 @@ async function main(): Promise<number> {
 async function report(
   opts: BenchOptions,
   recorded: Recorded[],
-  describe: string,
+  { describe, settings }: Stores,
   started: Date,
   loadAtStart: number,
 ): Promise<void> {
@@ -69,7 +72,7 @@ async function report(
     commit: buildCommit(),
     run: {
       started_at: started.toISOString(),
-      describe,
+      describe: settings,
       args: ARGS,
       seconds,
       load_start: Number(loadAtStart.toFixed(1)),

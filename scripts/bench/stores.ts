@@ -34,6 +34,8 @@ export interface Stores {
   /** Brings both stores' planner statistics up to date; serviceUrl is the service's address now. */
   analyze(serviceUrl: string): Promise<void>;
   describe: string;
+  /** The same without this run's names and paths: for the results, and the docs rendered from them. */
+  settings: string;
 }
 
 export async function openStores(opts: BenchOptions): Promise<Stores> {
@@ -76,6 +78,7 @@ export async function openStores(opts: BenchOptions): Promise<Stores> {
         await Promise.all([raw?.query("ANALYZE"), service.query("ANALYZE")]);
       },
       describe: `PostgreSQL ${version?.v} (${version?.settings}; databases ${name}, ${name}_raw)`,
+      settings: `PostgreSQL ${version?.v} (${version?.settings})`,
     };
   }
   const dir = await mkdtemp(join(os.tmpdir(), "audience-bench-"));
@@ -97,5 +100,6 @@ export async function openStores(opts: BenchOptions): Promise<Stores> {
       await statisticsChecked(serviceUrl, 2);
     },
     describe: `embedded PGlite (server DATA_DIR ${join(dir, "service")}, raw baseline in-process)`,
+    settings: "embedded PGlite (the server in a temporary DATA_DIR, the raw baseline in-process)",
   };
 }
