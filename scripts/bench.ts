@@ -10,7 +10,7 @@
 //   npm run bench -- --markdown FILE…
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
-import { renderRegistry, renderResults } from "./bench/markdown.ts";
+import { renderHeadline, renderRegistry, renderResults } from "./bench/markdown.ts";
 import { type BenchOptions, parseOptions } from "./bench/options.ts";
 import { SCENARIO_NAMES } from "./bench/registry.ts";
 import type { ResultLine } from "./bench/report.ts";
@@ -33,7 +33,8 @@ async function main(): Promise<number> {
     return 0;
   }
   if (opts.markdown.length > 0) {
-    process.stdout.write(`${renderResults(await readResults(opts.markdown))}\n`);
+    const lines = await readResults(opts.markdown);
+    process.stdout.write(`${opts.headline ? renderHeadline(lines) : renderResults(lines)}\n`);
     return 0;
   }
   const planned = plan(opts);

@@ -66,6 +66,43 @@ export function renderResults(lines: ResultLine[]): string {
     .join("\n\n");
 }
 
+/** The rows a summary (the README's) shows: one per kind of work. */
+const HEADLINE = [
+  "bulk_add_new_ids",
+  "page_depth_0",
+  "get_audience_throughput",
+  "import_csv_new",
+  "mixed_load",
+  "webhook_throughput",
+  "server_peak_rss",
+];
+
+/** One table of the headline rows, a column per run (e.g. PostgreSQL and the embedded store). */
+export function renderHeadline(lines: ResultLine[]): string {
+  const runs = byRun(lines);
+  const header = [
+    "scenario",
+    ...runs.map((run) => {
+      const first = run[0] as ResultLine;
+      return `${first.store === "postgres" ? "PostgreSQL" : "embedded"} (ratio, result)`;
+    }),
+    "target",
+  ];
+  const body = HEADLINE.flatMap((metric) => {
+    const found = runs.map((run) => run.find((l) => l.metric === metric));
+    const any = found.find((l) => l !== undefined);
+    if (!any) return [];
+    const shown = found.map((l) => {
+      if (!l) return "–";
+      const [, service, , ratio, , result] = cells(l);
+      return `${service} (${ratio}, ${result})`;
+    });
+    const targets = [...new Set(found.map((l) => l?.target).filter(Boolean))];
+    return [[any.label, ...shown, targets.join(" / ")]];
+  });
+  return table(header, body);
+}
+
 /** The registry: the scenarios in their order, the set-ups they need, and the table of targets. */
 export function renderRegistry(): string {
   const scenarios = SCENARIOS.map((s) => [

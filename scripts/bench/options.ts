@@ -32,8 +32,9 @@ export interface BenchOptions {
   out?: string | undefined;
   /** Print the registry (scenarios, set-ups, targets) instead of running. */
   list: boolean;
-  /** Render these result files as markdown instead of running. */
+  /** Render these result files as markdown instead of running; only the headline rows. */
   markdown: string[];
+  headline: boolean;
 }
 
 const usage = (names: readonly string[]) => `Usage: npm run bench -- [options]
@@ -69,6 +70,7 @@ Options:
   --out=FILE           also write the result lines (JSON, one per measured row) to FILE
   --markdown FILE…     render result lines (a --out file, or a run's whole output) as the
                        markdown tables of docs/performance.md, instead of running
+  --headline           with --markdown: one table of the headline rows, a column per run
   --help               this text
 `;
 
@@ -94,6 +96,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
       out: { type: "string" },
       list: { type: "boolean", default: false },
       markdown: { type: "boolean", default: false },
+      headline: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -144,6 +147,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
     out: values.out,
     list: values.list,
     markdown: values.markdown ? positionals : [],
+    headline: values.headline,
   };
 }
 
