@@ -98,7 +98,8 @@ export function renderHeadline(lines: ResultLine[]): string {
       return `${service} (${ratio}, ${result})`;
     });
     const targets = [...new Set(found.map((l) => l?.target).filter(Boolean))];
-    return [[any.label, ...shown, targets.join(" / ")]];
+    // Without the figures a label carries in parentheses: they are one run's, and the row shows several.
+    return [[any.label.replace(/\s*\([^()]*\d[^()]*\)/g, ""), ...shown, targets.join(" / ")]];
   });
   return table(header, body);
 }

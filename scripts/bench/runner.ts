@@ -3,6 +3,7 @@
 import type { BenchOptions } from "./options.ts";
 import { type Made, type Need, SCENARIOS, type Scenario, type Setups } from "./registry.ts";
 import type { ResultRow } from "./report.ts";
+import type { Context } from "./scenarios/scenario-context.ts";
 import type { Resources } from "./session.ts";
 
 export interface Plan {
@@ -54,7 +55,7 @@ export interface Recorded {
  */
 export async function runScenarios(
   planned: Plan,
-  ctx: { rows: ResultRow[] } & Parameters<Scenario["run"]>[0],
+  ctx: Context,
   resources: Resources,
   recorded: Recorded[],
 ): Promise<void> {
