@@ -9,7 +9,7 @@ import { memoryRows, RssSampler } from "./process-memory.ts";
 import { buildService, type ServiceProcess, startService } from "./processes.ts";
 import { openPgliteRaw, openPgRaw } from "./raw.ts";
 import { startReceiver } from "./receiver.ts";
-import type { Need, Setups } from "./registry.ts";
+import type { Made, Need, Setups } from "./registry.ts";
 import type { Context } from "./scenarios/scenario-context.ts";
 import { cleanups, log, type Stores } from "./stores.ts";
 
@@ -18,7 +18,7 @@ interface Resource<T> {
   acquire(): Promise<T | undefined>;
   release?(): Promise<void>;
 }
-export type Resources = { [N in Exclude<Need, "bigAudience" | "dataAudience" | "bareRoute">]: Resource<Setups[N]> };
+export type Resources = { [N in Exclude<Need, Made>]: Resource<Setups[N]> };
 
 export interface Session {
   ctx: Context;
