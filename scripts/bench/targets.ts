@@ -112,7 +112,6 @@ export interface Judgement {
 
 /** What a target looks at in a row (report.ts's ResultRow). */
 interface Judged {
-  metric: string;
   unit: string;
   value: number;
   ratio: number | null;
@@ -125,10 +124,14 @@ interface Judged {
 export function judge(row: Judged, store: Store): Judgement {
   if (!row.target) return { target: "(info)", targetKey: null, targetKind: null, pass: null };
   const bounds = boundsOf(row.target, store);
+  // A bound in another unit than the row's value cannot be judged: shown, and counted a miss
+  // (not thrown: the run's measurements would be lost with its report).
+  const mismatch = bounds.find((b) => b.kind === "absolute" && b.figure === "value" && b.unit !== row.unit);
+  if (mismatch) {
+    const target = `${targetText(bounds)} (the row is in ${row.unit}, not ${mismatch.unit})`;
+    return { target, targetKey: row.target, targetKind: kindOf(bounds), pass: false };
+  }
   const pass = bounds.every((bound) => {
-    if (bound.kind === "absolute" && bound.figure === "value" && bound.unit !== row.unit) {
-      throw new Error(`target ${row.target}: bound in ${bound.unit}, row ${row.metric} in ${row.unit}`);
-    }
     const figure =
       bound.kind === "ratio"
         ? row.ratio
