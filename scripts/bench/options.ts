@@ -25,28 +25,19 @@ export interface BenchOptions {
   keep: boolean;
   /** Every loop gives up after this many minutes in all. */
   maxMinutes: number;
-  /** Scenario groups left out (the bulk add always runs: the others build on it). */
-  skip: Set<SkippableGroup>;
+  /** Scenarios left out, and (when not empty) the only ones selected: names of registry.ts. */
+  skip: Set<string>;
+  only: Set<string>;
+  /** Also write the run's result lines (JSON) to this file. */
+  out?: string | undefined;
+  /** Print the registry (scenarios, set-ups, targets) instead of running. */
+  list: boolean;
+  /** Render these result files as markdown instead of running; only the headline rows. */
+  markdown: string[];
+  headline: boolean;
 }
 
-const SKIPPABLE = [
-  "pages",
-  "throughput",
-  "data",
-  "export",
-  "merge",
-  "rules",
-  "updates",
-  "feed",
-  "audiences",
-  "search",
-  "mixed",
-  "webhooks",
-  "import",
-] as const;
-type SkippableGroup = (typeof SKIPPABLE)[number];
-
-const USAGE = `Usage: npm run bench -- [options]
+const usage = (names: readonly string[]) => `Usage: npm run bench -- [options]
 
   PostgreSQL: DATABASE_URL=postgresql://user@127.0.0.1:5432/db npm run bench
               (a server on this machine: creates bench_<random> and bench_<random>_raw there,
@@ -71,14 +62,21 @@ Options:
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
   --max-minutes=M      give up after M minutes (default 60, --quick 5)
-  --skip=a,b           leave out scenario groups: pages, throughput, data, export, merge, rules, updates, feed,
-                       audiences, search, mixed, webhooks, import
-                       (e.g. to keep a database for EXPLAIN ANALYZE quickly)
+  --skip=a,b           leave out scenarios (e.g. to keep a database for EXPLAIN ANALYZE quickly); one of
+                       ${names.join(", ")}
+                       (a scenario needing what a left-out one makes is left out too)
+  --only=a,b           run only these scenarios, and those making what they need
+  --list               the scenarios, what each needs, and the table of targets
+  --out=FILE           also write the result lines (JSON, one per measured row) to FILE
+  --markdown FILE…     render result lines (a --out file, or a run's whole output) as the
+                       markdown tables of docs/performance.md, instead of running
+  --headline           with --markdown: one table of the headline rows, a column per run
   --help               this text
 `;
 
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
-  const { values } = parseArgs({
+/** `names`: the registry's scenarios, for --skip and --only. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: readonly string[]): BenchOptions {
+  const { values, positionals } = parseArgs({
     args: argv,
     options: {
       quick: { type: "boolean", default: false },
@@ -94,15 +92,22 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       keep: { type: "boolean", default: false },
       "max-minutes": { type: "string" },
       skip: { type: "string" },
+      only: { type: "string" },
+      out: { type: "string" },
+      list: { type: "boolean", default: false },
+      markdown: { type: "boolean", default: false },
+      headline: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
     allowNegative: true,
+    allowPositionals: true,
   });
   if (values.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(usage(names));
     process.exit(0);
   }
+  if (positionals.length > 0 && !values.markdown) throw new Error(`unexpected arguments: ${positionals.join(" ")}`);
   const quick = values.quick;
   const int = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
     if (raw === undefined) return fallback;
@@ -116,9 +121,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const dataSize = Math.ceil(int("data-size", values["data-size"], size / 5, 2, 9_000_000) / batch) * batch;
   const store = values.embedded ? "embedded" : "postgres";
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (store === "postgres" && !databaseUrl) {
-    throw new Error(`Set DATABASE_URL to benchmark PostgreSQL, or pass --embedded.\n\n${USAGE}`);
+  const running = !values.list && !values.markdown;
+  if (running && store === "postgres" && !databaseUrl) {
+    throw new Error(`Set DATABASE_URL to benchmark PostgreSQL, or pass --embedded.\n\n${usage(names)}`);
   }
+  if (values.markdown && positionals.length === 0) throw new Error("--markdown: name the result files (- for stdin)");
   return {
     store,
     databaseUrl: store === "postgres" ? databaseUrl : undefined,
@@ -135,16 +142,19 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     cpuProfDir: values["cpu-prof"],
     keep: values.keep,
     maxMinutes: int("max-minutes", values["max-minutes"], quick ? 5 : 60, 1, 24 * 60),
-    skip: parseSkip(values.skip),
+    skip: scenarioNames("skip", values.skip, names),
+    only: scenarioNames("only", values.only, names),
+    out: values.out,
+    list: values.list,
+    markdown: values.markdown ? positionals : [],
+    headline: values.headline,
   };
 }
 
-function parseSkip(raw: string | undefined): Set<SkippableGroup> {
-  const groups = (raw ?? "").split(",").filter(Boolean);
-  for (const group of groups) {
-    if (!(SKIPPABLE as readonly string[]).includes(group)) {
-      throw new Error(`--skip: unknown group ${group}; one of ${SKIPPABLE.join(", ")}`);
-    }
+function scenarioNames(option: string, raw: string | undefined, names: readonly string[]): Set<string> {
+  const given = (raw ?? "").split(",").filter(Boolean);
+  for (const name of given) {
+    if (!names.includes(name)) throw new Error(`--${option}: unknown scenario ${name}; one of ${names.join(", ")}`);
   }
-  return new Set(groups as SkippableGroup[]);
+  return new Set(given);
 }

@@ -48,6 +48,8 @@ export async function startReceiver({ hang = false } = {}) {
   };
 }
 
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
 /** The machine's own limit: a bare client POSTing to the receiver with `concurrency` requests in flight. */
 export async function bareDeliveries(url: string, count: number, concurrency: number): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });

@@ -1,8 +1,10 @@
 import { round } from "./stats.ts";
+import type { TargetKey } from "./targets.ts";
 
-/** One line of the results: a figure of the service beside its raw baseline and target. */
+/** One measured row of a scenario: a figure of the service beside its raw baseline. */
 export interface ResultRow {
-  scenario: string;
+  /** What was measured, stable between runs (page_depth_0, mixed_load, …). */
+  metric: string;
   /** Human label for the table. */
   label: string;
   unit: string;
@@ -12,18 +14,66 @@ export interface ResultRow {
   baselineLabel: string;
   /** value / baseline, when a ratio means something. */
   ratio: number | null;
-  target: string;
-  /** null: informational. */
-  pass: boolean | null;
+  /** Its target in the table of targets.ts; none: informational. */
+  target?: TargetKey | undefined;
   medianMs?: number | undefined;
   p99Ms?: number | undefined;
   throughput?: number | undefined;
   baselineMedianMs?: number | undefined;
   baselineP99Ms?: number | undefined;
+  /** Failed requests, for targets that allow none. */
+  errors?: number | undefined;
   serverPeakRssMb?: number | undefined;
   serverCpuS?: number | undefined;
   wallS?: number | undefined;
   note?: string | undefined;
+}
+
+/** One line of a run's results (JSON lines, see results.ts): a judged row, with its run. */
+export interface ResultLine {
+  /** The registry's scenario the row comes from (scenarios.ts). */
+  scenario: string;
+  metric: string;
+  label: string;
+  value: number | null;
+  unit: string;
+  baseline: number | null;
+  baseline_kind: string | null;
+  ratio: number | null;
+  target: string;
+  target_key: string | null;
+  target_kind: string | null;
+  pass: boolean | null;
+  result: "PASS" | "MISS" | "info";
+  median_ms: number | null;
+  p99_ms: number | null;
+  throughput: number | null;
+  baseline_median_ms: number | null;
+  baseline_p99_ms: number | null;
+  errors: number | null;
+  server_peak_rss_mb: number | null;
+  server_cpu_s: number | null;
+  wall_s: number | null;
+  note?: string;
+  store: "postgres" | "embedded";
+  size: number;
+  batch: number;
+  quick: boolean;
+  commit: string | null;
+  run: RunInfo;
+}
+
+/** What every line of a run repeats: the build, the machine, its raw limits in this run. */
+export interface RunInfo {
+  started_at: string;
+  describe: string;
+  args: string;
+  seconds: number;
+  load_start: number;
+  load_end: number;
+  machine: { cpus: number; cpu: string; mem_gib: number; node: string };
+  /** How fast this machine was in this run: the baselines runs are compared by. */
+  raw_limits: Record<string, number | null>;
 }
 
 const show = (x: number | null | undefined, unit = "") => {
@@ -31,46 +81,30 @@ const show = (x: number | null | undefined, unit = "") => {
   return r === null ? "–" : `${r.toLocaleString("en-US")}${unit ? ` ${unit}` : ""}`;
 };
 
-export function formatTable(rows: ResultRow[], title: string): string {
-  const header = ["scenario", "service", "raw baseline", "ratio", "target", "result"];
-  const body = rows.map((row) => [
-    row.label,
-    show(row.value, row.unit),
-    row.baseline === null ? "–" : `${show(row.baseline, row.unit)} (${row.baselineLabel})`,
-    row.ratio === null ? "–" : `${round(row.ratio)}×`,
-    row.target,
-    row.pass === null ? "info" : row.pass ? "PASS" : "MISS",
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => (cells[i] as string).length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+export const TABLE_HEADER = ["scenario", "service", "raw baseline", "ratio", "target", "result"];
+
+/** A result's cells in the table: the same for the terminal and for the rendered docs. */
+export function cells(line: ResultLine): string[] {
   return [
-    title,
-    line(header),
-    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
-    ...body.map(line),
-    ...rows.filter((row) => row.note).map((row) => `  ${row.label}: ${row.note}`),
-  ].join("\n");
+    line.label,
+    show(line.value, line.unit),
+    line.baseline === null ? "–" : `${show(line.baseline, line.unit)} (${line.baseline_kind})`,
+    line.ratio === null ? "–" : `${line.ratio}×`,
+    line.target,
+    line.result,
+  ];
 }
 
-export function jsonLine(row: ResultRow, context: Record<string, unknown>): string {
-  return JSON.stringify({
-    scenario: row.scenario,
-    ...context,
-    unit: row.unit,
-    value: round(row.value),
-    median_ms: round(row.medianMs),
-    p99_ms: round(row.p99Ms),
-    throughput: round(row.throughput),
-    baseline: round(row.baseline),
-    baseline_kind: row.baselineLabel || null,
-    baseline_median_ms: round(row.baselineMedianMs),
-    baseline_p99_ms: round(row.baselineP99Ms),
-    ratio: round(row.ratio),
-    target: row.target,
-    pass: row.pass,
-    server_peak_rss_mb: round(row.serverPeakRssMb),
-    server_cpu_s: round(row.serverCpuS),
-    wall_s: round(row.wallS),
-    ...(row.note ? { note: row.note } : {}),
-  });
+/** The terminal's table: columns padded to their widest cell. */
+export function formatTable(lines: ResultLine[], title: string): string {
+  const body = lines.map(cells);
+  const widths = TABLE_HEADER.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+  return [
+    title,
+    line(TABLE_HEADER),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...body.map(line),
+    ...lines.filter((l) => l.note).map((l) => `  ${l.label}: ${l.note}`),
+  ].join("\n");
 }

@@ -37,10 +37,9 @@ export async function mergeAudiences(ctx: Context): Promise<void> {
   }
   ctx.rows.push({
     ...rateRow(2 * half, serviceMs, rawMs, {
-      scenario: "bulk_add_existing_ids",
+      metric: "bulk_add_existing_ids",
       label: `bulk add ${thousands(2 * half)} existing members (merge sources)`,
       baselineLabel: "unnest INSERT",
-      target: "(info)",
     }),
     ...fill(),
   });
@@ -68,8 +67,9 @@ export async function mergeAudiences(ctx: Context): Promise<void> {
     throw new Error(`merge: expected ${expected} members, got ${page.body.totalCount}`);
   }
   ctx.rows.push({
-    ...secondsRow(res.ms, rawMergeMs, 3, {
-      scenario: "merge_audiences",
+    ...secondsRow(res.ms, rawMergeMs, {
+      metric: "merge_audiences",
+      target: "merge_audiences",
       label: `merge two ${thousands(half)}-member audiences (50% overlap)`,
       baselineLabel: "one INSERT … SELECT bit_or",
     }),

@@ -16,13 +16,13 @@ const countEndingIn = (size: number, digits: string[]) =>
 export async function ruleChange(ctx: Context): Promise<void> {
   const { size } = ctx.opts;
   const steps = [
-    { scenario: "filter_set", label: "set a rule (none → 50% match)", digits: ["0", "1", "2", "3", "4"] },
-    { scenario: "filter_change", label: "change the rule (30% leave, 30% join)", digits: ["3", "4", "5", "6", "7"] },
+    { metric: "filter_set", label: "set a rule (none → 50% match)", digits: ["0", "1", "2", "3", "4"] },
+    { metric: "filter_change", label: "change the rule (30% leave, 30% join)", digits: ["3", "4", "5", "6", "7"] },
   ];
   const audienceId = await createAudience(ctx, "Bench: by rule");
   for (const step of steps) {
     checkTime(ctx);
-    ctx.log(`${step.scenario}: raw recompute over ${size} members, then PUT …/filter`);
+    ctx.log(`${step.metric}: raw recompute over ${size} members, then PUT …/filter`);
     const rawMs = await timed(() => rawSql.recomputeBySuffix(ctx.raw, ctx.workspaceId, audienceId, step.digits));
     const done = measure(ctx);
     const res = await ctx.api.call<{ memberCount: number }>(
@@ -34,11 +34,12 @@ export async function ruleChange(ctx: Context): Promise<void> {
     const used = done();
     const expected = countEndingIn(size, step.digits);
     if (res.body.memberCount !== expected) {
-      throw new Error(`${step.scenario}: expected ${expected} members, got ${res.body.memberCount}`);
+      throw new Error(`${step.metric}: expected ${expected} members, got ${res.body.memberCount}`);
     }
     ctx.rows.push({
-      ...secondsRow(res.ms, rawMs, 10, {
-        scenario: step.scenario,
+      ...secondsRow(res.ms, rawMs, {
+        metric: step.metric,
+        target: "filter_recompute",
         label: `${step.label}, ${thousands(size)}-member workspace`,
         baselineLabel: "one statement: scan, chunks, upsert",
       }),

@@ -84,12 +84,12 @@ export async function scatteredUpdates(ctx: Context): Promise<void> {
   const stride = Math.floor(size / UPDATED);
   const shapes = [
     {
-      scenario: "update_spread",
+      metric: "update_spread",
       label: "spread over the workspace",
       numbers: (r: number) => range(0, UPDATED, (i) => i * stride + (r % stride)),
     },
     {
-      scenario: "update_consecutive",
+      metric: "update_consecutive",
       label: "consecutive",
       numbers: (r: number) => range(0, UPDATED, (i) => (r * UPDATED + i) % size),
     },
@@ -107,15 +107,14 @@ export async function scatteredUpdates(ctx: Context): Promise<void> {
     const service = summarize(serviceMs);
     const raw = summarize(rawMs);
     ctx.rows.push({
-      scenario: shape.scenario,
+      metric: shape.metric,
       label: `upsert ${thousands(UPDATED)} changed members ${shape.label}, ${RULE_AUDIENCES} rule audiences: p50`,
       unit: "ms",
       value: service.median,
       baseline: raw.median,
       baselineLabel: "UPDATE of the same rows, p50",
       ratio: service.median / raw.median,
-      target: shape.scenario === "update_spread" ? "≤ 5× raw" : "(info)",
-      pass: shape.scenario === "update_spread" ? service.median <= 5 * raw.median : null,
+      target: shape.metric === "update_spread" ? "update_spread" : undefined,
       medianMs: service.median,
       p99Ms: service.p99,
       baselineMedianMs: raw.median,
@@ -135,15 +134,14 @@ export async function scatteredUpdates(ctx: Context): Promise<void> {
   const service = summarize(serviceMs);
   const raw = summarize(rawMs);
   ctx.rows.push({
-    scenario: "patch_member_with_rules",
+    metric: "patch_member_with_rules",
     label: `PATCH one member, ${RULE_AUDIENCES} rule audiences, ${thousands(size)} members: p50 (p99 ${service.p99.toFixed(1)} ms)`,
     unit: "ms",
     value: service.median,
     baseline: raw.median,
     baselineLabel: "UPDATE of the row, p50",
     ratio: service.median / raw.median,
-    target: "p50 ≤ 10 ms",
-    pass: service.median <= 10,
+    target: "patch_member_with_rules",
     medianMs: service.median,
     p99Ms: service.p99,
   });

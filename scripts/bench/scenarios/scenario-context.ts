@@ -29,19 +29,18 @@ export interface Context {
    * statistics: PGlite has no autovacuum).
    */
   analyze(): Promise<void>;
-  /**
-   * Writes rows straight into the service's store (data no API request could make fast enough).
-   * The embedded store belongs to the server's process: it is stopped meanwhile and restarted.
-   */
-  writeServiceStore(write: (db: RawDb) => Promise<void>): Promise<void>;
   /** A client of the service with another key. */
   clientFor(apiKey: string): Client;
-  /**
-   * PostgreSQL only (several server processes share one database): starts another server
-   * process on the service's database, with clients of its own.
-   */
-  startSecondProcess?: (() => Promise<SecondProcess>) | undefined;
 }
+
+/**
+ * Writes rows straight into the service's store (data no API request could make fast enough).
+ * The embedded store belongs to the server's process: it is stopped meanwhile and restarted.
+ */
+export type StoreWriter = (write: (db: RawDb) => Promise<void>) => Promise<void>;
+
+/** PostgreSQL only (several server processes share one database): another server process. */
+export type StartSecondProcess = () => Promise<SecondProcess>;
 
 export interface SecondProcess {
   service: ServiceProcess;
@@ -49,13 +48,18 @@ export interface SecondProcess {
   stop(): Promise<void>;
 }
 
-/** What later scenarios build on: the big audience, and what the bare routes measured. */
-export interface State {
-  everyone?: string;
-  /** The audience of the bulk add with data, in a workspace of its own, and that workspace's key. */
-  withData?: { workspaceId: string; audienceId: string; apiKey: string; members: number };
-  bareRps?: number;
-  bareRssMb?: number;
+/** The audience of the bulk add with data, in a workspace of its own, and that workspace's key. */
+export interface DataAudience {
+  workspaceId: string;
+  audienceId: string;
+  apiKey: string;
+  members: number;
+}
+
+/** What the bare Fastify route measured: the raw HTTP limit, and a bare process's memory. */
+export interface BareRoute {
+  rps: number;
+  rssMb?: number | undefined;
 }
 
 export const ws = (ctx: Context, workspaceId = ctx.workspaceId) => `/v0/workspaces/${workspaceId}`;

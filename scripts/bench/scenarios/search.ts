@@ -1,7 +1,7 @@
 import type { RawDb } from "../raw.ts";
 import { timed } from "../raw.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
-import { type Context, checkTime, measure } from "./scenario-context.ts";
+import { type Context, checkTime, measure, type StoreWriter } from "./scenario-context.ts";
 
 /** The searched values one per line, as the service's members_search_trgm index is built. */
 const SEARCH_TEXT = `(${[
@@ -50,7 +50,7 @@ async function rawSearch(db: RawDb, workspaceId: string, term: string): Promise<
  * Scenario: search= on the workspace's member listing at `size` members, a rare term and a
  * common one, beside the raw query that uses the same trigram index (page and count).
  */
-export async function search(ctx: Context): Promise<void> {
+export async function search(ctx: Context, writeServiceStore: StoreWriter): Promise<void> {
   const count = ctx.opts.size;
   const { body: workspace } = await ctx.admin.call<{ id: string }>(
     "POST",
@@ -63,12 +63,12 @@ export async function search(ctx: Context): Promise<void> {
   ctx.log(`search: writing ${thousands(count)} members with data into both stores`);
   await ctx.raw.query(`INSERT INTO workspaces (workspace_id, name) VALUES ($1, 'bench search')`, [workspace.id]);
   await fillMembers(ctx.raw, workspace.id, count);
-  await ctx.writeServiceStore((db) => fillMembers(db, workspace.id, count));
+  await writeServiceStore((db) => fillMembers(db, workspace.id, count));
   await ctx.analyze();
   const api = ctx.clientFor(key.key);
-  for (const [kind, term, target] of [
-    ["rare", "last12345", 50],
-    ["common", "company1", 150],
+  for (const [kind, term] of [
+    ["rare", "last12345"],
+    ["common", "company1"],
   ] as const) {
     const expected = kind === "rare" ? Math.floor(count / 20_000) : Math.round((count * 111) / 1_000);
     const rawMs: number[] = [];
@@ -93,11 +93,10 @@ export async function search(ctx: Context): Promise<void> {
     }
     ctx.rows.push({
       ...latencyRow(serviceMs, rawMs, {
-        scenario: `search_${kind}`,
-        target: `p50 ≤ ${target} ms`,
+        metric: `search_${kind}`,
+        target: `search_${kind}`,
         label: (p99) =>
           `search a ${kind} term ("${term}") in ${thousands(count)} members, page and totalCount: p50 (p99 ${p99.toFixed(1)} ms)`,
-        pass: (p50) => p50 <= target,
       }),
       ...done(),
     });

@@ -1,0 +1,205 @@
+// The benchmark's scenarios, declared: what each measures, the shared set-ups it needs (made by an
+// earlier scenario, or by the runner), and the targets (targets.ts) its rows are judged by. They
+// run in this order: later ones read data the earlier ones leave (the import runs last, so that
+// its members do not sit in the search scenario's index).
+import type { BenchOptions } from "./options.ts";
+import type { Receiver } from "./receiver.ts";
+import type { ResultRow } from "./report.ts";
+import { bulkAddNew } from "./scenarios/bulk-add.ts";
+import { bulkAddWithData } from "./scenarios/bulk-add-with-data.ts";
+import { feedPages } from "./scenarios/events.ts";
+import { exportMembers } from "./scenarios/exports.ts";
+import { getThroughput, getThroughputRateLimited } from "./scenarios/get-throughput.ts";
+import { importCsv } from "./scenarios/import-csv.ts";
+import { manyAudiences } from "./scenarios/many-audiences.ts";
+import { mergeAudiences } from "./scenarios/merge.ts";
+import { mixedLoad } from "./scenarios/mixed-load.ts";
+import { pages } from "./scenarios/pages.ts";
+import { ruleChange } from "./scenarios/rule-change.ts";
+import { scatteredUpdates } from "./scenarios/scattered-updates.ts";
+import type {
+  BareRoute,
+  Context,
+  DataAudience,
+  StartSecondProcess,
+  StoreWriter,
+} from "./scenarios/scenario-context.ts";
+import { search } from "./scenarios/search.ts";
+import { webhookDelivery } from "./scenarios/webhooks.ts";
+import type { TargetKey } from "./targets.ts";
+
+/** The shared set-ups a scenario may need, and what it is given for each. */
+export interface Setups {
+  bigAudience: string;
+  dataAudience: DataAudience;
+  bareRoute: BareRoute;
+  receivers: { receiver: Receiver; hanging: Receiver };
+  secondProcess: StartSecondProcess;
+  storeWriter: StoreWriter;
+  rateLimitedServer: true;
+  serverMemory: (bareRssMb: number | undefined) => ResultRow[];
+}
+export type Need = keyof Setups;
+/** The set-ups a scenario makes for the later ones; the others are the runner's (session.ts). */
+export type Made = "bigAudience" | "dataAudience" | "bareRoute";
+
+export const SETUPS: Record<Need, string> = {
+  bigAudience: "the first start's workspace seeded with --size members, all in one audience (made by bulk)",
+  dataAudience:
+    "a workspace of its own with --data-size members with e-mail and 4 fields in one audience (made by data)",
+  bareRoute: "the bare Fastify route's req/s and memory: the run's raw HTTP limit (measured by throughput)",
+  receivers: "two webhook receivers in the bench process, one answering at once and one never",
+  secondProcess: "another server process on the same database (PostgreSQL only)",
+  storeWriter: "rows written straight into the service's store (the embedded store's server restarts)",
+  rateLimitedServer: "the server restarted with rate limiting on (RATE_LIMIT_PER_MINUTE=10000000)",
+  serverMemory: "every server process of the run, for its memory",
+};
+
+export interface Scenario {
+  /** Its name for --skip and --only, and in the results. */
+  name: string;
+  what: string;
+  /** Set-ups it cannot run without: a scenario making one runs before it, even if not selected. */
+  needs: readonly Need[];
+  /** Set-ups it takes when the run has them. */
+  uses: readonly Need[];
+  makes?: Made | undefined;
+  targets: readonly TargetKey[];
+  when?: ((opts: BenchOptions) => boolean) | undefined;
+  run(ctx: Context, given: Partial<Setups>): Promise<unknown>;
+}
+
+/** Declares a scenario: `run` is given exactly the set-ups named, and returns the one it makes. */
+function scenario<N extends Need = never, U extends Need = never, M extends Made = never>(def: {
+  name: string;
+  what: string;
+  needs?: readonly N[];
+  uses?: readonly U[];
+  makes?: M;
+  targets?: readonly TargetKey[];
+  when?: (opts: BenchOptions) => boolean;
+  run(ctx: Context, given: Pick<Setups, N> & Partial<Pick<Setups, U>>): Promise<[M] extends [never] ? void : Setups[M]>;
+}): Scenario {
+  return { needs: [], uses: [], targets: [], ...def, run: def.run as Scenario["run"] };
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  scenario({
+    name: "bulk",
+    what: "--size new members into one audience by id, --batch per request",
+    makes: "bigAudience",
+    targets: ["bulk_add_new_ids"],
+    run: (ctx) => bulkAddNew(ctx),
+  }),
+  scenario({
+    name: "pages",
+    what: "a page of 100 members at depth 0, 50% and 99% of the big audience, with totalCount",
+    needs: ["bigAudience"],
+    targets: ["page_depth", "page_deep_vs_first"],
+    run: (ctx, { bigAudience }) => pages(ctx, bigAudience),
+  }),
+  scenario({
+    name: "throughput",
+    what: "GET …/audiences/:id under load, beside a bare Fastify route (and that route + its SQL)",
+    needs: ["bigAudience"],
+    makes: "bareRoute",
+    targets: ["get_audience_throughput"],
+    run: (ctx, { bigAudience }) => getThroughput(ctx, bigAudience),
+  }),
+  scenario({
+    name: "data",
+    what: "--data-size members with e-mail and 4 fields, half of them merged, into a new audience",
+    makes: "dataAudience",
+    targets: ["bulk_add_with_data_merge"],
+    run: (ctx) => bulkAddWithData(ctx),
+  }),
+  scenario({
+    name: "export",
+    what: "an audience as CSV (the big one; the one with data when made), beside COPY TO STDOUT",
+    needs: ["bigAudience"],
+    uses: ["dataAudience"],
+    targets: ["export_csv"],
+    run: (ctx, { bigAudience, dataAudience }) => exportMembers(ctx, bigAudience, dataAudience),
+  }),
+  scenario({
+    name: "merge",
+    what: "two audiences of half the big workspace each, overlapping by half, merged",
+    needs: ["bigAudience"],
+    targets: ["merge_audiences"],
+    run: (ctx) => mergeAudiences(ctx),
+  }),
+  scenario({
+    name: "rules",
+    what: "a rule set, then changed, on an audience of the big workspace",
+    needs: ["bigAudience"],
+    targets: ["filter_recompute"],
+    run: (ctx) => ruleChange(ctx),
+  }),
+  scenario({
+    name: "updates",
+    what: "member data changed (1,000 spread, 1,000 consecutive, single PATCHes) under 100 rule audiences",
+    needs: ["bigAudience"],
+    targets: ["update_spread", "patch_member_with_rules"],
+    run: (ctx) => scatteredUpdates(ctx),
+  }),
+  scenario({
+    name: "feed",
+    what: "a page of 100 events at the start, middle and end of a feed of 1,000,000 (--quick 20,000)",
+    needs: ["storeWriter"],
+    targets: ["feed_page"],
+    run: (ctx, { storeWriter }) => feedPages(ctx, storeWriter),
+  }),
+  scenario({
+    name: "audiences",
+    what: "listAudiences of 10,000 audiences (--quick 2,000), and one member's audiences among them",
+    needs: ["storeWriter"],
+    targets: ["list_audiences"],
+    run: (ctx, { storeWriter }) => manyAudiences(ctx, storeWriter),
+  }),
+  scenario({
+    name: "search",
+    what: "search= of a rare and a common term among --size members with data",
+    needs: ["storeWriter"],
+    targets: ["search_rare", "search_common"],
+    run: (ctx, { storeWriter }) => search(ctx, storeWriter),
+  }),
+  scenario({
+    name: "mixed",
+    what: "50 workspaces, 20 clients, 80% pages and 20% adds; again on two server processes",
+    uses: ["secondProcess"],
+    targets: ["mixed_load"],
+    run: (ctx, { secondProcess }) => mixedLoad(ctx, secondProcess),
+  }),
+  scenario({
+    name: "webhooks",
+    what: "delivery latency and rate to a receiver, API latency while deliveries hang",
+    needs: ["bigAudience", "receivers"],
+    targets: ["webhook_latency", "webhook_throughput", "api_latency_with_backlog"],
+    run: (ctx, { bigAudience, receivers }) => webhookDelivery(ctx, bigAudience, receivers),
+  }),
+  scenario({
+    name: "import",
+    what: "a CSV file of --size new members imported, beside COPY FROM STDIN, with the server's peak RSS",
+    targets: ["import_csv", "import_peak_rss"],
+    run: (ctx) => importCsv(ctx),
+  }),
+  scenario({
+    name: "memory",
+    what: "the server's memory at its first start, after a restart, and at its peak over the run",
+    needs: ["serverMemory"],
+    uses: ["bareRoute"],
+    targets: ["server_peak_rss"],
+    run: async (ctx, { serverMemory, bareRoute }) => {
+      ctx.rows.push(...serverMemory(bareRoute?.rssMb));
+    },
+  }),
+  scenario({
+    name: "rate-limited",
+    what: "GET …/audiences/:id throughput again, on the server restarted with rate limiting on",
+    needs: ["bigAudience", "bareRoute", "rateLimitedServer"],
+    when: (opts) => opts.rateLimitedRun,
+    run: (ctx, { bigAudience, bareRoute }) => getThroughputRateLimited(ctx, bigAudience, bareRoute.rps),
+  }),
+];
+
+export const SCENARIO_NAMES = SCENARIOS.map((s) => s.name);
