@@ -3,14 +3,17 @@
 // ships them in its tarball and so cannot reach outside its folder), the SDK package's version (the
 // contract's info.version), and the Prisma client (prisma generate). Works offline.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parse } from "yaml";
 
 const run = (command: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
   execFileSync(command, args, { stdio: "inherit", env });
 
 run("npx", ["--no-install", "openapi-typescript", "openapi/openapi.yaml", "--output", "generated/api.d.ts"]);
-copyFileSync("generated/api.d.ts", "packages/client/generated/api.d.ts");
+// Written only when it changed: a newer file makes the tests' global setup rebuild the package.
+const types = readFileSync("generated/api.d.ts", "utf8");
+const packageTypes = "packages/client/generated/api.d.ts";
+if (!existsSync(packageTypes) || readFileSync(packageTypes, "utf8") !== types) writeFileSync(packageTypes, types);
 
 // The SDK is versioned with the contract it was generated from. The lock file records a
 // workspace's version too, so both change together (and `npm ci` keeps matching).
