@@ -11,7 +11,7 @@ export default defineConfig({
     // template, or a PostgreSQL database of its own): a few seconds on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    globalSetup: ["test/support/embedded-template.ts"],
+    globalSetup: ["test/support/client-build.ts", "test/support/embedded-template.ts"],
     projects: [
       {
         extends: true,

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect } from "vitest";
 import { it } from "../support/fixture.ts";
-import { REPO_ROOT, runExample } from "./sdk-support.ts";
+import { EXAMPLES_DIR, REPO_ROOT, runExample } from "./sdk-support.ts";
 
 describe("the README's SDK example", () => {
-  it("is src/client/example.ts, word for word", () => {
+  it("is packages/client/examples/example.ts, word for word", () => {
     const readme = readFileSync(`${REPO_ROOT}README.md`, "utf8");
-    const example = readFileSync(`${REPO_ROOT}src/client/example.ts`, "utf8");
+    const example = readFileSync(`${REPO_ROOT}${EXAMPLES_DIR}example.ts`, "utf8");
     expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 

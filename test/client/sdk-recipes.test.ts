@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { describe, expect } from "vitest";
 import { it } from "../events/webhook-fixture.ts";
 import { addMembers, createAudience } from "../support/factories.ts";
-import { REPO_ROOT, spawnExample } from "./sdk-support.ts";
+import { EXAMPLES_DIR, REPO_ROOT, spawnExample } from "./sdk-support.ts";
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -15,10 +15,10 @@ const freePort = () =>
   });
 
 describe("the README's event examples", () => {
-  it("are src/client/sync-example.ts and receiver-example.ts, word for word", () => {
+  it("are packages/client/examples/sync-example.ts and receiver-example.ts, word for word", () => {
     const readme = readFileSync(`${REPO_ROOT}README.md`, "utf8");
     for (const file of ["sync-example.ts", "receiver-example.ts"]) {
-      expect(readme).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}src/client/${file}`, "utf8")}\`\`\``);
+      expect(readme).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}${EXAMPLES_DIR}${file}`, "utf8")}\`\`\``);
     }
   });
 
