@@ -8,7 +8,8 @@ import { defineConfig } from "vitest/config";
 // with other files for the machine's cores.
 const UNIT = ["test/unit/**/*.test.ts"];
 const ALONE = ["test/reliability/**/*.test.ts", "test/faults/**/*.test.ts"];
-const STORE_TEMPLATE = ["test/support/embedded-template.ts"];
+// The SDK package's build (once per run, when its sources changed) and the embedded store's template.
+const SERVER_SETUP = ["test/support/client-build.ts", "test/support/embedded-template.ts"];
 
 export default defineConfig({
   test: {
@@ -22,7 +23,7 @@ export default defineConfig({
           name: "shared",
           include: ["test/**/*.test.ts"],
           exclude: [...UNIT, ...ALONE],
-          globalSetup: STORE_TEMPLATE,
+          globalSetup: SERVER_SETUP,
           maxWorkers: 2,
         },
       },
@@ -31,7 +32,7 @@ export default defineConfig({
         test: {
           name: "alone",
           include: ALONE,
-          globalSetup: STORE_TEMPLATE,
+          globalSetup: SERVER_SETUP,
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },

@@ -1,7 +1,9 @@
 /**
  * API keys read `ak_<workspace>_<key>_<secret>`: the workspace and key ids let a request find its
  * key by primary key (every table is keyed by workspace), and a client (the CLI) can tell which
- * workspace a key belongs to without asking the server.
+ * workspace a key belongs to without asking the server. The CLI ships in the SDK package, without
+ * the server, so it keeps a copy of this shape (packages/client/src/cli/config.ts; a test holds
+ * the two in step).
  */
 const KEY_PATTERN = /^ak_([0-9A-Za-z]{20})_([0-9A-Za-z]{20})_([0-9A-Za-z]{32})$/;
 

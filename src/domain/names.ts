@@ -22,7 +22,10 @@ export function normalizeName(raw: string, pointer = "/body/name"): string {
   return name;
 }
 
-/** The key two names are compared by: case-insensitive, and blind to Unicode composition forms. */
+/**
+ * The key two names are compared by: case-insensitive, and blind to Unicode composition forms. The
+ * CLI, shipped without the server, keeps a copy (packages/client/src/cli/audience-lookup.ts).
+ */
 export function nameKey(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }

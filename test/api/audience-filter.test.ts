@@ -1,5 +1,5 @@
+import type { components } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import type { components } from "../../src/client/index.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import { addMembers, allMemberIds, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
 import { test } from "../support/fixture.ts";

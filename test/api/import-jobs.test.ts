@@ -9,7 +9,7 @@ const JOB = "/v0/workspaces/{workspaceId}/imports/{importId}";
 const bigFile = (prefix: string) =>
   csvOf([["email", "company"], ...Array.from({ length: 30_000 }, (_, i) => [`${prefix}${i}@example.com`, "Acme"])]);
 
-const memberCount = async (api: import("../../src/client/index.ts").AudienceClient, workspaceId: string) =>
+const memberCount = async (api: import("@audience-service/client").AudienceClient, workspaceId: string) =>
   (await api.GET("/v0/workspaces/{workspaceId}/members", { params: { path: { workspaceId }, query: { limit: 1 } } }))
     .totalCount;
 

@@ -1,5 +1,5 @@
+import type { operations } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import type { operations } from "../../src/client/index.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { test } from "../support/fixture.ts";

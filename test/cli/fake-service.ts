@@ -1,8 +1,8 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { components, ProblemCode } from "@audience-service/client";
 import { afterEach, expect } from "vitest";
-import type { components, ProblemCode } from "../../src/client/index.ts";
 import { formatApiKey } from "../../src/domain/api-key.ts";
 import { newId, randomBase62 } from "../../src/domain/ids.ts";
 import { checkResponse } from "../support/contract.ts";

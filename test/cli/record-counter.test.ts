@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRecordCounter } from "../../src/cli/line-count.ts";
+import { createRecordCounter } from "../../packages/client/src/cli/line-count.ts";
 
 const count = (format: "csv" | "ndjson", chunks: string[]) => {
   const counter = createRecordCounter(format);

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 
-/** The real entry, as `npx audience-service` runs it. */
-export const CLI_ENTRY = fileURLToPath(new URL("../../scripts/audience-service.mjs", import.meta.url));
+/** The real entry, as `npx audience-service` runs it: the SDK package's bin, on its build. */
+export const CLI_ENTRY = fileURLToPath(new URL("../../packages/client/bin/audience-service.mjs", import.meta.url));
 
 export interface CliRun {
   child: ChildProcess;

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connect } from "../../src/cli/service.ts";
-import { uploadCsv } from "../../src/cli/upload.ts";
+import { connect } from "../../packages/client/src/cli/service.ts";
+import { uploadCsv } from "../../packages/client/src/cli/upload.ts";
 import { formatApiKey } from "../../src/domain/api-key.ts";
 
 const FILE_MIB = 64;

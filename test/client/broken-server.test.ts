@@ -1,7 +1,7 @@
+import { ApiError } from "@audience-service/client";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/app.ts";
-import { ApiError } from "../../src/client/index.ts";
 import { openStore } from "../../src/platform/db/database.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import { checkResponse } from "../support/contract.ts";

@@ -1,5 +1,5 @@
+import { ApiError } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import { ApiError } from "../../src/client/index.ts";
 import { checkedClient, notCalled, operationsTagged, rejectionOf } from "../support/checked-client.ts";
 import type { TestWorkspace } from "../support/factories.ts";
 import { it, test } from "../support/fixture.ts";

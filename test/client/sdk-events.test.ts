@@ -1,6 +1,7 @@
 // The SDK for consumers of changes: following the feed, the webhooks API, verifying deliveries.
+
+import { type EventOf, type FeedPage, verifyWebhook, WebhookVerificationError } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import { type EventOf, type FeedPage, verifyWebhook, WebhookVerificationError } from "../../src/client/index.ts";
 import { startReceiver } from "../events/event-support.ts";
 import { it } from "../events/webhook-fixture.ts";
 import { notCalled, operationsTagged } from "../support/checked-client.ts";

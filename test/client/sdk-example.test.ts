@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect } from "vitest";
 import { it } from "../support/fixture.ts";
-import { REPO_ROOT, runExample } from "./sdk-support.ts";
+import { EXAMPLES_DIR, REPO_ROOT, runExample } from "./sdk-support.ts";
 
 describe("the SDK example of docs/sdk.md", () => {
-  it("is src/client/example.ts, word for word", () => {
+  it("is packages/client/examples/example.ts, word for word", () => {
     const guide = readFileSync(`${REPO_ROOT}docs/sdk.md`, "utf8");
-    const example = readFileSync(`${REPO_ROOT}src/client/example.ts`, "utf8");
+    const example = readFileSync(`${REPO_ROOT}${EXAMPLES_DIR}example.ts`, "utf8");
     expect(guide).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 

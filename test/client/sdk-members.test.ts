@@ -1,5 +1,5 @@
+import { ApiError } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import { ApiError } from "../../src/client/index.ts";
 import { notCalled, operationsTagged, rejectionOf } from "../support/checked-client.ts";
 import { documentedOperations } from "../support/contract.ts";
 import { test } from "../support/fixture.ts";

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { describe, expect } from "vitest";
 import { it } from "../events/webhook-fixture.ts";
 import { addMembers, createAudience } from "../support/factories.ts";
-import { REPO_ROOT, spawnExample } from "./sdk-support.ts";
+import { EXAMPLES_DIR, REPO_ROOT, spawnExample } from "./sdk-support.ts";
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -15,11 +15,11 @@ const freePort = () =>
   });
 
 describe("the event guides' examples", () => {
-  it("are src/client/sync-example.ts and receiver-example.ts, word for word", () => {
+  it("are packages/client/examples/sync-example.ts and receiver-example.ts, word for word", () => {
     const guides = { "sync-example.ts": "docs/events.md", "receiver-example.ts": "docs/webhooks.md" };
     for (const [file, guide] of Object.entries(guides)) {
       const text = readFileSync(`${REPO_ROOT}${guide}`, "utf8");
-      expect(text).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}src/client/${file}`, "utf8")}\`\`\``);
+      expect(text).toContain(`\`\`\`ts\n${readFileSync(`${REPO_ROOT}${EXAMPLES_DIR}${file}`, "utf8")}\`\`\``);
     }
   });
 

@@ -1,11 +1,11 @@
-import { describe, expectTypeOf, it } from "vitest";
 import {
   type ApiError,
   type AudienceClient,
   type components,
   createAudienceClient,
   type ProblemCode,
-} from "../../src/client/index.ts";
+} from "@audience-service/client";
+import { describe, expectTypeOf, it } from "vitest";
 
 // Type-level tests, checked by `npm run typecheck` (tsc over test/): every `@ts-expect-error`
 // line must fail to compile, or tsc reports the directive as unused. Each wrong call differs from

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { AudienceClient, components } from "@audience-service/client";
 import { expect } from "vitest";
-import type { AudienceClient, components } from "../../src/client/index.ts";
 
 type Event = components["schemas"]["Event"];
 const FEED = "/v0/workspaces/{workspaceId}/events";

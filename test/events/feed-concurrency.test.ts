@@ -1,8 +1,9 @@
 // The feed's guarantee under concurrent writers: a consumer polling with `after` sees every
 // committed event exactly once, in sequence order, and the sync recipe (take events/latest, copy
 // the audience, apply entered/left after the cursor) converges to the audience exactly.
+
+import type { AudienceClient, components } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import type { AudienceClient, components } from "../../src/client/index.ts";
 import { allMemberIds, createAudience } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import { readFeed } from "./event-support.ts";

@@ -1,6 +1,7 @@
 // Delivering events to receivers: signed, selected, retried on a schedule, given up, disabled.
+
+import type { AudienceClient } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import type { AudienceClient } from "../../src/client/index.ts";
 import { createAudience } from "../support/factories.ts";
 import { startReceiver, verifiedIndependently } from "./event-support.ts";
 import { it } from "./webhook-fixture.ts";

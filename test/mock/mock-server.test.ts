@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { ApiError, createAudienceClient } from "@audience-service/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError, createAudienceClient } from "../../src/client/index.ts";
 import { REPO_ROOT, runExample } from "../client/sdk-support.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import { checkResponse, documentedOperations, loadContract } from "../support/contract.ts";

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
+import type { components } from "@audience-service/client";
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import type { components } from "../../src/client/index.ts";
 import { checkedClient } from "../support/checked-client.ts";
 import {
   addMembers,

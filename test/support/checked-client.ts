@@ -1,4 +1,4 @@
-import { ApiError, type AudienceClient, createAudienceClient } from "../../src/client/index.ts";
+import { ApiError, type AudienceClient, createAudienceClient } from "@audience-service/client";
 import { checkResponse, documentedOperations, loadContract } from "./contract.ts";
 
 /** "METHOD /path/template" of every operation called through clients made by checkedClient(). */

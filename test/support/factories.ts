@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { AudienceClient, operations } from "../../src/client/index.ts";
+import type { AudienceClient, operations } from "@audience-service/client";
 import { checkedClient } from "./checked-client.ts";
 import { ADMIN_TOKEN } from "./live-server.ts";
 

@@ -1,5 +1,5 @@
+import type { components } from "@audience-service/client";
 import { expect } from "vitest";
-import type { components } from "../../src/client/index.ts";
 import type { TestWorkspace } from "./factories.ts";
 import { call, urlOf } from "./live-server.ts";
 

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
+import type { Problem, ResultOf } from "@audience-service/client";
 import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
 import { type AppOptions, buildApp } from "../../src/app.ts";
-import type { Problem, ResultOf } from "../../src/client/index.ts";
 import { mergeSettings, type PartialSettings } from "../../src/config/settings.ts";
 import { openStore, type Store, type StoreOptions } from "../../src/platform/db/database.ts";
 import { checkResponse } from "./contract.ts";

@@ -1,5 +1,5 @@
+import type { components, paths } from "@audience-service/client";
 import { parse } from "csv-parse/sync";
-import type { components, paths } from "../../src/client/index.ts";
 import type { TestWorkspace } from "./factories.ts";
 import { type ContractUrl, call } from "./live-server.ts";
 

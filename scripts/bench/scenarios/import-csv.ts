@@ -117,7 +117,7 @@ async function upload(ctx: Context, url: string, apiKey: string, path: string): 
     body: body as ReadableStream<Uint8Array>,
     duplex: "half",
     // Unless redirects are refused, fetch tees a stream body to be able to send it again, and the
-    // branch no one reads holds the whole file in memory (see src/cli/upload.ts).
+    // branch no one reads holds the whole file in memory (see packages/client/src/cli/upload.ts).
     redirect: "error",
   } as RequestInit);
   const text = await res.text();

@@ -1,4 +1,4 @@
-import type { components } from "../../generated/api.d.ts";
+import type { components } from "../generated/api.js";
 
 /** One change, as the feed lists it and a webhook delivers it: a union narrowed by `type`. */
 export type Event = components["schemas"]["Event"];

@@ -1,4 +1,4 @@
-import { ApiError, type Problem } from "../client/index.ts";
+import { ApiError, type Problem } from "../index.js";
 
 /** The exit codes scripts can rely on; `--help` lists them (help-text.ts). */
 export const ExitCode = {

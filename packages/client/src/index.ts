@@ -12,11 +12,11 @@
  * carrying the problem document, for any other status.
  */
 import createClient, { type Client, type FetchOptions, type HeadersOptions, mergeHeaders } from "openapi-fetch";
-import type { components, operations, paths } from "../../generated/api.d.ts";
-import { type FeedOptions, type FeedPage, followFeed } from "./events.ts";
+import type { components, operations, paths } from "../generated/api.js";
+import { type FeedOptions, type FeedPage, followFeed } from "./events.js";
 
-export type { Event, EventOf, EventType, FeedOptions, FeedPage, WebhookEvent } from "./events.ts";
-export { verifyWebhook, WebhookVerificationError } from "./webhooks.ts";
+export type { Event, EventOf, EventType, FeedOptions, FeedPage, WebhookEvent } from "./events.js";
+export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
 export type { components, operations, paths };
 export type Problem = components["schemas"]["Problem"];
 export type ProblemCode = Problem["code"];

@@ -1,5 +1,5 @@
-import { ApiError, type AudienceClient, createAudienceClient, type paths } from "../client/index.ts";
-import type { CliConfig } from "./config.ts";
+import { ApiError, type AudienceClient, createAudienceClient, type paths } from "../index.js";
+import type { CliConfig } from "./config.js";
 
 /** The typed SDK for JSON operations, plus raw requests for the ones whose bodies are streamed files. */
 export interface Service {

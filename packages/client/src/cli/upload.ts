@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import type { components } from "../client/index.ts";
-import { usageError } from "./cli-errors.ts";
-import { createRecordCounter } from "./line-count.ts";
-import type { Service } from "./service.ts";
+import type { components } from "../index.js";
+import { usageError } from "./cli-errors.js";
+import { createRecordCounter } from "./line-count.js";
+import type { Service } from "./service.js";
 
 export type ImportJob = components["schemas"]["Import"];
 

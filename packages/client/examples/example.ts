@@ -1,6 +1,7 @@
-// The README's SDK example. Run it against `npm start` or `npm run mock`:
-//   API_URL=http://127.0.0.1:3000 WORKSPACE_ID=… API_KEY=… npx tsx src/client/example.ts
-import { ApiError, createAudienceClient } from "audience-service/client";
+// The SDK example of docs/sdk.md. Run it against `npm start` or `npm run mock`:
+//   npm run build, then
+//   API_URL=http://127.0.0.1:3000 WORKSPACE_ID=… API_KEY=… node packages/client/examples/dist/example.js
+import { ApiError, createAudienceClient } from "@audience-service/client";
 
 const api = createAudienceClient({
   baseUrl: process.env.API_URL ?? "http://127.0.0.1:3000",

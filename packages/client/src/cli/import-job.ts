@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiError } from "../client/index.ts";
-import { ExitCode } from "./cli-errors.ts";
-import { formatDuration } from "./progress.ts";
-import type { Service } from "./service.ts";
-import type { ImportJob } from "./upload.ts";
+import { ApiError } from "../index.js";
+import { ExitCode } from "./cli-errors.js";
+import { formatDuration } from "./progress.js";
+import type { Service } from "./service.js";
+import type { ImportJob } from "./upload.js";
 
 const MAX_LISTED_ERRORS = 100;
 

@@ -1,5 +1,5 @@
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
-import type { WebhookEvent } from "./events.ts";
+import type { WebhookEvent } from "./events.js";
 
 export { WebhookVerificationError };
 

@@ -1,7 +1,7 @@
-// The README's webhook receiver: verifies every delivery's signature, then handles its event once.
-//   WEBHOOK_SECRET=whsec_… PORT=4000 npx tsx src/client/receiver-example.ts
+// The webhook receiver of docs/webhooks.md: verifies every delivery's signature, then handles its event once.
+//   npm run build, then WEBHOOK_SECRET=whsec_… PORT=4000 node packages/client/examples/dist/receiver-example.js
 import { createServer } from "node:http";
-import { verifyWebhook, WebhookVerificationError } from "audience-service/client";
+import { verifyWebhook, WebhookVerificationError } from "@audience-service/client";
 
 const secret = process.env.WEBHOOK_SECRET ?? "";
 // Deliveries are at least once and in any order: skip an event seen before, order by sequence.

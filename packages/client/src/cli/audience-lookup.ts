@@ -1,7 +1,6 @@
-import { ApiError } from "../client/index.ts";
-import { nameKey } from "../domain/names.ts";
-import { usageError } from "./cli-errors.ts";
-import type { Service } from "./service.ts";
+import { ApiError } from "../index.js";
+import { usageError } from "./cli-errors.js";
+import type { Service } from "./service.js";
 
 /** What --audience / --audience-id asked for. */
 export interface AudienceOption {
@@ -63,4 +62,13 @@ export async function requireAudience(service: Service, option: AudienceOption):
     );
   }
   return id;
+}
+
+/**
+ * The key the server compares audience names by (case-insensitive, blind to Unicode composition):
+ * src/domain/names.ts in the service's repository, copied rather than imported because this
+ * package ships without the server; test/cli/server-rules.test.ts holds the two in step.
+ */
+export function nameKey(name: string): string {
+  return name.normalize("NFC").toLowerCase();
 }

@@ -1,9 +1,9 @@
-import { type AudienceOption, findOrCreateAudience } from "./audience-lookup.ts";
-import { ExitCode, isAbort } from "./cli-errors.ts";
-import { cancelImport, exitCodeOf, summarize, watchImport } from "./import-job.ts";
-import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.ts";
-import type { Service } from "./service.ts";
-import { fileSize, type Upload, uploadCsv } from "./upload.ts";
+import { type AudienceOption, findOrCreateAudience } from "./audience-lookup.js";
+import { ExitCode, isAbort } from "./cli-errors.js";
+import { cancelImport, exitCodeOf, summarize, watchImport } from "./import-job.js";
+import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.js";
+import type { Service } from "./service.js";
+import { fileSize, type Upload, uploadCsv } from "./upload.js";
 
 export interface ImportArgs {
   file: string;

@@ -3,11 +3,11 @@ import { basename, dirname, join } from "node:path";
 import { Readable, Transform, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { type AudienceOption, requireAudience } from "./audience-lookup.ts";
-import { ExitCode, isAbort, usageError } from "./cli-errors.ts";
-import { createRecordCounter } from "./line-count.ts";
-import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.ts";
-import type { Service } from "./service.ts";
+import { type AudienceOption, requireAudience } from "./audience-lookup.js";
+import { ExitCode, isAbort, usageError } from "./cli-errors.js";
+import { createRecordCounter } from "./line-count.js";
+import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.js";
+import type { Service } from "./service.js";
 
 export const EXPORT_FORMATS = { csv: "text/csv", ndjson: "application/x-ndjson" } as const;
 export type ExportFormat = keyof typeof EXPORT_FORMATS;

@@ -1,5 +1,4 @@
-import { parseApiKey } from "../domain/api-key.ts";
-import { usageError } from "./cli-errors.ts";
+import { usageError } from "./cli-errors.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:3000";
 
@@ -35,8 +34,8 @@ export function readConfig(env: NodeJS.ProcessEnv, workspaceOption: string | und
         "and createApiKey makes more.",
     );
   }
-  const key = parseApiKey(apiKey);
-  if (!key) {
+  const keyWorkspace = workspaceOfKey(apiKey);
+  if (!keyWorkspace) {
     throw usageError("API_KEY is not a workspace API key: expected ak_<workspace>_<key>_<secret>.");
   }
   if (workspaceOption !== undefined && !/^ws_[0-9A-Za-z]+$/.test(workspaceOption)) {
@@ -45,6 +44,17 @@ export function readConfig(env: NodeJS.ProcessEnv, workspaceOption: string | und
   return {
     baseUrl: url.toString().replace(/\/+$/, ""),
     apiKey,
-    workspaceId: workspaceOption ?? key.workspaceId,
+    workspaceId: workspaceOption ?? keyWorkspace,
   };
+}
+
+/**
+ * The workspace a key belongs to, or undefined when the text is not shaped like a key. The shape
+ * is the server's (src/domain/api-key.ts in the service's repository), copied rather than imported
+ * because this package ships without the server; test/cli/server-rules.test.ts holds the two
+ * in step.
+ */
+export function workspaceOfKey(token: string): string | undefined {
+  const match = /^ak_([0-9A-Za-z]{20})_[0-9A-Za-z]{20}_[0-9A-Za-z]{32}$/.exec(token);
+  return match ? `ws_${match[1]}` : undefined;
 }

@@ -1,6 +1,7 @@
-// The README's sync recipe: keep a copy of an audience's members, exactly, with the event feed.
-//   API_URL=http://127.0.0.1:3000 WORKSPACE_ID=… API_KEY=… AUDIENCE_ID=… npx tsx src/client/sync-example.ts
-import { createAudienceClient } from "audience-service/client";
+// The sync recipe of docs/events.md: keep a copy of an audience's members, exactly, with the event feed.
+//   npm run build, then
+//   API_URL=http://127.0.0.1:3000 WORKSPACE_ID=… API_KEY=… AUDIENCE_ID=… node packages/client/examples/dist/sync-example.js
+import { createAudienceClient } from "@audience-service/client";
 
 const api = createAudienceClient({
   baseUrl: process.env.API_URL ?? "http://127.0.0.1:3000",

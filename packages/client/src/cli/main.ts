@@ -1,12 +1,12 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { type AudienceOption, checkAudienceOption } from "./audience-lookup.ts";
-import { CliError, ExitCode, explainFailure, usageError } from "./cli-errors.ts";
-import { type CliConfig, DEFAULT_URL, readConfig } from "./config.ts";
-import { EXPORT_FORMATS, type ExportFormat, runExport } from "./export-command.ts";
-import { EXPORT_HELP, IMPORT_HELP, MAIN_HELP } from "./help-text.ts";
-import { runImport } from "./import-command.ts";
-import type { Terminal } from "./progress.ts";
-import { connect } from "./service.ts";
+import { type AudienceOption, checkAudienceOption } from "./audience-lookup.js";
+import { CliError, ExitCode, explainFailure, usageError } from "./cli-errors.js";
+import { type CliConfig, DEFAULT_URL, readConfig } from "./config.js";
+import { EXPORT_FORMATS, type ExportFormat, runExport } from "./export-command.js";
+import { EXPORT_HELP, IMPORT_HELP, MAIN_HELP } from "./help-text.js";
+import { runImport } from "./import-command.js";
+import type { Terminal } from "./progress.js";
+import { connect } from "./service.js";
 
 const COMMON = {
   audience: { type: "string" },
