@@ -11,7 +11,7 @@ import { strictJsonBodies } from "./http/json-body.ts";
 import { countRequests, metricsRoute } from "./http/metrics-route.ts";
 import { newRequestId, problemErrorHandler, routeNotFound, sendProblem } from "./http/problem.ts";
 import { type RateLimitOptions, registerRateLimit } from "./http/rate-limit.ts";
-import { bodyDeadline } from "./http/request-timeout.ts";
+import { bodyDeadline, unreadBodies } from "./http/request-timeout.ts";
 import { createSecurityHandlers } from "./http/security.ts";
 import { rejectMalformedText } from "./http/text-guard.ts";
 import { createValidatorCompiler } from "./http/validation.ts";
@@ -136,6 +136,7 @@ export async function buildApp({
   const fileOperations = operationsTaking("text/csv");
   countRequests(app);
   bodyDeadline(app, requestTimeoutMs, fileOperations);
+  unreadBodies(app, { lingerMs: Math.min(requestTimeoutMs, 5_000) });
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
