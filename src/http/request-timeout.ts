@@ -75,14 +75,17 @@ export function unreadBodies(
   app.addHook("onSend", (request, reply, payload, done) => {
     const raw = request.raw;
     const hasBody = raw.headers["transfer-encoding"] !== undefined || Number(raw.headers["content-length"] ?? 0) > 0;
-    if (hasBody && !raw.complete) {
-      // NaN for a chunked body: its length is unknown, so it is not drained on a kept connection.
-      if (!(Number(raw.headers["content-length"]) <= drainLimit)) {
-        reply.header("connection", "close");
-        if (raw.socket) lingerBeforeClosing(raw.socket, lingerMs);
-      }
-      raw.resume();
+    if (!hasBody || raw.readableEnded) {
+      done(null, payload);
+      return;
     }
+    // NaN for a chunked body: its length is unknown, so it is not drained on a kept connection.
+    if (!raw.complete && !(Number(raw.headers["content-length"]) <= drainLimit)) {
+      reply.header("connection", "close");
+      if (raw.socket) lingerBeforeClosing(raw.socket, lingerMs);
+    }
+    // Also when the whole body has arrived but was not all read: what is buffered is let go.
+    raw.resume();
     done(null, payload);
   });
 }
