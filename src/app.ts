@@ -16,7 +16,7 @@ import { countRequests, metricsRoute } from "./platform/http/metrics-route.ts";
 import { newRequestId, problemErrorHandler, routeNotFound, sendProblem } from "./platform/http/problem.ts";
 import { type RateLimitOptions, registerRateLimit } from "./platform/http/rate-limit.ts";
 import { rateLimitRepo } from "./platform/http/rate-limit-repo.ts";
-import { bodyDeadline } from "./platform/http/request-timeout.ts";
+import { bodyDeadline, unreadBodies } from "./platform/http/request-timeout.ts";
 import { createSecurityHandlers } from "./platform/http/security.ts";
 import { rejectMalformedText } from "./platform/http/text-guard.ts";
 import { createValidatorCompiler } from "./platform/http/validation.ts";
@@ -136,6 +136,7 @@ export async function buildApp({
   const fileOperations = operationsTaking("text/csv");
   countRequests(app);
   bodyDeadline(app, requestTimeoutMs, fileOperations);
+  unreadBodies(app, { lingerMs: Math.min(requestTimeoutMs, 5_000) });
   // Every answer names its request, so a client can quote it and an operator can find its log lines.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
