@@ -527,9 +527,11 @@ export interface paths {
          * @description Every event the subscription selects (all, or only `types`; only events about `audienceIds`
          *     when given) is POSTed to `url` as JSON, signed per Standard Webhooks
          *     (see the `webhooks` section of this contract). The signing secret is in this response
-         *     only (and in `rotateWebhookSecret`'s). The URL must be `http` or `https` and resolve to
-         *     public addresses only (400 `webhook_url_not_allowed`; checked again before every delivery),
-         *     unless the server runs with `WEBHOOK_ALLOW_PRIVATE=true`. Naming an archived audience is 409
+         *     only (and in `rotateWebhookSecret`'s). The URL must be `http` or `https`, carry no
+         *     credentials, and resolve to public addresses only (400 `webhook_url_not_allowed`; the
+         *     addresses are checked again before every delivery, unless the server runs with
+         *     `WEBHOOK_ALLOW_PRIVATE=true`); a URL whose host or port cannot be used is 400
+         *     `invalid_request` naming `/body/url`. Naming an archived audience is 409
          *     `audience_archived`. At most 25 webhooks per workspace.
          */
         post: operations["createWebhook"];
@@ -566,7 +568,8 @@ export interface paths {
          * Change a webhook
          * @description Changes the given properties. `enabled: true` re-enables a webhook that was disabled (by
          *     hand, after a day of failed deliveries, or by a 410 answer); deliveries then resume.
-         *     `types` or `audienceIds` set to null select everything again.
+         *     `types` or `audienceIds` set to null select everything again. A new `url` is checked as
+         *     at creation (400 `invalid_request` or `webhook_url_not_allowed`).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -1489,7 +1492,10 @@ export interface components {
         };
         /**
          * Format: uri
-         * @description An absolute `http` or `https` URL.
+         * @description An absolute `http` or `https` URL, with a usable host and a port up to 65535 (else 400
+         *     `invalid_request`). It must not carry credentials (`https://user:password@…` is 400
+         *     `webhook_url_not_allowed`): the URL is shown by every read of the webhook, and a receiver
+         *     authenticates deliveries by their signature instead.
          */
         WebhookUrl: string;
         /** @description The event types to deliver; every type when absent or null. */
@@ -1649,6 +1655,19 @@ export interface components {
     responses: {
         /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`, `invalid_csv`). */
         BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is invalid (`invalid_request`, `malformed_json`, `too_many_items`), or its
+         *     `url` is not allowed (`webhook_url_not_allowed`): it carries
+         *     credentials, or resolves to an address that is not public.
+         */
+        WebhookBadRequest: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3000,7 +3019,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["WebhookBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3107,7 +3126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["WebhookBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -25,7 +25,7 @@ import { countRequests, metricsRoute } from "./platform/http/metrics-route.ts";
 import { newRequestId, routeNotFound, sendProblem } from "./platform/http/problem.ts";
 import { registerRateLimit } from "./platform/http/rate-limit.ts";
 import { rateLimitRepo } from "./platform/http/rate-limit-repo.ts";
-import { bodyDeadline } from "./platform/http/request-timeout.ts";
+import { bodyDeadline, unreadBodies } from "./platform/http/request-timeout.ts";
 import { createSecurityHandlers } from "./platform/http/security.ts";
 import { createWorkLoop } from "./platform/work-loop.ts";
 
@@ -152,6 +152,7 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   const fileOperations = operationsTaking("text/csv");
   countRequests(app);
   bodyDeadline(app, http.requestTimeoutMs, fileOperations);
+  unreadBodies(app, { lingerMs: Math.min(http.requestTimeoutMs, 5_000) });
   await app.register(lifecycle, { store, workers });
   const idempotency = idempotencyHooks(store, idempotencyRepo);
   app.addHook("onClose", () => idempotency.close());

@@ -10,6 +10,7 @@ export const HOSTS: Record<string, string[]> = {
   "internal.example.com": ["10.20.30.40"],
   "metadata.example.com": ["169.254.169.254"],
   "sneaky.example.com": ["93.184.215.14", "127.0.0.1"],
+  "compat.example.com": ["::7f00:1"],
 };
 
 /** Retry attempts 0.1 s, 0.2 s, 0.3 s after the first: the Standard Webhooks schedule, sped up. */

@@ -17,6 +17,16 @@ describe("webhook URLs", () => {
     ["IPv4-mapped IPv6 loopback", "http://[::ffff:127.0.0.1]/hook"],
     ["IPv4-mapped loopback in hex", "http://[::ffff:7f00:1]/hook"],
     ["unique-local IPv6", "http://[fd00::1]/hook"],
+    ["IPv4-compatible IPv6 loopback", "http://[::7f00:1]/hook"],
+    ["IPv4-compatible IPv6 loopback, dotted", "http://[::127.0.0.1]/hook"],
+    ["the metadata address, IPv4-compatible", "http://[::a9fe:a9fe]/hook"],
+    ["a private address, IPv4-compatible", "http://[::a00:1]/hook"],
+    ["site-local IPv6", "http://[fec0::1]/hook"],
+    ["the metadata address through local-use NAT64", "http://[64:ff9b:1::a9fe:a9fe]/hook"],
+    ["the metadata address through NAT64", "http://[64:ff9b::a9fe:a9fe]/hook"],
+    ["a private address through 6to4", "http://[2002:a00:1::1]/hook"],
+    ["loopback through Teredo", "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook"],
+    ["a name resolving to an IPv4-compatible loopback", "https://compat.example.com/hook"],
     ["0.0.0.0", "http://0.0.0.0/hook"],
     ["a name resolving to a private address", "https://internal.example.com/hook"],
     ["a name resolving to the metadata address", "https://metadata.example.com/hook"],
@@ -30,6 +40,74 @@ describe("webhook URLs", () => {
       expect((await api.GET(WEBHOOKS, { params: { path: { workspaceId } } })).results).toEqual([]);
     },
   );
+
+  it.for([
+    ["a port over 65535", "http://example.com:99999/"],
+    ["an IPv4 address out of range", "http://256.0.0.1/"],
+    ["an IPv4 number out of range", "http://4294967296/"],
+    ["credentials and no host", "http://a:b@/"],
+    ["a NUL in the host", "http://ex%00ample/"],
+  ] as const)(
+    "are 400 invalid_request naming /body/url for %s, created or changed",
+    async ([, url], { api, workspaceId }) => {
+      const kept = await api.POST(WEBHOOKS, {
+        params: { path: { workspaceId } },
+        body: { url: "https://hooks.example.com/" },
+      });
+      const errors = [
+        await rejectionOf(api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url } })),
+        await rejectionOf(api.PATCH(WEBHOOK, { params: { path: { workspaceId, webhookId: kept.id } }, body: { url } })),
+      ];
+      for (const error of errors) {
+        expect([error.status, error.code, error.problem?.errors?.map((e) => e.pointer)]).toEqual([
+          400,
+          "invalid_request",
+          ["/body/url"],
+        ]);
+      }
+      expect((await api.GET(WEBHOOKS, { params: { path: { workspaceId } } })).results.map((w) => w.url)).toEqual([
+        "https://hooks.example.com/",
+      ]);
+    },
+  );
+
+  it.for([
+    ["a user and a password", "https://user:secret@hooks.example.com/in"],
+    ["a user alone", "https://token@hooks.example.com/in"],
+    ["a password alone", "https://:secret@hooks.example.com/in"],
+  ] as const)(
+    "are 400 webhook_url_not_allowed with %s, so no read can show them",
+    async ([, url], { api, workspaceId }) => {
+      const kept = await api.POST(WEBHOOKS, {
+        params: { path: { workspaceId } },
+        body: { url: "https://hooks.example.com/" },
+      });
+      const errors = [
+        await rejectionOf(api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url } })),
+        await rejectionOf(api.PATCH(WEBHOOK, { params: { path: { workspaceId, webhookId: kept.id } }, body: { url } })),
+      ];
+      for (const error of errors) {
+        expect([error.status, error.code, error.problem?.errors?.map((e) => e.pointer)]).toEqual([
+          400,
+          "webhook_url_not_allowed",
+          ["/body/url"],
+        ]);
+      }
+      const listed = await api.GET(WEBHOOKS, { params: { path: { workspaceId } } });
+      expect(JSON.stringify(listed)).not.toContain("secret@");
+    },
+  );
+
+  it("are accepted when public, IPv6 and NAT64 forms of public addresses included", async ({ api, workspaceId }) => {
+    for (const url of [
+      "http://[2606:4700:4700::1111]/hook",
+      "http://[64:ff9b::5db8:d70e]/hook",
+      "http://[::ffff:5db8:d70e]/",
+    ]) {
+      const webhook = await api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url } });
+      expect(webhook.url).toBe(url);
+    }
+  });
 
   it("are accepted when public, and refused when changed to a private one", async ({ api, workspaceId }) => {
     const webhook = await api.POST(WEBHOOKS, {
@@ -62,4 +140,26 @@ describe("webhook URLs", () => {
       .poll(async () => (await api.GET(`${WEBHOOK}/deliveries`, { params: { path } })).results[0]?.lastError)
       .toBe("rebinding.example.com resolves to 127.0.0.1, which is not a public address");
   });
+
+  it.for([
+    ["an IPv4-compatible loopback", "::7f00:1"],
+    ["the metadata address through local-use NAT64", "64:ff9b:1::a9fe:a9fe"],
+    ["site-local IPv6", "fec0::1"],
+  ] as const)(
+    "are checked again at delivery: a name now resolving to %s is not connected to",
+    async ([, address], { api, workspaceId, ws }) => {
+      const host = `rebinding-${address.replaceAll(":", "-")}.example.com`;
+      HOSTS[host] = ["2606:4700:4700::1111"];
+      const webhook = await api.POST(WEBHOOKS, {
+        params: { path: { workspaceId } },
+        body: { url: `http://${host}:9/hook` },
+      });
+      HOSTS[host] = [address];
+      await createAudience(ws);
+      const path = { workspaceId, webhookId: webhook.id };
+      await expect
+        .poll(async () => (await api.GET(`${WEBHOOK}/deliveries`, { params: { path } })).results[0]?.lastError)
+        .toBe(`${host} resolves to ${address}, which is not a public address`);
+    },
+  );
 });

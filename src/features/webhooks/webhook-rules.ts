@@ -1,15 +1,51 @@
+import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+
+/** IPv6 global unicast (RFC 4291, IANA): every public IPv6 address is in it. */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR("2000::/3");
+/** NAT64's well-known prefix (RFC 6052): a DNS64 resolver writes IPv4-only hosts' addresses in it. */
+const NAT64 = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
+/** The IPv6 documentation prefix of RFC 9637, newer than ipaddr.js's table of ranges. */
+const DOCUMENTATION = ipaddr.IPv6.parseCIDR("3fff::/20");
 
 /**
  * Whether a webhook may be delivered to this IP address: only ordinary public unicast addresses.
  * Loopback, private, link-local (169.254.0.0/16: cloud metadata), unique-local, carrier-grade
- * NAT, multicast, reserved and unspecified addresses are refused, as are IPv6 forms that embed an
- * IPv4 address (mapped, 6to4, Teredo, NAT64), which are judged by that address or refused.
+ * NAT, multicast, reserved and unspecified addresses are refused.
+ *
+ * IPv6 is allowed, not denied, by range: an address must be global unicast (2000::/3) and none of
+ * its special ranges. That refuses, whatever IPv4 address they embed, the IPv4-compatible
+ * ::a.b.c.d, site-local fec0::/10, local-use NAT64 64:ff9b:1::/48, the translated ::ffff:0:a.b.c.d,
+ * and the transition forms 6to4 (2002::/16) and Teredo (2001::/32, whose client address is
+ * obfuscated): a relay or a tunnel on the server's network would carry them to that IPv4 address.
+ * Two forms stand for an IPv4 address and are judged by it: IPv4-mapped ::ffff:a.b.c.d, and
+ * NAT64's well-known 64:ff9b::a.b.c.d, which is all a DNS64 network gives an IPv4-only receiver.
  */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  // ::ffff:127.0.0.1 is 127.0.0.1.
-  return ipaddr.process(address).range() === "unicast";
+  const ip = parseAddress(address);
+  if (ip === undefined) return false;
+  if (ip.kind() === "ipv4") return ip.range() === "unicast";
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress() || v6.match(NAT64)) return embeddedIPv4(v6).range() === "unicast";
+  return v6.match(GLOBAL_UNICAST) && v6.range() === "unicast" && !v6.match(DOCUMENTATION);
+}
+
+/**
+ * An address as DNS answers and URL hosts write it (a dotted quad, or IPv6), read as the WHATWG
+ * URL parser reads a host: ipaddr.js alone would take the IPv4-compatible ::a.b.c.d for the
+ * IPv4-mapped ::ffff:a.b.c.d. A zone (fe80::1%eth0) names an interface, not an address.
+ */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const [bare = ""] = address.split("%", 1);
+  const family = isIP(bare);
+  if (family === 0) return undefined;
+  return ipaddr.parse(family === 4 ? bare : new URL(`http://[${bare}]/`).hostname.slice(1, -1));
+}
+
+/** The IPv4 address in an IPv6 address's last 32 bits. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 {
+  const [high = 0, low = 0] = ip.parts.slice(-2);
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
 /**

@@ -19,16 +19,33 @@ const notAllowed = (detail: string) =>
   new BadRequestError("webhook_url_not_allowed", detail, [{ pointer: "/body/url", message: detail }]);
 
 /**
- * Refuses a webhook URL that does not resolve to public addresses only (400
- * webhook_url_not_allowed). With allowPrivate (self-hosted internal receivers), any URL passes.
- * Delivery checks again, at every connection (DNS can change).
+ * The contract's `uri` format is RFC 3986's syntax, looser than the WHATWG URL parser that
+ * delivery uses: a port over 65535, an IPv4 address out of range, an empty host or a forbidden
+ * character in the host pass it, and are refused here.
+ */
+function parsed(raw: string): URL {
+  if (URL.canParse(raw)) return new URL(raw);
+  const message = "is not a valid URL: its host or port cannot be used";
+  throw new BadRequestError("invalid_request", `/body/url ${message}.`, [{ pointer: "/body/url", message }]);
+}
+
+/**
+ * Refuses a webhook URL that is not valid (400 invalid_request), that carries credentials, or
+ * that does not resolve to public addresses only (400 webhook_url_not_allowed). With allowPrivate
+ * (self-hosted internal receivers), any address passes. Delivery checks the addresses again, at
+ * every connection (DNS can change).
  */
 export async function checkWebhookUrl(
   raw: string,
   options: { allowPrivate: boolean; resolve: Resolve },
 ): Promise<void> {
-  const url = new URL(raw);
+  const url = parsed(raw);
   if (url.protocol !== "http:" && url.protocol !== "https:") throw notAllowed("The URL must be http or https.");
+  // A webhook's URL is shown by every read of it, where a password must never be; receivers
+  // authenticate deliveries by their signature instead.
+  if (url.username !== "" || url.password !== "") {
+    throw notAllowed("The URL must not carry credentials (user:password@); verify deliveries by their signature.");
+  }
   if (options.allowPrivate) return;
   const host = hostOf(url);
   let addresses: string[];
