@@ -11,7 +11,9 @@ const MAX_BYTES = 262_144;
 // and fail the status assertion, instead of hanging for a minute.
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 const it = test.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
-  const server = await startLiveServer({ app: { imports: { importMaxBytes: MAX_BYTES }, requestTimeoutMs: 10_000 } });
+  const server = await startLiveServer({
+    settings: { imports: { maxBytes: MAX_BYTES }, http: { requestTimeoutMs: 10_000 } },
+  });
   onCleanup(() => server.close());
   return server;
 });
