@@ -188,10 +188,13 @@ export function createMemberExport({
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
 
-  // Each batch becomes its lines as soon as it is read: the batches read ahead are held as text,
-  // a fraction of the memory of their rows as objects.
+  // NDJSON lines are made here, in one stretch of CPU per batch that holds up every other request
+  // of the process: 0.6–0.9 s for 32,768 members on a busy machine, which was another tenant's
+  // p99 while 4 exports ran. An eighth of the batch keeps each stretch short. Each batch becomes
+  // its lines as soon as it is read, so the batches read ahead are held as text, not as objects.
+  const ndjsonBatchSize = Math.max(1, Math.floor(batchSize / 8));
   function ndjson(selection: Selection, segments: SeqRange[], ascending: boolean) {
-    return readAll(rangesOf(segments, batchSize, ascending), readAhead, async (range) => {
+    return readAll(rangesOf(segments, ndjsonBatchSize, ascending), readAhead, async (range) => {
       const rows = await exports.members(store.exportDb, selection, range, ascending);
       return rows.length === 0 ? "" : `${rows.map((row) => JSON.stringify(toMember(row))).join("\n")}\n`;
     });
