@@ -47,9 +47,7 @@ export interface AppOptions {
   /** Member numbers an export reads per statement (see ServiceOptions). */
   exportBatchSize?: number | undefined;
   /** Export limits (EXPORT_CONCURRENCY, EXPORT_CONCURRENCY_PER_KEY, EXPORT_WRITE_TIMEOUT_MS; see ServiceOptions). */
-  exports?:
-    | Pick<ServiceOptions, "exportConcurrency" | "exportConcurrencyPerKey" | "exportWriteTimeoutMs">
-    | undefined;
+  exports?: Pick<ServiceOptions, "exportConcurrency" | "exportConcurrencyPerKey" | "exportWriteTimeoutMs"> | undefined;
   /** Import settings (IMPORT_MAX_BYTES, IMPORT_LEASE_MS, IMPORT_CHUNK_ROWS; see ServiceOptions). */
   imports?: Pick<ServiceOptions, "importMaxBytes" | "importLeaseMs" | "importChunkRows"> | undefined;
 }

@@ -177,7 +177,9 @@ export function createMemberExport({
     // read the whole table for each (a parallel sequential scan), and a warm 1,000,000-member
     // export took 1.4 s instead of 1.25 s.
     const keyRanges = rangesOf(segments, batchSize, true);
-    for await (const keys of readAll(keyRanges, readAhead, (range) => exports.fieldKeys(store.exportDb, selection, range))) {
+    for await (const keys of readAll(keyRanges, readAhead, (range) =>
+      exports.fieldKeys(store.exportDb, selection, range),
+    )) {
       for (const key of keys) found.add(key);
     }
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
