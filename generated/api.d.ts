@@ -270,7 +270,7 @@ export interface paths {
          *     `Member` object per line.
          *
          *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
-         *     once (4 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (2) for one API key. One more is
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
          *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
          *     the key already has its share, 503 `service_unavailable` when the server has none left
          *     (another server process may have room). A file is read from the database on connections
@@ -386,7 +386,7 @@ export interface paths {
          *     `Member` object per line.
          *
          *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
-         *     once (4 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (2) for one API key. One more is
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
          *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
          *     the key already has its share, 503 `service_unavailable` when the server has none left
          *     (another server process may have room). A file is read from the database on connections

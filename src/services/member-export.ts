@@ -9,10 +9,14 @@ export type ExportFormat = "csv" | "ndjson";
 
 /** The limits of exports when nothing else is configured; the README's configuration table lists them. */
 export const EXPORT_DEFAULTS = {
-  /** EXPORT_CONCURRENCY: exports one server process streams at once. */
-  concurrency: 4,
-  /** EXPORT_CONCURRENCY_PER_KEY: of those, the exports of one API key. */
-  perKey: 2,
+  /**
+   * EXPORT_CONCURRENCY: exports one server process streams at once. Their reads and lines cost the
+   * process CPU that its other requests wait for: with 4 at once another tenant's page p99 was
+   * 1.7 s on a busy 2-core machine, with 2 at once 0.75 s.
+   */
+  concurrency: 2,
+  /** EXPORT_CONCURRENCY_PER_KEY: of those, the exports of one API key (one key cannot take them all). */
+  perKey: 1,
   /** EXPORT_WRITE_TIMEOUT_MS: how long a client may take nothing of its file before it is disconnected. */
   writeTimeoutMs: 30_000,
 } as const;
