@@ -192,6 +192,20 @@ function exportOnce(base: string, path: string, token: string, accept: string, l
   });
 }
 
+/**
+ * The server's event loop delay (p99 and max, ms) since the last call: prom-client resets its
+ * histogram at each scrape.
+ */
+async function loopDelay(base: string) {
+  const { body } = await request(base, "GET", "/metrics", "");
+  const value = (name: string) =>
+    Math.round(
+      1000 *
+        Number(new RegExp(`^audience_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m").exec(body)?.[1] ?? Number.NaN),
+    );
+  return { p99: value("p99"), max: value("max") };
+}
+
 function percentiles(ms: number[]) {
   const sorted = [...ms].sort((a, b) => a - b);
   const at = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
@@ -333,18 +347,36 @@ async function main() {
     );
     log(`warm-up export: ${warm.outcome} in ${Math.round(warm.ms)} ms`);
     log("another tenant's pages, alone");
+    await loopDelay(server.baseUrl);
     const alone = await otherTenant(server.baseUrl, other, Promise.resolve(), 200);
+    const aloneLoopDelayMs = await loopDelay(server.baseUrl);
     server.takeMessages();
     log(`${opts.exports} concurrent exports, the other tenant paging meanwhile`);
     const exporting = concurrentExports(server.baseUrl, big, Number(opts.exports));
     const during = await otherTenant(server.baseUrl, other, exporting, 20);
     const exports = await exporting;
+    const duringLoopDelayMs = await loopDelay(server.baseUrl);
     const exportLog = server.takeMessages();
     log(`${opts.stalled} stalled readers`);
     const stalled = await stalledReaders(server, big);
     const stalledLog = server.takeMessages();
     process.stdout.write(
-      `${JSON.stringify({ members: MEMBERS, warm, alone, exports, during, exportLog, stalled, stalledLog }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          members: MEMBERS,
+          warm,
+          alone,
+          aloneLoopDelayMs,
+          exports,
+          during,
+          duringLoopDelayMs,
+          exportLog,
+          stalled,
+          stalledLog,
+        },
+        null,
+        2,
+      )}\n`,
     );
   } finally {
     await server.stop();
