@@ -46,6 +46,8 @@ export interface AppOptions {
   metricsToken?: string | undefined;
   /** Member numbers an export reads per statement (see ServiceOptions). */
   exportBatchSize?: number | undefined;
+  /** Export limits (EXPORT_CONCURRENCY, EXPORT_CONCURRENCY_PER_KEY, EXPORT_WRITE_TIMEOUT_MS; see ServiceOptions). */
+  exports?: Pick<ServiceOptions, "exportConcurrency" | "exportConcurrencyPerKey" | "exportWriteTimeoutMs"> | undefined;
   /** Import settings (IMPORT_MAX_BYTES, IMPORT_LEASE_MS, IMPORT_CHUNK_ROWS; see ServiceOptions). */
   imports?: Pick<ServiceOptions, "importMaxBytes" | "importLeaseMs" | "importChunkRows"> | undefined;
 }
@@ -76,6 +78,7 @@ export async function buildApp({
   publicUrl,
   metricsToken,
   exportBatchSize,
+  exports = {},
   imports = {},
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -114,6 +117,7 @@ export async function buildApp({
     eventRetentionDays,
     ...webhooks,
     exportBatchSize,
+    ...exports,
     ...imports,
     onBackgroundError: (error) => app.log.error({ err: error }, "background work failed"),
   });

@@ -48,6 +48,12 @@ export interface ServiceOptions {
   webhookAttemptOffsetsMs?: readonly number[];
   /** Member numbers an export reads per statement (tests make it small to cross many batches). */
   exportBatchSize?: number | undefined;
+  /** Exports streamed at once (EXPORT_CONCURRENCY); default: EXPORT_DEFAULTS of member-export.ts. */
+  exportConcurrency?: number | undefined;
+  /** Of those, the exports of one API key (EXPORT_CONCURRENCY_PER_KEY). */
+  exportConcurrencyPerKey?: number | undefined;
+  /** How long an export's client may take nothing before it is disconnected (EXPORT_WRITE_TIMEOUT_MS). */
+  exportWriteTimeoutMs?: number | undefined;
   /** The largest import file accepted (IMPORT_MAX_BYTES, default 1 GiB). */
   importMaxBytes?: number;
   /** How long an import job stays with a process that stopped renewing it (IMPORT_LEASE_MS, default 30 s). */
@@ -151,7 +157,14 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
       memberAudiences: membershipRepo,
       pages,
     }),
-    memberExport: createMemberExport({ store, exports: memberExportRepo, batchSize: options.exportBatchSize }),
+    memberExport: createMemberExport({
+      store,
+      exports: memberExportRepo,
+      batchSize: options.exportBatchSize,
+      concurrency: options.exportConcurrency,
+      perKey: options.exportConcurrencyPerKey,
+      writeTimeoutMs: options.exportWriteTimeoutMs,
+    }),
   };
 }
 

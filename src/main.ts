@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     readPoolSize: config.DATABASE_READ_POOL_SIZE,
+    exportPoolSize: config.DATABASE_EXPORT_POOL_SIZE,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     readTimeoutMs: config.DATABASE_READ_TIMEOUT_MS,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
@@ -54,6 +55,11 @@ async function main(): Promise<void> {
     allowPrivateWebhooks: config.WEBHOOK_ALLOW_PRIVATE,
     eventRetentionDays: config.EVENT_RETENTION_DAYS,
     webhooks: { webhookTimeoutMs: config.WEBHOOK_TIMEOUT_MS },
+    exports: {
+      exportConcurrency: config.EXPORT_CONCURRENCY,
+      exportConcurrencyPerKey: config.EXPORT_CONCURRENCY_PER_KEY,
+      exportWriteTimeoutMs: config.EXPORT_WRITE_TIMEOUT_MS,
+    },
     imports: {
       importMaxBytes: config.IMPORT_MAX_BYTES,
       importLeaseMs: config.IMPORT_LEASE_MS,

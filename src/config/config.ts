@@ -1,4 +1,5 @@
 import envSchema from "env-schema";
+import { EXPORT_DEFAULTS } from "../features/exports/export-service.ts";
 import { STORE_DEFAULTS } from "./defaults.ts";
 
 /** The service's configuration, from environment variables; see the README's table. */
@@ -9,6 +10,7 @@ export interface Config {
   DATABASE_LISTEN_URL?: string;
   DATABASE_POOL_SIZE: number;
   DATABASE_READ_POOL_SIZE: number;
+  DATABASE_EXPORT_POOL_SIZE: number;
   DATABASE_STATEMENT_TIMEOUT_MS: number;
   DATABASE_READ_TIMEOUT_MS: number;
   DATABASE_CONNECT_TIMEOUT_MS: number;
@@ -27,6 +29,9 @@ export interface Config {
   IMPORT_MAX_BYTES: number;
   IMPORT_LEASE_MS: number;
   IMPORT_CHUNK_ROWS?: number;
+  EXPORT_CONCURRENCY: number;
+  EXPORT_CONCURRENCY_PER_KEY: number;
+  EXPORT_WRITE_TIMEOUT_MS: number;
 }
 
 const schema = {
@@ -38,6 +43,7 @@ const schema = {
     DATABASE_LISTEN_URL: { type: "string", pattern: "^postgres(ql)?://" },
     DATABASE_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.poolSize },
     DATABASE_READ_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.readPoolSize },
+    DATABASE_EXPORT_POOL_SIZE: { type: "integer", minimum: 1, maximum: 1000, default: STORE_DEFAULTS.exportPoolSize },
     DATABASE_STATEMENT_TIMEOUT_MS: {
       type: "integer",
       minimum: 100,
@@ -82,6 +88,17 @@ const schema = {
     // workspace's member lock longer each (other writes of the workspace wait between chunks).
     // Unset: 10,000 on PostgreSQL, 5,000 on the embedded store (src/features/imports/import-runner.ts).
     IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000 },
+    // Exports (member files) one process streams at once, and of those one API key's; one more is
+    // refused before any byte is sent (503, 429 too_many_exports).
+    EXPORT_CONCURRENCY: { type: "integer", minimum: 1, maximum: 1000, default: EXPORT_DEFAULTS.concurrency },
+    EXPORT_CONCURRENCY_PER_KEY: { type: "integer", minimum: 1, maximum: 1000, default: EXPORT_DEFAULTS.perKey },
+    // An export's client that takes nothing of the file for this long is disconnected.
+    EXPORT_WRITE_TIMEOUT_MS: {
+      type: "integer",
+      minimum: 100,
+      maximum: 3600000,
+      default: EXPORT_DEFAULTS.writeTimeoutMs,
+    },
   },
 } as const;
 

@@ -23,6 +23,9 @@ export interface Services {
   imports: ImportService;
 }
 
+/** The API key a request was authenticated with (the security handler set it). */
+const keyOf = (request: { principal?: { keyId: string } }) => request.principal?.keyId ?? "";
+
 /** One thin handler per operationId: read the typed request, call one service, return its result. */
 export function createHandlers({
   ready,
@@ -87,8 +90,8 @@ export function createHandlers({
       const { workspaceId, audienceId } = request.params;
       const format = fileFormat(request, reply);
       if (!format) return audienceMembers.list(workspaceId, audienceId, request.query);
-      const file = await memberExport.open(workspaceId, format, { ...sentQuery(request), audienceId });
-      return sendFile(reply, format, `members-${audienceId}`, file);
+      const file = await memberExport.open(workspaceId, format, { ...sentQuery(request), audienceId }, keyOf(request));
+      return sendFile(reply, format, `members-${audienceId}`, file, memberExport.writeTimeoutMs);
     },
 
     getAudienceFilter: (request) => audiences.getFilter(request.params.workspaceId, request.params.audienceId),
@@ -101,8 +104,9 @@ export function createHandlers({
       const format = fileFormat(request, reply);
       if (!format) return members.list(request.params.workspaceId, request.query);
       const query = sentQuery(request);
-      const file = await memberExport.open(request.params.workspaceId, format, query);
-      return sendFile(reply, format, query.audienceId ? `members-${query.audienceId}` : "members", file);
+      const file = await memberExport.open(request.params.workspaceId, format, query, keyOf(request));
+      const name = query.audienceId ? `members-${query.audienceId}` : "members";
+      return sendFile(reply, format, name, file, memberExport.writeTimeoutMs);
     },
     getMember: (request) => members.get(request.params.workspaceId, request.params.memberId),
     updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),

@@ -34,9 +34,24 @@ export function sentQuery<Q extends object>(request: { url: string; query: Q }):
   return Object.fromEntries(Object.entries(request.query).filter(([name]) => sent.has(name))) as Partial<Q>;
 }
 
-/** Answers with the file, to be saved as `name` with the format's extension. */
-export function sendFile(reply: FastifyReply, format: ExportFormat, name: string, file: Readable): Readable {
+/**
+ * Answers with the file, to be saved as `name` with the format's extension. A client that takes
+ * nothing of it for writeTimeoutMs is disconnected (the socket's idle timer, which restarts with
+ * every write the client takes in): a stalled reader must not keep its export's place, memory
+ * and reads for as long as it likes. The transfer then ends without its last chunk.
+ */
+export function sendFile(
+  reply: FastifyReply,
+  format: ExportFormat,
+  name: string,
+  file: Readable,
+  writeTimeoutMs: number,
+): Readable {
   const { type, extension } = FILES[format];
   reply.type(type).header("content-disposition", `attachment; filename="${name}.${extension}"`);
+  reply.raw.setTimeout(writeTimeoutMs, () => {
+    reply.log.warn({ writeTimeoutMs }, "export client took nothing within the write timeout: disconnected");
+    reply.raw.destroy();
+  });
   return file;
 }
