@@ -268,6 +268,15 @@ export interface paths {
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
          *     `Member` object per line.
+         *
+         *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
+         *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
+         *     the key already has its share, 503 `service_unavailable` when the server has none left
+         *     (another server process may have room). A file is read from the database on connections
+         *     of its own, so exports never hold up pages, writes or background work. A client that
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
+         *     its transfer ends incomplete (a chunked body without its last chunk).
          */
         get: operations["listAudienceMembers"];
         put?: never;
@@ -375,6 +384,15 @@ export interface paths {
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
          *     `Member` object per line.
+         *
+         *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
+         *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
+         *     the key already has its share, 503 `service_unavailable` when the server has none left
+         *     (another server process may have room). A file is read from the database on connections
+         *     of its own, so exports never hold up pages, writes or background work. A client that
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
+         *     its transfer ends incomplete (a chunked body without its last chunk).
          */
         get: operations["listMembers"];
         put?: never;
@@ -1641,7 +1659,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -1759,6 +1777,42 @@ export interface components {
                  * @example 12
                  */
                 "RateLimit-Reset": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The API key sent more requests than its limit allows in the current window
+         *     (`rate_limited`, as on every workspace operation), or, for a file (`Accept: text/csv` or
+         *     `application/x-ndjson`), the key already runs as many exports at once as one key may on
+         *     this server (`too_many_exports`); retry after `Retry-After` seconds. No byte of a file
+         *     was sent. `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` are sent as on
+         *     every workspace operation when rate limiting is on.
+         */
+        TooManyRequestsOrExports: {
+            headers: {
+                /**
+                 * @description Seconds to wait before retrying.
+                 * @example 5
+                 */
+                "Retry-After": number;
+                /**
+                 * @description Requests allowed per window (when rate limiting is on).
+                 * @example 6000
+                 */
+                "RateLimit-Limit"?: number;
+                /**
+                 * @description Requests left in the current window (when rate limiting is on).
+                 * @example 5990
+                 */
+                "RateLimit-Remaining"?: number;
+                /**
+                 * @description Seconds until the window resets (when rate limiting is on).
+                 * @example 41
+                 */
+                "RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2415,7 +2469,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyRequestsOrExports"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2681,7 +2735,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyRequestsOrExports"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -96,12 +96,12 @@ const lifecycle = fp(
 
 /** One handler object for the whole contract: every feature's handlers, spread together. */
 function handlersOf(services: Services, store: Store): Handlers {
-  const openMemberFile = services.memberExport.open;
+  const memberFiles = services.memberExport;
   return {
     ...createHealthHandlers({ ready: () => store.ready() }),
     ...createAdminHandlers(services),
-    ...createAudienceHandlers({ ...services, openMemberFile }),
-    ...createMemberHandlers({ ...services, openMemberFile }),
+    ...createAudienceHandlers({ ...services, memberFiles }),
+    ...createMemberHandlers({ ...services, memberFiles }),
     ...createEventHandlers(services),
     ...createWebhookHandlers(services),
     ...createImportHandlers(services),

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     dataDir: database.dataDir,
     poolSize: database.poolSize,
     readPoolSize: database.readPoolSize,
+    exportPoolSize: database.exportPoolSize,
     statementTimeoutMs: database.statementTimeoutMs,
     readTimeoutMs: database.readTimeoutMs,
     connectTimeoutMs: database.connectTimeoutMs,

@@ -23,6 +23,7 @@ export const VARIABLES = {
   DATABASE_LISTEN_URL: POSTGRES_URL,
   DATABASE_POOL_SIZE: integer(1, 1000, DEFAULTS.database.poolSize),
   DATABASE_READ_POOL_SIZE: integer(1, 1000, DEFAULTS.database.readPoolSize),
+  DATABASE_EXPORT_POOL_SIZE: integer(1, 1000, DEFAULTS.database.exportPoolSize),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 86_400_000, DEFAULTS.database.statementTimeoutMs),
   DATABASE_READ_TIMEOUT_MS: integer(100, 86_400_000, DEFAULTS.database.readTimeoutMs),
   DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000, DEFAULTS.database.connectTimeoutMs),
@@ -44,6 +45,10 @@ export const VARIABLES = {
   IMPORT_LEASE_MS: integer(1000, 3_600_000, DEFAULTS.imports.leaseMs),
   // Unset: DEFAULTS.imports.chunkRows of the store's kind.
   IMPORT_CHUNK_ROWS: integer(100, 50_000),
+  // One more export than these is refused before any byte is sent (503; 429 too_many_exports).
+  EXPORT_CONCURRENCY: integer(1, 1000, DEFAULTS.exports.concurrency),
+  EXPORT_CONCURRENCY_PER_KEY: integer(1, 1000, DEFAULTS.exports.perKey),
+  EXPORT_WRITE_TIMEOUT_MS: integer(100, 3_600_000, DEFAULTS.exports.writeTimeoutMs),
 } as const;
 
 type Variable = keyof typeof VARIABLES;
@@ -59,6 +64,7 @@ export interface Config {
     dataDir: string;
     poolSize: number;
     readPoolSize: number;
+    exportPoolSize: number;
     statementTimeoutMs: number;
     readTimeoutMs: number;
     connectTimeoutMs: number;
@@ -104,6 +110,7 @@ function sections(v: Record<Variable, any>): Config {
       dataDir: v.DATA_DIR,
       poolSize: v.DATABASE_POOL_SIZE,
       readPoolSize: v.DATABASE_READ_POOL_SIZE,
+      exportPoolSize: v.DATABASE_EXPORT_POOL_SIZE,
       statementTimeoutMs: v.DATABASE_STATEMENT_TIMEOUT_MS,
       readTimeoutMs: v.DATABASE_READ_TIMEOUT_MS,
       connectTimeoutMs: v.DATABASE_CONNECT_TIMEOUT_MS,
@@ -128,7 +135,12 @@ function sections(v: Record<Variable, any>): Config {
         attemptOffsetsMs: undefined,
       },
       imports: { maxBytes: v.IMPORT_MAX_BYTES, leaseMs: v.IMPORT_LEASE_MS, chunkRows: v.IMPORT_CHUNK_ROWS },
-      exports: { ...DEFAULTS.exports },
+      exports: {
+        ...DEFAULTS.exports,
+        concurrency: v.EXPORT_CONCURRENCY,
+        perKey: v.EXPORT_CONCURRENCY_PER_KEY,
+        writeTimeoutMs: v.EXPORT_WRITE_TIMEOUT_MS,
+      },
     },
   };
 }

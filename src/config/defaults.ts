@@ -19,6 +19,12 @@ export const DEFAULTS = {
     poolSize: 10,
     /** Connections for reads and single statements. */
     readPoolSize: 5,
+    /**
+     * Connections for the reads of exports (member files), apart from the others, so that exports
+     * can never take the connections pages, writes and background work need; their statements
+     * take turns on them.
+     */
+    exportPoolSize: 2,
     /** Longest statement of a write transaction. */
     statementTimeoutMs: 30_000,
     /** Longest wait for a read's answer. */
@@ -59,5 +65,14 @@ export const DEFAULTS = {
     batchSize: 32_768,
     /** Statements an export keeps running ahead of the client, each on a connection of its own. */
     readAhead: 2,
+    /**
+     * Exports one server process streams at once: their reads and lines cost the process CPU that
+     * its other requests wait for.
+     */
+    concurrency: 2,
+    /** Of those, the exports of one API key (one key cannot take them all). */
+    perKey: 1,
+    /** How long a client may take nothing of its file before it is disconnected. */
+    writeTimeoutMs: 30_000,
   },
 } as const;

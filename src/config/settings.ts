@@ -36,7 +36,15 @@ export interface Settings {
     /** Rows per transaction; absent: the store kind's default (DEFAULTS.imports.chunkRows). */
     chunkRows: number | undefined;
   };
-  exports: { batchSize: number; readAhead: number };
+  exports: {
+    batchSize: number;
+    readAhead: number;
+    /** Exports streamed at once by this process, and of those, by one API key. */
+    concurrency: number;
+    perKey: number;
+    /** How long a client may take nothing of its file before it is disconnected. */
+    writeTimeoutMs: number;
+  };
 }
 
 export type PartialSettings = { [S in keyof Settings]?: Partial<Settings[S]> };

@@ -149,6 +149,16 @@ export class ServiceUnavailableError extends AppError {
 export const serviceUnavailable = (detail: string, retryAfterSeconds?: number) =>
   new ServiceUnavailableError(detail, retryAfterSeconds);
 
+/** The API key already runs as many exports as one key may at once: retry after retryAfterSeconds. */
+export class TooManyExportsError extends AppError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, "too_many_exports", "Too many exports", detail);
+  }
+}
+
 export const cursorExpired = () =>
   new AppError(
     410,

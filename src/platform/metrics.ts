@@ -54,7 +54,7 @@ const pools = new Map<object, { name: string; stats: () => PoolStats }>();
 
 new Gauge({
   name: "audience_db_pool_connections",
-  help: "Database connections of each pool (read, write) in use and idle, and callers waiting for one.",
+  help: "Database connections of each pool (read, write, export) in use and idle, and callers waiting for one.",
   labelNames: ["pool", "state"] as const,
   registers: [registry],
   collect() {

@@ -49,7 +49,7 @@ describe("GET /metrics", () => {
     "reports each database pool's connections in use, idle and waiting",
     async () => {
       const { text } = await scrape(open);
-      for (const pool of ["read", "write"]) {
+      for (const pool of ["read", "write", "export"]) {
         for (const state of ["in_use", "idle", "waiting"]) {
           expect(sample(text, `audience_db_pool_connections{pool="${pool}",state="${state}"}`)).toBeGreaterThanOrEqual(
             0,

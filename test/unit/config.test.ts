@@ -38,6 +38,8 @@ describe("the configuration", () => {
     [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
     [{ DATABASE_READ_TIMEOUT_MS: "soon" }, "DATABASE_READ_TIMEOUT_MS"],
     [{ DATABASE_QUEUE_LIMIT: "-1" }, "DATABASE_QUEUE_LIMIT"],
+    [{ EXPORT_CONCURRENCY: "0" }, "EXPORT_CONCURRENCY"],
+    [{ EXPORT_WRITE_TIMEOUT_MS: "10" }, "EXPORT_WRITE_TIMEOUT_MS"],
     [{ DATABASE_PREPARED_STATEMENTS: "sometimes" }, "DATABASE_PREPARED_STATEMENTS"],
     [{ PUBLIC_URL: "audiences.example.com" }, "PUBLIC_URL must be an http:// or https:// URL"],
     [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
@@ -55,6 +57,7 @@ describe("the features' settings", () => {
       events: { retentionDays: 7 },
       webhooks: { allowPrivate: false, timeoutMs: 10_000 },
       imports: { maxBytes: 1_073_741_824, leaseMs: 30_000, chunkRows: undefined },
+      exports: { concurrency: 2, perKey: 1, writeTimeoutMs: 30_000 },
     });
     const config = loadConfig({
       RATE_LIMIT_PER_MINUTE: "0",
@@ -64,6 +67,10 @@ describe("the features' settings", () => {
       IMPORT_MAX_BYTES: "2048",
       IMPORT_LEASE_MS: "1500",
       IMPORT_CHUNK_ROWS: "100",
+      DATABASE_EXPORT_POOL_SIZE: "3",
+      EXPORT_CONCURRENCY: "8",
+      EXPORT_CONCURRENCY_PER_KEY: "1",
+      EXPORT_WRITE_TIMEOUT_MS: "5000",
       BODY_LIMIT: "4096",
       ADMIN_TOKEN: "an-admin-token-of-16",
       PORT: "0",
@@ -79,6 +86,7 @@ describe("the features' settings", () => {
         events: { retentionDays: 30 },
         webhooks: { allowPrivate: true, timeoutMs: 2000 },
         imports: { maxBytes: 2048, leaseMs: 1500, chunkRows: 100 },
+        exports: { concurrency: 8, perKey: 1, writeTimeoutMs: 5000 },
       },
     });
   });

@@ -1,5 +1,6 @@
 import { text } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
+import { DEFAULTS } from "../../src/config/defaults.ts";
 import type { MemberExportRepo, SeqRange } from "../../src/features/exports/export-repo.ts";
 import { createMemberExport } from "../../src/features/exports/export-service.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
@@ -9,7 +10,9 @@ import type { SqlClient } from "../../src/platform/db/sql-client.ts";
  * told otherwise), read 30 numbers at a time, two reads ahead: each range's CSV is one line
  * naming it. `fail` makes a read fail.
  */
-function setUp(options: { segments?: SeqRange[]; fail?: (read: number) => boolean } = {}) {
+function setUp(
+  options: { segments?: SeqRange[]; fail?: (read: number) => boolean; concurrency?: number; perKey?: number } = {},
+) {
   const reads: SeqRange[] = [];
   const exports: MemberExportRepo = {
     segments: async () => options.segments ?? [{ from: 0, to: 100 }],
@@ -21,8 +24,16 @@ function setUp(options: { segments?: SeqRange[]; fail?: (read: number) => boolea
     },
     members: async () => [],
   };
-  const service = createMemberExport({ store: { db: {} as SqlClient }, exports, batchSize: 30, readAhead: 2 });
-  return { reads, open: (query = {}) => service.open("ws", "csv", query) };
+  const service = createMemberExport({
+    store: { exportDb: {} as SqlClient },
+    exports,
+    batchSize: 30,
+    readAhead: 2,
+    concurrency: options.concurrency ?? DEFAULTS.exports.concurrency,
+    perKey: options.perKey ?? DEFAULTS.exports.perKey,
+    writeTimeoutMs: DEFAULTS.exports.writeTimeoutMs,
+  });
+  return { reads, open: (query = {}, key = "key") => service.open("ws", "csv", query, key) };
 }
 
 const HEADER = "id,email,alternativeEmails,firstName,lastName,role,company\n";
@@ -76,5 +87,37 @@ describe("member export streams", () => {
       errors: [{ pointer: "/query/limit" }, { pointer: "/query/before" }],
     });
     expect(reads).toEqual([]);
+  });
+});
+
+describe("member export places", () => {
+  it("refuses a key's export beyond its share with 429 too_many_exports, before reading", async () => {
+    const { open, reads } = setUp({ concurrency: 3, perKey: 1 });
+    const held = await open({}, "a");
+    const readsBefore = reads.length;
+    await expect(open({}, "a")).rejects.toMatchObject({ status: 429, code: "too_many_exports", retryAfterSeconds: 5 });
+    expect(reads).toHaveLength(readsBefore);
+    held.destroy();
+  });
+
+  it("refuses any export beyond the process's places with 503 service_unavailable", async () => {
+    const { open } = setUp({ concurrency: 2, perKey: 2 });
+    const files = [await open({}, "a"), await open({}, "b")];
+    await expect(open({}, "c")).rejects.toMatchObject({ status: 503, code: "service_unavailable" });
+    for (const file of files) file.destroy();
+  });
+
+  it("gives the place back when the file is read whole, when it is destroyed, and when it fails to open", async () => {
+    const { open } = setUp({ concurrency: 1, perKey: 1 });
+    await text(await open());
+    const left = await open();
+    const closed = new Promise((resolve) => left.once("close", resolve));
+    left.destroy();
+    await closed;
+    await expect(open({ limit: 5 })).rejects.toMatchObject({ status: 400 });
+    const failing = setUp({ concurrency: 1, perKey: 1, fail: (call) => call === 1 });
+    await expect(failing.open()).rejects.toThrow("read 1 failed");
+    await expect(text(await failing.open())).resolves.toContain(HEADER);
+    expect(await text(await open())).toContain(HEADER);
   });
 });

@@ -1,5 +1,5 @@
 import type { Handlers } from "../../contract/handler-types.ts";
-import { fileFormat, type OpenMemberFile, sendFile, sentQuery } from "../../platform/http/file-responses.ts";
+import { fileFormat, keyOf, type MemberFiles, sendFile, sentQuery } from "../../platform/http/file-responses.ts";
 import type { AudienceMemberService } from "./audience-member-service.ts";
 import type { AudienceService } from "./audience-service.ts";
 
@@ -7,11 +7,11 @@ export interface AudienceHandlerDeps {
   audiences: AudienceService;
   audienceMembers: AudienceMemberService;
   /** An audience's members as a file (the exports feature). */
-  openMemberFile: OpenMemberFile;
+  memberFiles: MemberFiles;
 }
 
 /** Audiences, their members and their rules. */
-export function createAudienceHandlers({ audiences, audienceMembers, openMemberFile }: AudienceHandlerDeps) {
+export function createAudienceHandlers({ audiences, audienceMembers, memberFiles }: AudienceHandlerDeps) {
   return {
     async createAudience(request, reply) {
       reply.code(201);
@@ -40,8 +40,8 @@ export function createAudienceHandlers({ audiences, audienceMembers, openMemberF
       const { workspaceId, audienceId } = request.params;
       const format = fileFormat(request, reply);
       if (!format) return audienceMembers.list(workspaceId, audienceId, request.query);
-      const file = await openMemberFile(workspaceId, format, { ...sentQuery(request), audienceId });
-      return sendFile(reply, format, `members-${audienceId}`, file);
+      const file = await memberFiles.open(workspaceId, format, { ...sentQuery(request), audienceId }, keyOf(request));
+      return sendFile(reply, format, `members-${audienceId}`, file, memberFiles.writeTimeoutMs);
     },
 
     getAudienceFilter: (request) => audiences.getFilter(request.params.workspaceId, request.params.audienceId),

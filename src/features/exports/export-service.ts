@@ -1,12 +1,20 @@
 import { Readable } from "node:stream";
 import type { operations } from "../../../generated/api.d.ts";
-import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
+import { audienceNotFound, BadRequestError, serviceUnavailable, TooManyExportsError } from "../../domain/errors.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
+
+/** Seconds a refused export is told to wait: about what a large export takes. */
+const RETRY_AFTER_SECONDS = 5;
+/**
+ * The largest piece of a file written to the socket at once: a client that reads slowly then
+ * holds one piece in the socket's buffer, not a whole batch.
+ */
+const PIECE_BYTES = 65_536;
 
 /**
  * The query of a file request, holding only what the client sent (a page's defaults do not apply):
@@ -15,15 +23,20 @@ export type ExportFormat = "csv" | "ndjson";
 export type MemberExportQuery = Partial<NonNullable<operations["listMembers"]["parameters"]["query"]>>;
 
 export interface MemberExportDeps {
-  store: Pick<Store, "db">;
+  store: Pick<Store, "exportDb">;
   exports: MemberExportRepo;
   /**
-   * Member numbers one statement reads. A statement sorts its rows into member order: much larger
-   * batches spill that sort to disk, much smaller ones pay more statements.
+   * Member numbers one CSV statement reads. A statement sorts its rows into member order: much
+   * larger batches spill that sort to disk, much smaller ones pay more statements.
    */
   batchSize: number;
   /** Statements an export keeps running ahead of the client, each on a connection of its own. */
   readAhead: number;
+  /** Exports streamed at once, and of those, exports of one API key. */
+  concurrency: number;
+  perKey: number;
+  /** How long a client may take nothing of its file before it is disconnected. */
+  writeTimeoutMs: number;
 }
 
 /** The CSV columns before the custom fields: those an import reads. */
@@ -78,44 +91,109 @@ async function* readAll<T>(
 }
 
 /**
+ * Places for exports: `concurrency` in all, `perKey` of them for one API key. A request that finds
+ * none is refused at once, before anything is read or sent: waiting would hold its socket, and a
+ * file that starts cannot be refused any more (a 200 cut short later is worse than a 429 now).
+ */
+function exportPlaces(concurrency: number, perKey: number) {
+  let running = 0;
+  const byKey = new Map<string, number>();
+  return {
+    /** A place for the key, or the refusal; the function returned gives it back (once). */
+    take(key: string): () => void {
+      const held = byKey.get(key) ?? 0;
+      if (held >= perKey) {
+        throw new TooManyExportsError(
+          `This API key already runs ${held} export(s) on this server, as many as one key may at once; retry in ${RETRY_AFTER_SECONDS} seconds.`,
+          RETRY_AFTER_SECONDS,
+        );
+      }
+      if (running >= concurrency) {
+        throw serviceUnavailable(
+          `This server already streams ${running} exports, as many as it runs at once; retry in ${RETRY_AFTER_SECONDS} seconds.`,
+          RETRY_AFTER_SECONDS,
+        );
+      }
+      running++;
+      byKey.set(key, held + 1);
+      let given = false;
+      return () => {
+        if (given) return;
+        given = true;
+        running--;
+        const left = (byKey.get(key) ?? 1) - 1;
+        if (left === 0) byKey.delete(key);
+        else byKey.set(key, left);
+      };
+    },
+  };
+}
+
+/** The parts as bytes, cut into pieces of at most PIECE_BYTES (views: nothing is copied). */
+async function* inPieces(parts: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const part of parts) {
+    const bytes = Buffer.from(part);
+    for (let at = 0; at < bytes.length; at += PIECE_BYTES) yield bytes.subarray(at, at + PIECE_BYTES);
+  }
+}
+
+/**
  * Every member of a workspace or of an audience as one file, CSV or NDJSON, streamed: batches are
  * read one statement each as the client takes the file in, so memory stays flat whatever the
  * size. A file is not a snapshot: each batch shows its members as they are when it is read, and
  * members created after the export began are left out.
  */
-export function createMemberExport({ store, exports, batchSize, readAhead }: MemberExportDeps) {
+export function createMemberExport({
+  store,
+  exports,
+  batchSize,
+  readAhead,
+  concurrency,
+  perKey,
+  writeTimeoutMs,
+}: MemberExportDeps) {
+  const places = exportPlaces(concurrency, perKey);
+
   async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
     const found = new Set<string>();
     // Collected over the batches' ranges: over much larger ranges PostgreSQL chose to read the
     // whole table for each (a parallel sequential scan).
     const keyRanges = rangesOf(segments, batchSize, true);
-    for await (const keys of readAll(keyRanges, readAhead, (range) => exports.fieldKeys(store.db, selection, range))) {
+    for await (const keys of readAll(keyRanges, readAhead, (range) =>
+      exports.fieldKeys(store.exportDb, selection, range),
+    )) {
       for (const key of keys) found.add(key);
     }
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
     const keys = [...found].sort();
     const lines = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
-      exports.csvLines(store.db, selection, range, ascending, keys),
+      exports.csvLines(store.exportDb, selection, range, ascending, keys),
     );
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
 
-  async function* ndjson(selection: Selection, segments: SeqRange[], ascending: boolean) {
-    const batches = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
-      exports.members(store.db, selection, range, ascending),
-    );
-    for await (const rows of batches) {
-      if (rows.length > 0) yield `${rows.map((row) => JSON.stringify(toMember(row))).join("\n")}\n`;
-    }
+  // NDJSON lines are made here, in one stretch of CPU per batch that holds up every other request
+  // of the process: batches a 32nd of the CSV's keep that stretch short enough for other tenants'
+  // pages to keep their latency. Each batch becomes its lines as soon as it is read, so the
+  // batches read ahead are held as text, not as objects.
+  const ndjsonBatchSize = Math.max(1, Math.floor(batchSize / 32));
+  function ndjson(selection: Selection, segments: SeqRange[], ascending: boolean) {
+    return readAll(rangesOf(segments, ndjsonBatchSize, ascending), readAhead, async (range) => {
+      const rows = await exports.members(store.exportDb, selection, range, ascending);
+      return rows.length === 0 ? "" : `${rows.map((row) => JSON.stringify(toMember(row))).join("\n")}\n`;
+    });
   }
 
   return {
+    writeTimeoutMs,
     /**
      * The file of the members the query selects. Resolves once its first batch is read, so an
      * unknown audience or a database that does not answer fails the request before it is
-     * answered; a failure later ends the stream (the client sees a truncated transfer).
+     * answered; a failure later ends the stream (the client sees a truncated transfer). `keyId`
+     * is the API key's: the file holds one of the process's places, and one of the key's, until
+     * the stream closes; when none is free it is refused (TooManyExportsError, or a 503).
      */
-    async open(workspaceId: string, format: ExportFormat, query: MemberExportQuery): Promise<Readable> {
+    async open(workspaceId: string, format: ExportFormat, query: MemberExportQuery, keyId: string): Promise<Readable> {
       const paging = PAGING.filter((name) => query[name] !== undefined);
       if (paging.length > 0) {
         throw new BadRequestError(
@@ -124,22 +202,29 @@ export function createMemberExport({ store, exports, batchSize, readAhead }: Mem
           paging.map((name) => ({ pointer: `/query/${name}`, message: "cannot be combined with a file Accept" })),
         );
       }
-      const { audienceId } = query;
-      const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
-      const segments = await exports.segments(store.db, selection);
-      if (!segments) throw audienceNotFound(audienceId as string);
-      const ascending = query.sortDirection !== "DESC";
-      const { head, parts } =
-        format === "csv"
-          ? await csv(selection, segments, ascending)
-          : { head: "", parts: ndjson(selection, segments, ascending) };
-      const first = await parts.next();
-      async function* file() {
-        const opening = head + (first.done ? "" : first.value);
-        if (opening !== "") yield opening;
-        for await (const part of parts) if (part !== "") yield part;
+      const release = places.take(`${workspaceId}\u0000${keyId}`);
+      try {
+        const { audienceId } = query;
+        const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
+        const segments = await exports.segments(store.exportDb, selection);
+        if (!segments) throw audienceNotFound(audienceId as string);
+        const ascending = query.sortDirection !== "DESC";
+        const { head, parts } =
+          format === "csv"
+            ? await csv(selection, segments, ascending)
+            : { head: "", parts: ndjson(selection, segments, ascending) };
+        const first = await parts.next();
+        async function* file() {
+          const opening = head + (first.done ? "" : first.value);
+          if (opening !== "") yield opening;
+          for await (const part of parts) if (part !== "") yield part;
+        }
+        // Closed when the file is sent whole, fails, or its client leaves (Fastify destroys it then).
+        return Readable.from(inPieces(file()), { objectMode: false }).once("close", release);
+      } catch (error) {
+        release();
+        throw error;
       }
-      return Readable.from(file(), { objectMode: false });
     },
   };
 }

@@ -1,15 +1,9 @@
 import type { Handlers } from "../../contract/handler-types.ts";
-import { fileFormat, type OpenMemberFile, sendFile, sentQuery } from "../../platform/http/file-responses.ts";
+import { fileFormat, keyOf, type MemberFiles, sendFile, sentQuery } from "../../platform/http/file-responses.ts";
 import type { MemberService } from "./member-service.ts";
 
 /** The workspace's members. */
-export function createMemberHandlers({
-  members,
-  openMemberFile,
-}: {
-  members: MemberService;
-  openMemberFile: OpenMemberFile;
-}) {
+export function createMemberHandlers({ members, memberFiles }: { members: MemberService; memberFiles: MemberFiles }) {
   return {
     upsertMembers: (request) => members.upsert(request.params.workspaceId, request.body),
     // With Accept: text/csv or application/x-ndjson, every member as a file instead of a page.
@@ -17,8 +11,9 @@ export function createMemberHandlers({
       const format = fileFormat(request, reply);
       if (!format) return members.list(request.params.workspaceId, request.query);
       const query = sentQuery(request);
-      const file = await openMemberFile(request.params.workspaceId, format, query);
-      return sendFile(reply, format, query.audienceId ? `members-${query.audienceId}` : "members", file);
+      const file = await memberFiles.open(request.params.workspaceId, format, query, keyOf(request));
+      const name = query.audienceId ? `members-${query.audienceId}` : "members";
+      return sendFile(reply, format, name, file, memberFiles.writeTimeoutMs);
     },
     getMember: (request) => members.get(request.params.workspaceId, request.params.memberId),
     updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),

@@ -5,8 +5,11 @@ export interface GateOptions {
   concurrency: number;
   /** Callers that may wait for a place; one more is refused at once. */
   queueLimit: number;
-  /** How long a caller may wait for a place before it is refused. */
-  maxWaitMs: number;
+  /**
+   * How long a caller may wait for a place before it is refused; undefined: as long as it takes,
+   * for callers whose wait is bounded otherwise (by their number and each one's own timeout).
+   */
+  maxWaitMs?: number | undefined;
 }
 
 export interface Gate {
@@ -23,7 +26,7 @@ export interface Gate {
  */
 export function createGate({ concurrency, queueLimit, maxWaitMs }: GateOptions): Gate {
   let active = 0;
-  const queue: Array<{ admit: () => void; timer: NodeJS.Timeout }> = [];
+  const queue: Array<{ admit: () => void; timer: NodeJS.Timeout | undefined }> = [];
 
   const release = () => {
     const next = queue.shift();
@@ -46,10 +49,13 @@ export function createGate({ concurrency, queueLimit, maxWaitMs }: GateOptions):
     return new Promise((resolve, reject) => {
       const entry = {
         admit: resolve,
-        timer: setTimeout(() => {
-          queue.splice(queue.indexOf(entry), 1);
-          reject(new StoreBusyError(`no database connection became free within ${maxWaitMs} ms`));
-        }, maxWaitMs),
+        timer:
+          maxWaitMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                queue.splice(queue.indexOf(entry), 1);
+                reject(new StoreBusyError(`no database connection became free within ${maxWaitMs} ms`));
+              }, maxWaitMs),
       };
       queue.push(entry);
     });

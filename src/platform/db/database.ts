@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import type { SqlDriverAdapter, SqlQuery } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlQuery, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { DEFAULTS } from "../../config/defaults.ts";
 import { trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
@@ -34,6 +34,8 @@ export interface StoreOptions {
   poolSize?: number;
   /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
   readPoolSize?: number;
+  /** Connections for the reads of exports (PostgreSQL), so that exports cannot starve the rest. */
+  exportPoolSize?: number;
   /**
    * Prepare statements on PostgreSQL's connections (default true); after the first sign of a
    * pooler that does not keep them (PgBouncer in transaction mode), they stop by themselves.
@@ -57,6 +59,13 @@ export interface Store {
   readonly kind: "postgres" | "embedded";
   /** Reads and single statements. */
   readonly db: SqlClient;
+  /**
+   * The reads of exports: on PostgreSQL, connections of their own (exportPoolSize), on the
+   * embedded store one statement at a time, so that pages and writes run between them. A
+   * statement waits for its turn without a deadline (an admitted export must not fail for
+   * waiting): the statements ahead of it are few (exports are limited) and each has the read timeout.
+   */
+  readonly exportDb: SqlClient;
   /**
    * Runs fn in one transaction, retrying it when PostgreSQL reports a serialization failure or
    * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts).
@@ -85,7 +94,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
 }
 
-type Limits = "poolSize" | "readPoolSize" | "statementTimeoutMs" | "readTimeoutMs" | "connectTimeoutMs" | "queueLimit";
+type Limits =
+  | "poolSize"
+  | "readPoolSize"
+  | "exportPoolSize"
+  | "statementTimeoutMs"
+  | "readTimeoutMs"
+  | "connectTimeoutMs"
+  | "queueLimit";
 type Settings = StoreOptions & Required<Pick<StoreOptions, Limits | "preparedStatements">>;
 
 async function openPostgres(databaseUrl: string, settings: Settings): Promise<Store> {
@@ -116,10 +132,18 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     connectTimeoutMs,
     queryTimeoutMs: settings.readTimeoutMs,
   });
+  const exportReads = createPool({
+    connectionString: databaseUrl,
+    max: settings.exportPoolSize,
+    connectTimeoutMs,
+    queryTimeoutMs: settings.readTimeoutMs,
+  });
   // One connection each before any request: node-postgres keeps the first query a new connection
   // served referenced for that connection's life (a listener of its handshake), and that must
   // not be a request's bulk parameters.
-  await Promise.all([reads.query("SELECT 1"), writes.query("SELECT 1")]);
+  await Promise.all([reads.query("SELECT 1"), writes.query("SELECT 1"), exportReads.query("SELECT 1")]);
+  // Export statements wait here, never in the pool (whose wait has the connect timeout).
+  const exportTurns = createGate({ concurrency: settings.exportPoolSize, queueLimit: Number.POSITIVE_INFINITY });
   const gate = createGate({
     concurrency: settings.poolSize,
     queueLimit: settings.queueLimit,
@@ -129,13 +153,15 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     trackPool("read", () => poolStats(reads)),
     // Writers wait in the gate, not in the pool: that is where the queue shows.
     trackPool("write", () => ({ ...poolStats(writes), waiting: gate.waiting })),
+    trackPool("export", () => ({ ...poolStats(exportReads), waiting: exportTurns.waiting })),
   ];
   const prepared = preparedStatements(settings.preparedStatements !== false, settings.onPreparedStatementsLost);
   // pg sends a statement unnamed when its name is undefined; the adapter's type says string.
   const naming = { statementNameGenerator: prepared.nameOf as (query: SqlQuery) => string };
-  const [db, writer] = await Promise.all([
+  const [db, writer, exporter] = await Promise.all([
     new PrismaPg(reads, naming).connect(),
     new PrismaPg(writes, naming).connect(),
+    new PrismaPg(exportReads, naming).connect(),
   ]);
   const listenUrl = settings.listenUrl ?? databaseUrl;
   const notifier = sqlClient(prepared.retrying(db));
@@ -143,6 +169,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     kind: "postgres",
     db,
     writer,
+    exportDb: sqlClient(takingTurns(exportTurns, prepared.retrying(exporter))),
     prepared,
     gate,
     watchAudiences: (listener) =>
@@ -153,7 +180,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
       }),
     async closeDriver() {
       for (const stop of untrack) stop();
-      await Promise.all([writer.dispose(), reads.end(), writes.end()]);
+      await Promise.all([writer.dispose(), exporter.dispose(), reads.end(), writes.end(), exportReads.end()]);
     },
   });
 }
@@ -189,6 +216,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     kind: "embedded",
     db,
     writer: db,
+    exportDb: sqlClient(takingTurns(createGate({ concurrency: 1, queueLimit: Number.POSITIVE_INFINITY }), db)),
     prepared: preparedStatements(false),
     gate,
     watchAudiences: watchAlone,
@@ -203,23 +231,35 @@ const failHard = (error: Error) => {
   throw error;
 };
 
+/** The statements of `queryable`, each run when the gate admits it. */
+function takingTurns(gate: Gate, queryable: SqlQueryable): SqlQueryable {
+  return {
+    provider: queryable.provider,
+    adapterName: queryable.adapterName,
+    queryRaw: (query) => gate.run(() => queryable.queryRaw(query)),
+    executeRaw: (query) => gate.run(() => queryable.executeRaw(query)),
+  };
+}
+
 interface StoreParts {
   kind: Store["kind"];
   db: SqlDriverAdapter;
   writer: SqlDriverAdapter;
+  exportDb: SqlClient;
   prepared: Pick<PreparedStatements, "lostOn" | "retrying">;
   gate: Gate;
   watchAudiences: Store["watchAudiences"];
   closeDriver: () => Promise<void>;
 }
 
-function createStore({ kind, db, writer, prepared, gate, watchAudiences, closeDriver }: StoreParts): Store {
+function createStore({ kind, db, writer, exportDb, prepared, gate, watchAudiences, closeDriver }: StoreParts): Store {
   // A transaction may run long (a rule over millions of members): each of its statements has the
   // statement timeout, and waiting for its connection has the pool's connect timeout.
   const client = sqlClient(prepared.retrying(db));
   return {
     kind,
     db: client,
+    exportDb,
     watchAudiences,
     transaction(fn) {
       return gate.run(async () => {

@@ -13,7 +13,23 @@ export type FileFormat = "csv" | "ndjson";
  * Every member of a listing as a file: what a listing operation's handler is given by the
  * composition root (the exports feature's open()). The query holds only what the client sent.
  */
-export type OpenMemberFile = (workspaceId: string, format: FileFormat, query: MemberFileQuery) => Promise<Readable>;
+export type OpenMemberFile = (
+  workspaceId: string,
+  format: FileFormat,
+  query: MemberFileQuery,
+  /** The API key the request was authenticated with: exports are limited per key. */
+  keyId: string,
+) => Promise<Readable>;
+
+/** Member files for the listing handlers (the exports feature). */
+export interface MemberFiles {
+  open: OpenMemberFile;
+  /** How long a client may take nothing of its file before it is disconnected. */
+  writeTimeoutMs: number;
+}
+
+/** The API key a request was authenticated with (the security handler set it). */
+export const keyOf = (request: { principal?: { keyId: string } }) => request.principal?.keyId ?? "";
 
 /** What a member listing can answer, JSON first: it is what no Accept, or * / *, gets. */
 const OFFERED = ["application/json", "text/csv", "application/x-ndjson"];
@@ -46,9 +62,24 @@ export function sentQuery<Q extends object>(request: { url: string; query: Q }):
   return Object.fromEntries(Object.entries(request.query).filter(([name]) => sent.has(name))) as Partial<Q>;
 }
 
-/** Answers with the file, to be saved as `name` with the format's extension. */
-export function sendFile(reply: FastifyReply, format: FileFormat, name: string, file: Readable): Readable {
+/**
+ * Answers with the file, to be saved as `name` with the format's extension. A client that takes
+ * nothing of it for writeTimeoutMs is disconnected (the socket's idle timer, which restarts with
+ * every write the client takes in): a stalled reader must not keep its export's place, memory
+ * and reads for as long as it likes. The transfer then ends without its last chunk.
+ */
+export function sendFile(
+  reply: FastifyReply,
+  format: FileFormat,
+  name: string,
+  file: Readable,
+  writeTimeoutMs: number,
+): Readable {
   const { type, extension } = FILES[format];
   reply.type(type).header("content-disposition", `attachment; filename="${name}.${extension}"`);
+  reply.raw.setTimeout(writeTimeoutMs, () => {
+    reply.log.warn({ writeTimeoutMs }, "export client took nothing within the write timeout: disconnected");
+    reply.raw.destroy();
+  });
   return file;
 }

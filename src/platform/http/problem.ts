@@ -8,6 +8,7 @@ import {
   payloadTooLarge,
   ServiceUnavailableError,
   serviceUnavailable,
+  TooManyExportsError,
   unsupportedMediaType,
 } from "../../domain/errors.ts";
 import { randomBase62 } from "../../domain/ids.ts";
@@ -27,7 +28,9 @@ export const newRequestId = () => `req_${randomBase62(16)}`;
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   // Also set here: errors the router raises come before the onRequest hook that sets it.
   reply.header("x-request-id", request.id);
-  if (error instanceof ServiceUnavailableError) reply.header("retry-after", String(error.retryAfterSeconds));
+  if (error instanceof ServiceUnavailableError || error instanceof TooManyExportsError) {
+    reply.header("retry-after", String(error.retryAfterSeconds));
+  }
   return reply
     .code(error.status)
     .type("application/problem+json")
