@@ -1,12 +1,11 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { AppError } from "../domain/errors.ts";
 import { randomBase62 } from "../domain/ids.ts";
-import { readHeader } from "../domain/import-columns.ts";
 import type { Store } from "../store/database.ts";
 import { type ClaimedImport, type ImportRepo, type Lease, MissingPartError } from "../store/import-repo.ts";
 import { databaseFault } from "../store/pg-errors.ts";
 import { type ChunkApplier, type JobState, LeaseLostError } from "./import-chunk.ts";
-import { CsvReadError, type FileRow, readCsv } from "./import-reader.ts";
+import { CsvReadError, type FileRow, headerOf, readCsv } from "./import-reader.ts";
 import { createWorkLoop } from "./work-loop.ts";
 
 /**
@@ -64,7 +63,7 @@ export function createImportRunner(deps: ImportRunnerDeps) {
   async function applyFile(job: ClaimedImport, lease: Lease, keepGoing: () => boolean): Promise<boolean> {
     const file = readCsv(partsOf(job));
     const first = await file.next();
-    const columns = readHeader(first.done ? [] : first.value.values);
+    const columns = headerOf(first.done ? undefined : first.value);
     const chunks = chunked(file, job.rowsRead, chunkRows);
     let state: JobState = job;
     try {

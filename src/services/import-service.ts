@@ -69,7 +69,7 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
       pendingBytes += chunk.length;
       if (pendingBytes >= PART_BYTES || Date.now() - storedAt >= STORE_EVERY_MS) await flush();
     }
-    check.end();
+    await check.end();
     if (pendingBytes > 0) await flush();
   }
 

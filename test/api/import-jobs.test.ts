@@ -66,6 +66,19 @@ describe("import jobs as they run", () => {
     });
   });
 
+  it("rejects a row over the row limit by itself, with its line, and applies the rows after it", async ({ ws }) => {
+    const long = "x".repeat(1_048_577);
+    const csv = `email,note\nada@example.com,fine\nbob@example.com,${long}\ncy@example.com,"two\nlines"\ndee@example.com,ok\n`;
+    const job = await importCsv(ws, csv);
+    expect(job).toMatchObject({
+      status: "succeeded",
+      rowsRead: 4,
+      created: 3,
+      rejected: 1,
+      errors: [{ line: 3, message: "longer than 1,048,576 characters (is a quote not closed?)" }],
+    });
+  });
+
   it("counts imported rows by outcome in GET /metrics", async ({ server, ws }) => {
     const scrape = async (outcome: string) => {
       const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
