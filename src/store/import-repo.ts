@@ -55,16 +55,21 @@ const leaseEnd = (lease: Lease) => Prisma.sql`clock_timestamp() + make_interval(
 
 /** Import jobs and their files. A job is 'uploading' (invisible to clients) until its file is whole. */
 export const importRepo = {
-  async countUnfinished(db: Reader, workspaceId: string): Promise<number> {
-    const [row] = await db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM import_jobs
-      WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')`;
-    return row?.n ?? 0;
-  },
-
-  async begin(db: Reader, workspaceId: string, id: string, audienceId: string | null): Promise<void> {
-    await db.$executeRaw`
-      INSERT INTO import_jobs (workspace_id, id, audience_id) VALUES (${workspaceId}, ${id}, ${audienceId})`;
+  /**
+   * Adds an upload's job unless the workspace already has `limit` jobs that have not ended; false
+   * then. The workspace's uploads take a lock of their own (an advisory one, held to the end of
+   * the transaction) before counting: concurrent uploads count and insert one at a time, so the
+   * limit holds however many arrive at once, and member writes (which lock the workspace's row)
+   * are not waited for.
+   */
+  async begin(tx: Tx, workspaceId: string, id: string, audienceId: string | null, limit: number): Promise<boolean> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`import uploads ${workspaceId}`}, 0))`;
+    const inserted = await tx.$executeRaw`
+      INSERT INTO import_jobs (workspace_id, id, audience_id)
+      SELECT ${workspaceId}, ${id}, ${audienceId}
+      WHERE (SELECT count(*) FROM import_jobs
+             WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')) < ${limit}`;
+    return inserted > 0;
   },
 
   /**
