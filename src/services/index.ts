@@ -20,7 +20,7 @@ import { createEventFeed } from "./event-feed-service.ts";
 import { createEventRelay } from "./event-relay.ts";
 import { createEventWorkers } from "./event-workers.ts";
 import { createChunkApplier } from "./import-chunk.ts";
-import { CHUNK_ROWS, createImportRunner } from "./import-runner.ts";
+import { CHUNK_ROWS, createImportRunner, IMPORT_WORKERS } from "./import-runner.ts";
 import { createImportService } from "./import-service.ts";
 import { createMemberExport } from "./member-export.ts";
 import { createMemberInputCheck } from "./member-input-check.ts";
@@ -54,6 +54,8 @@ export interface ServiceOptions {
   importLeaseMs?: number;
   /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS; default: CHUNK_ROWS of import-runner.ts). */
   importChunkRows?: number;
+  /** Import jobs run at once, at most one per workspace (IMPORT_WORKERS; default: IMPORT_WORKERS of import-runner.ts). */
+  importWorkers?: number;
 }
 
 /** The membership module on the store's repositories, recording its events in the outbox. */
@@ -115,6 +117,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     }),
     leaseMs: options.importLeaseMs ?? 30_000,
     chunkRows: options.importChunkRows ?? CHUNK_ROWS[store.kind],
+    workers: options.importWorkers ?? IMPORT_WORKERS,
     soleProcess: store.kind === "embedded",
     onError,
   });

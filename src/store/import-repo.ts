@@ -138,17 +138,24 @@ export const importRepo = {
 
   /**
    * Claims the oldest job waiting for a runner, across workspaces: a queued one, or a running
-   * one whose runner's lease ran out (its process died). SKIP LOCKED: processes claim different
-   * jobs, and a job whose chunk is being committed is not taken from under it.
+   * one whose runner's lease ran out (its process died); none of a workspace that has a job
+   * running under a live lease, so that its jobs run one at a time and leave the other workers
+   * to other workspaces (two processes claiming at the same instant may still start two of a
+   * workspace: harmless, their chunks take the workspace's member lock in turn). SKIP LOCKED:
+   * processes claim different jobs, and a job whose chunk is being committed is not taken from
+   * under it.
    */
   async claim(db: Reader, lease: Lease): Promise<ClaimedImport | undefined> {
     const [row] = await db.$queryRaw<ClaimedImport[]>`
       WITH next AS (
-        SELECT workspace_id, id FROM import_jobs
-        WHERE status IN ('queued', 'running') AND (leased_until IS NULL OR leased_until < now())
-        ORDER BY status DESC, created_at
+        SELECT j.workspace_id, j.id FROM import_jobs AS j
+        WHERE j.status IN ('queued', 'running') AND (j.leased_until IS NULL OR j.leased_until < now())
+          AND NOT EXISTS (
+            SELECT 1 FROM import_jobs AS r
+            WHERE r.workspace_id = j.workspace_id AND r.status = 'running' AND r.leased_until >= now())
+        ORDER BY j.status DESC, j.created_at
         LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF j SKIP LOCKED
       )
       UPDATE import_jobs AS j
       SET status = 'running', lease_token = ${lease.token}, leased_until = ${leaseEnd(lease)}, updated_at = now()
