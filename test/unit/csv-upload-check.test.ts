@@ -51,7 +51,9 @@ describe("checking an upload as it arrives", async () => {
 
   it("reads the header as the job does: one byte order mark dropped, a second kept in the first name", async () => {
     expect(await check("\uFEFFemail\na@x.org\n", 2)).toBeUndefined();
-    expect(await check("\uFEFF\uFEFFemail\na@x.org\n", 2)).toMatch(/Column 1 of the header/);
+    expect(await check("\uFEFF\uFEFFemail\na@x.org\n", 2)).toMatch(
+      /Column 1 of the header, "\\ufeffemail", .* more than one byte order mark\./,
+    );
     // A quoted header name may hold a line feed: the job reads one row, so does the check.
     expect(await check('email,"pl\nan"\na@x.org,1\n', 3)).toMatch(/Column 2 of the header, "pl\\nan"/);
   });
