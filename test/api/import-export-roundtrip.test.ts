@@ -98,17 +98,13 @@ describe("export, then import into a fresh workspace", () => {
   }) => {
     await upsertMembers(ws, TRICKY);
     const safe = await exportFile(ws, server.baseUrl, "text/csv");
-    const exact = await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=formulas");
-    expect(exact).toBe(safe);
+    expect(await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=formulas")).toBe(safe);
     const lines = safe.split("\n");
     expect(lines[0]).toBe("id,email,alternativeEmails,firstName,lastName,role,company,city,note,ok,plan");
     expect(lines).toContain("'=formula,,,,'=1+1,,  spaced  ,,,,");
     expect(lines).toContain(`'-minus,'-dash@example.com,,'+plus,'-1,'@SUM(A1),'\tx,,"'\rcr",a=b,`);
-    // Nothing else changes: the other lines are those of the exact file.
-    const exactLines = (await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=none")).split("\n");
-    expect(lines.filter((line) => !line.includes("'"))).toEqual(
-      exactLines.filter((line) => !/(^|,)[-=+@\t]/.test(line) && !line.includes('"\r')),
-    );
+    // Nothing else changes (no value here holds a '): without them it is the exact file.
+    expect(safe.replaceAll("'", "")).toBe(await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=none"));
     const ndjson = parseNdjson(await exportFile(ws, server.baseUrl, "application/x-ndjson", "?csvEscape=formulas"));
     expect(ndjson.find((m) => m.id === "-minus")?.fields).toMatchObject({ role: "@SUM(A1)", company: "\tx" });
   });

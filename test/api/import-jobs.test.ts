@@ -26,7 +26,7 @@ describe("import jobs as they run", () => {
     expect(cancelled.created).toBe(cancelled.rowsRead);
     expect(await memberCount(api, ws.id)).toBe(cancelled.created);
 
-    // The runner takes one job at a time: once a later job has run, the cancelled one is over.
+    // A workspace's jobs run one at a time: once a later job has run, the cancelled one is over.
     const later = await importCsv(ws, "email\nlater@example.com\n");
     expect(later.status).toBe("succeeded");
     expect(await api.GET(JOB, { params: { path: { workspaceId: ws.id, importId: job.id } } })).toEqual(cancelled);
