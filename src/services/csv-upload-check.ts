@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import { invalidCsv } from "../domain/errors.ts";
 import { headerOf, readCsv } from "./import-reader.ts";
@@ -44,8 +45,11 @@ export function createUploadCheck() {
     );
 
   return {
-    /** The next bytes of the file; refuses them, or a header found before them. */
-    push(chunk: Uint8Array): void {
+    /**
+     * The next bytes of the file; refuses them, or a header found before them. Resolves when the
+     * reader has room for more, so that a header preceded by many blank lines is not buffered.
+     */
+    async push(chunk: Uint8Array): Promise<void> {
       if (refusal !== undefined) throw refusal;
       try {
         decoder.decode(chunk, { stream: true });
@@ -53,7 +57,7 @@ export function createUploadCheck() {
         throw notUtf8();
       }
       bytes += chunk.length;
-      input?.write(chunk);
+      if (input && !input.write(chunk)) await Promise.race([once(input, "drain"), header]);
     },
     /** The whole file has arrived: resolves once its header has been read and passed. */
     async end(): Promise<void> {

@@ -61,7 +61,7 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
     for await (const chunk of body) {
       received += chunk.length;
       if (received > maxBytes) throw tooLarge();
-      check.push(chunk);
+      await check.push(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (pendingBytes >= PART_BYTES || Date.now() - storedAt >= STORE_EVERY_MS) await flush();

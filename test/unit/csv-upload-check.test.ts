@@ -7,7 +7,7 @@ async function check(bytes: Uint8Array | string, size = 1): Promise<string | und
   const data = typeof bytes === "string" ? Buffer.from(bytes) : bytes;
   const upload = createUploadCheck();
   try {
-    for (let at = 0; at < data.length; at += size) upload.push(data.subarray(at, at + size));
+    for (let at = 0; at < data.length; at += size) await upload.push(data.subarray(at, at + size));
     await upload.end();
   } catch (error) {
     expect((error as AppError).code).toBe("invalid_csv");
