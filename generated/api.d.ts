@@ -712,7 +712,7 @@ export interface paths {
          *     **The file.** UTF-8, with or without a byte order mark (one: a second one would be part
          *     of the first column's name); lines end with LF or CRLF; fields are separated by commas and
          *     may be quoted with `"` (a quoted field may hold commas, newlines and `""` for a quote). A
-         *     row may hold at most 1,048,576 characters (1 MiB of ASCII). The first row is the header.
+         *     row's cells may hold at most 1 MiB (1,048,576 bytes of UTF-8). The first row is the header.
          *     The file is read the same way when it is uploaded and when its job runs: a header that
          *     passes the upload's check is the header the job reads. Columns:
          *
@@ -735,7 +735,7 @@ export interface paths {
          *     each commit atomically, with the rule-based audiences following as for any member write. With
          *     `audienceId`, every member of the file joins that audience. A row that cannot be applied
          *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row longer
-         *     than 1,048,576 characters, a row that matches two different members) is rejected with its
+         *     than 1 MiB, a row that matches two different members) is rejected with its
          *     line number and the reason; the rest goes on. If the server stops during a job, the job resumes at the next start from the last
          *     committed chunk: no row is applied twice and none is skipped.
          *

@@ -4,8 +4,8 @@ import { CsvError, type Options, parse } from "csv-parse";
 import { invalidCsv } from "../domain/errors.ts";
 import { type Column, isBlank, readHeader } from "../domain/import-columns.ts";
 
-/** The longest row (in characters of its cells) a job applies; a longer one is rejected by itself. */
-export const MAX_ROW_CHARS = 1_048_576;
+/** The most bytes (UTF-8) a row's cells may hold; a longer row is rejected by itself. */
+export const MAX_ROW_BYTES = 1_048_576;
 
 /**
  * How every import reads CSV, the upload's check as much as the job (csv-parse): one byte order
@@ -30,11 +30,11 @@ export interface FileRow {
   rejected?: string;
 }
 
-/** Message of a row over MAX_ROW_CHARS. */
-export const TOO_LONG = `longer than ${MAX_ROW_CHARS.toLocaleString("en-US")} characters (is a quote not closed?)`;
+/** Message of a row over MAX_ROW_BYTES. */
+export const TOO_LONG = "longer than 1 MiB (1,048,576 bytes; is a quote not closed?)";
 
 /**
- * Put first in the record of a row that grew over MAX_ROW_CHARS, in place of what it held: the
+ * Put first in the record of a row that grew over MAX_ROW_BYTES, in place of what it held: the
  * row's end is then still found by the parser (so the next row is read where it starts), and the
  * line feeds of what was dropped are counted here (so later rows keep their line numbers).
  */
@@ -86,7 +86,11 @@ export async function* readCsv(parts: AsyncIterable<Uint8Array>): AsyncGenerator
   let longRow = false;
   /** Drops the row being read if it has grown over the limit; memory then stays bounded by it. */
   function trimLongRow(): void {
-    if (row.record_length + row.field.length <= MAX_ROW_CHARS) return;
+    // record_length counts the characters of the cells read, field.length the bytes of the one
+    // being read: a row let through here is still bounded (3 bytes a character at most), and is
+    // measured in bytes when it ends (taken).
+    if (row.record_length + row.field.length <= MAX_ROW_BYTES) return;
+    if (bytesOf(row.record) + row.field.length <= MAX_ROW_BYTES) return;
     const first = row.record[0];
     const dropped = first instanceof Dropped ? first : new Dropped();
     if (!(first instanceof Dropped)) longRow = true;
@@ -106,7 +110,7 @@ export async function* readCsv(parts: AsyncIterable<Uint8Array>): AsyncGenerator
       // A dropped row was rejected when it was found too long; one that ended within the slice
       // that took it over the limit was not trimmed.
       if (first instanceof Dropped) continue;
-      if (charsOf(values) > MAX_ROW_CHARS) yield { line: start, values: [], rejected: TOO_LONG };
+      if (bytesOf(values) > MAX_ROW_BYTES) yield { line: start, values: [], rejected: TOO_LONG };
       else if (!isBlank(values as string[])) yield { line: start, values: values as string[] };
     }
     // The rows above all came before the one being read: this is where it starts.
@@ -151,10 +155,15 @@ function readError(error: Error, line: number): Error {
   return error instanceof CsvError ? new CsvReadError(line, reasonOf(error)) : error;
 }
 
-function charsOf(values: unknown[]): number {
+/** The UTF-8 bytes of a row's cells; counted only when its characters may be over the limit. */
+function bytesOf(values: unknown[]): number {
   let chars = 0;
   for (const value of values) if (typeof value === "string") chars += value.length;
-  return chars;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a pair of them, 4).
+  if (chars * 3 <= MAX_ROW_BYTES) return chars;
+  let bytes = 0;
+  for (const value of values) if (typeof value === "string") bytes += Buffer.byteLength(value);
+  return bytes;
 }
 
 function lineFeeds(value: string): number {

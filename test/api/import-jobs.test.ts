@@ -75,7 +75,7 @@ describe("import jobs as they run", () => {
       rowsRead: 4,
       created: 3,
       rejected: 1,
-      errors: [{ line: 3, message: "longer than 1,048,576 characters (is a quote not closed?)" }],
+      errors: [{ line: 3, message: "longer than 1 MiB (1,048,576 bytes; is a quote not closed?)" }],
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CsvReadError, type FileRow, MAX_ROW_CHARS, readCsv, TOO_LONG } from "../../src/services/import-reader.ts";
+import { CsvReadError, type FileRow, MAX_ROW_BYTES, readCsv, TOO_LONG } from "../../src/services/import-reader.ts";
 
 /** The file in parts of `size` bytes, as the store hands them over (a part may end inside a character). */
 async function* partsOf(text: string | Buffer, size: number): AsyncGenerator<Uint8Array> {
@@ -74,7 +74,7 @@ describe("reading a stored CSV file", () => {
   });
 
   it("rejects a row longer than any row may be by itself, with its line, and reads on", async () => {
-    const long = "x".repeat(MAX_ROW_CHARS + 10);
+    const long = "x".repeat(MAX_ROW_BYTES + 10);
     // Over the limit within one slice, across slices, and spanning lines in a quoted field.
     const text = `id,n\nm1,a\nm2,${long}\nm3,b\nm4,"${long}\n${long}\nz"\nm5,"c\nd"\nm6,${"y".repeat(70_000)}\n`;
     for (const size of [65_536, 4_000_000]) {
@@ -92,8 +92,17 @@ describe("reading a stored CSV file", () => {
     }
   });
 
+  it("measures the limit in bytes of UTF-8: a row of 600,000 é (1.2 MB) is too long", async () => {
+    const { rows } = await read(`id,n\nm1,${"é".repeat(600_000)}\nm2,${"é".repeat(300_000)}\n`, 65_536);
+    expect(rows.map(({ line, rejected }) => ({ line, rejected }))).toEqual([
+      { line: 1, rejected: undefined },
+      { line: 2, rejected: TOO_LONG },
+      { line: 3, rejected: undefined },
+    ]);
+  });
+
   it("rejects two long rows in a row each by itself", async () => {
-    const long = "x".repeat(MAX_ROW_CHARS + 1);
+    const long = "x".repeat(MAX_ROW_BYTES + 1);
     const { rows } = await read(`id\n${long}\n${long}\nm1\n`, 65_536);
     expect(rows).toEqual([
       { line: 1, values: ["id"] },
