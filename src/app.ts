@@ -46,8 +46,8 @@ export interface AppOptions {
   metricsToken?: string | undefined;
   /** Member numbers an export reads per statement (see ServiceOptions). */
   exportBatchSize?: number | undefined;
-  /** Import settings (IMPORT_MAX_BYTES, IMPORT_LEASE_MS, IMPORT_CHUNK_ROWS; see ServiceOptions). */
-  imports?: Pick<ServiceOptions, "importMaxBytes" | "importLeaseMs" | "importChunkRows"> | undefined;
+  /** Import settings (IMPORT_MAX_BYTES, IMPORT_LEASE_MS, IMPORT_CHUNK_ROWS, IMPORT_WORKERS; see ServiceOptions). */
+  imports?: Pick<ServiceOptions, "importMaxBytes" | "importLeaseMs" | "importChunkRows" | "importWorkers"> | undefined;
 }
 
 async function rejectMalformedTextHook(request: FastifyRequest): Promise<void> {

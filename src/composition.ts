@@ -13,7 +13,7 @@ import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
-import { CHUNK_ROWS, createImportRunner } from "./features/imports/import-runner.ts";
+import { CHUNK_ROWS, createImportRunner, IMPORT_WORKERS } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
@@ -54,6 +54,8 @@ export interface ServiceOptions {
   importLeaseMs?: number;
   /** Rows an import applies per transaction (IMPORT_CHUNK_ROWS; default: CHUNK_ROWS of import-runner.ts). */
   importChunkRows?: number;
+  /** Import jobs run at once, at most one per workspace (IMPORT_WORKERS; default: IMPORT_WORKERS of import-runner.ts). */
+  importWorkers?: number;
 }
 
 /** The membership module on the store's repositories, recording its events in the outbox. */
@@ -115,6 +117,7 @@ export function createServices(store: Store, options: ServiceOptions = {}) {
     }),
     leaseMs: options.importLeaseMs ?? 30_000,
     chunkRows: options.importChunkRows ?? CHUNK_ROWS[store.kind],
+    workers: options.importWorkers ?? IMPORT_WORKERS,
     soleProcess: store.kind === "embedded",
     onError,
   });

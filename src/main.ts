@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       importMaxBytes: config.IMPORT_MAX_BYTES,
       importLeaseMs: config.IMPORT_LEASE_MS,
       importChunkRows: config.IMPORT_CHUNK_ROWS,
+      importWorkers: config.IMPORT_WORKERS,
     },
     logger: { level: config.LOG_LEVEL },
     publicUrl: config.PUBLIC_URL,

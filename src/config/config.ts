@@ -27,6 +27,7 @@ export interface Config {
   IMPORT_MAX_BYTES: number;
   IMPORT_LEASE_MS: number;
   IMPORT_CHUNK_ROWS?: number;
+  IMPORT_WORKERS: number;
 }
 
 const schema = {
@@ -82,6 +83,9 @@ const schema = {
     // workspace's member lock longer each (other writes of the workspace wait between chunks).
     // Unset: 10,000 on PostgreSQL, 5,000 on the embedded store (src/features/imports/import-runner.ts).
     IMPORT_CHUNK_ROWS: { type: "integer", minimum: 100, maximum: 50000 },
+    // Import jobs a process runs at once, at most one per workspace: a workspace's small file
+    // does not wait for another workspace's large one.
+    IMPORT_WORKERS: { type: "integer", minimum: 1, maximum: 32, default: 2 },
   },
 } as const;
 

@@ -3,7 +3,7 @@ import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { toMember } from "../membership/member-view.ts";
-import type { MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
+import type { CsvStyle, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 
@@ -13,6 +13,8 @@ export interface MemberExportQuery {
   search?: string | undefined;
   /** Absent: oldest first. */
   sortDirection?: "ASC" | "DESC" | undefined;
+  /** CSV only: `none` writes values exactly as stored; by default formula cells are escaped. */
+  csvEscape?: "formulas" | "none" | undefined;
   /** A file holds every member: these page a listing and are refused. */
   limit?: number | undefined;
   after?: string | undefined;
@@ -91,7 +93,7 @@ async function* readAll<T>(
  * members created after the export began are left out.
  */
 export function createMemberExport({ store, exports, batchSize = 32_768, readAhead = 2 }: MemberExportDeps) {
-  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
+  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean, style: CsvStyle) {
     const found = new Set<string>();
     // Collected over the batches' ranges: over ranges eight times as large, PostgreSQL chose to
     // read the whole table for each (a parallel sequential scan), and a warm 1,000,000-member
@@ -103,7 +105,7 @@ export function createMemberExport({ store, exports, batchSize = 32_768, readAhe
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
     const keys = [...found].sort();
     const lines = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
-      exports.csvLines(store.db, selection, range, ascending, keys),
+      exports.csvLines(store.db, selection, range, ascending, keys, style),
     );
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
@@ -139,7 +141,7 @@ export function createMemberExport({ store, exports, batchSize = 32_768, readAhe
       const ascending = query.sortDirection !== "DESC";
       const { head, parts } =
         format === "csv"
-          ? await csv(selection, segments, ascending)
+          ? await csv(selection, segments, ascending, { escapeFormulas: query.csvEscape !== "none" })
           : { head: "", parts: ndjson(selection, segments, ascending) };
       const first = await parts.next();
       async function* file() {
