@@ -267,7 +267,7 @@ export interface paths {
          *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
-         *     `Member` object per line.
+         *     `Member` object per line, the values exactly as stored.
          *
          *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
          *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
@@ -277,6 +277,12 @@ export interface paths {
          *     of its own, so exports never hold up pages, writes or background work. A client that
          *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
          *     its transfer ends incomplete (a chunked body without its last chunk).
+         *
+         *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
+         *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),
+         *     so by default such a cell is written with a `'` before it (`=1+1` → `'=1+1`). To get the
+         *     values exactly as stored (a file to import again, as the CLI's `export` does), pass
+         *     `csvEscape=none`. NDJSON is never altered.
          */
         get: operations["listAudienceMembers"];
         put?: never;
@@ -383,7 +389,7 @@ export interface paths {
          *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
-         *     `Member` object per line.
+         *     `Member` object per line, the values exactly as stored.
          *
          *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
          *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
@@ -393,6 +399,12 @@ export interface paths {
          *     of its own, so exports never hold up pages, writes or background work. A client that
          *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
          *     its transfer ends incomplete (a chunked body without its last chunk).
+         *
+         *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
+         *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),
+         *     so by default such a cell is written with a `'` before it (`=1+1` → `'=1+1`). To get the
+         *     values exactly as stored (a file to import again, as the CLI's `export` does), pass
+         *     `csvEscape=none`. NDJSON is never altered.
          */
         get: operations["listMembers"];
         put?: never;
@@ -718,9 +730,12 @@ export interface paths {
          *     the whole file is stored: 202 with the job, which then runs in the background (`getImport`
          *     shows its progress).
          *
-         *     **The file.** UTF-8, with or without a byte order mark; lines end with LF or CRLF; fields
-         *     are separated by commas and may be quoted with `"` (a quoted field may hold commas,
-         *     newlines and `""` for a quote). The first row is the header. Columns:
+         *     **The file.** UTF-8, with or without a byte order mark (one: a second one would be part
+         *     of the first column's name); lines end with LF or CRLF; fields are separated by commas and
+         *     may be quoted with `"` (a quoted field may hold commas, newlines and `""` for a quote). A
+         *     row's cells may hold at most 1 MiB (1,048,576 bytes of UTF-8). The first row is the header.
+         *     The file is read the same way when it is uploaded and when its job runs: a header that
+         *     passes the upload's check is the header the job reads. Columns:
          *
          *     | column | meaning |
          *     |---|---|
@@ -740,13 +755,19 @@ export interface paths {
          *     5,000 on the embedded store, unless the server's IMPORT_CHUNK_ROWS says otherwise) that
          *     each commit atomically, with the rule-based audiences following as for any member write. With
          *     `audienceId`, every member of the file joins that audience. A row that cannot be applied
-         *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row that
-         *     matches two different members) is rejected with its line number and the reason; the rest
-         *     goes on. If the server stops during a job, the job resumes at the next start from the last
+         *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row longer
+         *     than 1 MiB, a row that matches two different members) is rejected with its
+         *     line number and the reason; the rest goes on. If the server stops during a job, the job resumes at the next start from the last
          *     committed chunk: no row is applied twice and none is skipped.
          *
          *     A workspace may have 10 jobs that have not ended (queued or running) at a time; another is
-         *     refused with 409 `too_many_imports`.
+         *     refused with 409 `too_many_imports`, however many uploads arrive at once.
+         *
+         *     **Jobs of different workspaces do not wait for each other.** A server runs several jobs at
+         *     once (IMPORT_WORKERS, 2 by default), and at most one job of a workspace at a time (its jobs
+         *     run one after another, oldest first): a small file of one workspace starts while another
+         *     workspace's large one is still running, instead of waiting for it to end (unless every
+         *     worker is busy with other workspaces' jobs).
          */
         post: operations["createImport"];
         delete?: never;
@@ -1899,6 +1920,12 @@ export interface components {
         Before: components["schemas"]["Cursor"];
         /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
         MemberSearch: string;
+        /**
+         * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+         *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+         *     does not run it as a formula; `none` writes every value exactly as stored.
+         */
+        CsvEscape: "formulas" | "none";
         /** @description Identifier of the member (URL-encoded). */
         MemberIdParam: components["schemas"]["MemberId"];
         /** @description Identifier of the workspace. */
@@ -2441,6 +2468,12 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirection"];
                 /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
                 search?: components["parameters"]["MemberSearch"];
+                /**
+                 * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+                 *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+                 *     does not run it as a formula; `none` writes every value exactly as stored.
+                 */
+                csvEscape?: components["parameters"]["CsvEscape"];
             };
             header?: never;
             path: {
@@ -2709,6 +2742,12 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirection"];
                 /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
                 search?: components["parameters"]["MemberSearch"];
+                /**
+                 * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+                 *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+                 *     does not run it as a formula; `none` writes every value exactly as stored.
+                 */
+                csvEscape?: components["parameters"]["CsvEscape"];
             };
             header?: never;
             path: {

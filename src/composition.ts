@@ -95,6 +95,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     leaseMs: settings.imports.leaseMs,
     chunkRows: settings.imports.chunkRows ?? DEFAULTS.imports.chunkRows[store.kind],
+    workers: settings.imports.workers,
     soleProcess: store.kind === "embedded",
     onError,
   });

@@ -45,6 +45,7 @@ export const VARIABLES = {
   IMPORT_LEASE_MS: integer(1000, 3_600_000, DEFAULTS.imports.leaseMs),
   // Unset: DEFAULTS.imports.chunkRows of the store's kind.
   IMPORT_CHUNK_ROWS: integer(100, 50_000),
+  IMPORT_WORKERS: integer(1, 32, DEFAULTS.imports.workers),
   // One more export than these is refused before any byte is sent (503; 429 too_many_exports).
   EXPORT_CONCURRENCY: integer(1, 1000, DEFAULTS.exports.concurrency),
   EXPORT_CONCURRENCY_PER_KEY: integer(1, 1000, DEFAULTS.exports.perKey),
@@ -134,7 +135,12 @@ function sections(v: Record<Variable, any>): Config {
         resolve: undefined,
         attemptOffsetsMs: undefined,
       },
-      imports: { maxBytes: v.IMPORT_MAX_BYTES, leaseMs: v.IMPORT_LEASE_MS, chunkRows: v.IMPORT_CHUNK_ROWS },
+      imports: {
+        maxBytes: v.IMPORT_MAX_BYTES,
+        leaseMs: v.IMPORT_LEASE_MS,
+        chunkRows: v.IMPORT_CHUNK_ROWS,
+        workers: v.IMPORT_WORKERS,
+      },
       exports: {
         ...DEFAULTS.exports,
         concurrency: v.EXPORT_CONCURRENCY,

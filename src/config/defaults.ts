@@ -56,6 +56,11 @@ export const DEFAULTS = {
      * workspace's member lock longer each (the workspace's other writes wait between chunks).
      */
     chunkRows: { postgres: 10_000, embedded: 5_000 },
+    /**
+     * Jobs a process runs at once, at most one per workspace: with one, every workspace's file
+     * would wait for whichever large one runs.
+     */
+    workers: 2,
   },
   exports: {
     /**

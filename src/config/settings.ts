@@ -35,6 +35,8 @@ export interface Settings {
     leaseMs: number;
     /** Rows per transaction; absent: the store kind's default (DEFAULTS.imports.chunkRows). */
     chunkRows: number | undefined;
+    /** Jobs run at once by a process, each of another workspace. */
+    workers: number;
   };
   exports: {
     batchSize: number;
@@ -63,7 +65,12 @@ export function resolveSettings(given: PartialSettings = {}): Settings {
     cache: { ...DEFAULTS.cache },
     events: { ...DEFAULTS.events },
     webhooks: { ...DEFAULTS.webhooks, resolve: undefined, attemptOffsetsMs: undefined },
-    imports: { maxBytes: DEFAULTS.imports.maxBytes, leaseMs: DEFAULTS.imports.leaseMs, chunkRows: undefined },
+    imports: {
+      maxBytes: DEFAULTS.imports.maxBytes,
+      leaseMs: DEFAULTS.imports.leaseMs,
+      chunkRows: undefined,
+      workers: DEFAULTS.imports.workers,
+    },
     exports: { ...DEFAULTS.exports },
   };
   const resolved = { ...defaults } as Record<string, object>;

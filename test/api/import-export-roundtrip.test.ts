@@ -24,10 +24,15 @@ const TRICKY = [
   { email: "no-id@example.com", fields: { plan: "pro" } },
   { id: "bare" },
   { id: "=formula", fields: { lastName: "=1+1", company: "  spaced  " } },
+  {
+    id: "-minus",
+    email: "-dash@example.com",
+    fields: { firstName: "+plus", lastName: "-1", role: "@SUM(A1)", company: "\tx", note: "\rcr", ok: "a=b" },
+  },
 ];
 
-async function exportFile(ws: TestWorkspace, baseUrl: string, accept: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/v0/workspaces/${ws.id}/members`, {
+async function exportFile(ws: TestWorkspace, baseUrl: string, accept: string, query = ""): Promise<string> {
+  const response = await fetch(`${baseUrl}/v0/workspaces/${ws.id}/members${query}`, {
     headers: { authorization: `Bearer ${ws.key}`, accept },
   });
   expect(response.status).toBe(200);
@@ -75,7 +80,8 @@ describe("export, then import into a fresh workspace", () => {
     const original = parseNdjson(await exportFile(ws, server.baseUrl, "application/x-ndjson"));
     expect(original).toHaveLength(TRICKY.length);
 
-    const csv = await exportFile(ws, server.baseUrl, "text/csv");
+    // The values exactly as stored: formula cells are not escaped for a spreadsheet.
+    const csv = await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=none");
     const fresh = await createWorkspace(server);
     const job = await importFile(fresh, server.baseUrl, csv);
     expect(job).toMatchObject({ rowsRead: TRICKY.length, created: TRICKY.length, rejected: 0, errors: [] });
@@ -83,6 +89,23 @@ describe("export, then import into a fresh workspace", () => {
     const copy = parseNdjson(await exportFile(fresh, server.baseUrl, "application/x-ndjson"));
     expect(comparable(copy)).toEqual(comparable(original));
     // The copy's own export is the same file, byte for byte.
-    expect(await exportFile(fresh, server.baseUrl, "text/csv")).toBe(csv);
+    expect(await exportFile(fresh, server.baseUrl, "text/csv", "?csvEscape=none")).toBe(csv);
+  });
+
+  it("a CSV export is spreadsheet-safe by default: a ' before each formula cell; NDJSON unchanged", async ({
+    server,
+    ws,
+  }) => {
+    await upsertMembers(ws, TRICKY);
+    const safe = await exportFile(ws, server.baseUrl, "text/csv");
+    expect(await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=formulas")).toBe(safe);
+    const lines = safe.split("\n");
+    expect(lines[0]).toBe("id,email,alternativeEmails,firstName,lastName,role,company,city,note,ok,plan");
+    expect(lines).toContain("'=formula,,,,'=1+1,,  spaced  ,,,,");
+    expect(lines).toContain(`'-minus,'-dash@example.com,,'+plus,'-1,'@SUM(A1),'\tx,,"'\rcr",a=b,`);
+    // Nothing else changes (no value here holds a '): without them it is the exact file.
+    expect(safe.replaceAll("'", "")).toBe(await exportFile(ws, server.baseUrl, "text/csv", "?csvEscape=none"));
+    const ndjson = parseNdjson(await exportFile(ws, server.baseUrl, "application/x-ndjson", "?csvEscape=formulas"));
+    expect(ndjson.find((m) => m.id === "-minus")?.fields).toMatchObject({ role: "@SUM(A1)", company: "\tx" });
   });
 });

@@ -26,7 +26,7 @@ describe("import jobs as they run", () => {
     expect(cancelled.created).toBe(cancelled.rowsRead);
     expect(await memberCount(api, ws.id)).toBe(cancelled.created);
 
-    // The runner takes one job at a time: once a later job has run, the cancelled one is over.
+    // A workspace's jobs run one at a time: once a later job has run, the cancelled one is over.
     const later = await importCsv(ws, "email\nlater@example.com\n");
     expect(later.status).toBe("succeeded");
     expect(await api.GET(JOB, { params: { path: { workspaceId: ws.id, importId: job.id } } })).toEqual(cancelled);
@@ -63,6 +63,19 @@ describe("import jobs as they run", () => {
       rowsRead: 1,
       created: 1,
       failureReason: "line 3: a quoted field is not closed before the end of the file",
+    });
+  });
+
+  it("rejects a row over the row limit by itself, with its line, and applies the rows after it", async ({ ws }) => {
+    const long = "x".repeat(1_048_577);
+    const csv = `email,note\nada@example.com,fine\nbob@example.com,${long}\ncy@example.com,"two\nlines"\ndee@example.com,ok\n`;
+    const job = await importCsv(ws, csv);
+    expect(job).toMatchObject({
+      status: "succeeded",
+      rowsRead: 4,
+      created: 3,
+      rejected: 1,
+      errors: [{ line: 3, message: "longer than 1 MiB (1,048,576 bytes; is a quote not closed?)" }],
     });
   });
 

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createWorkspace } from "../support/factories.ts";
 import { test } from "../support/fixture.ts";
-import { uploadCsv } from "../support/imports.ts";
+import { uploadCsv, uploadRaw } from "../support/imports.ts";
 import { startLiveServer } from "../support/live-server.ts";
 
 /** Jobs as clients see them while no runner takes them: the background work is off in this file. */
@@ -71,5 +71,22 @@ describe("import jobs waiting for a runner", () => {
     expect([refused.status, refused.code]).toEqual([409, "too_many_imports"]);
     await api.DELETE(JOB, { params: { path: { workspaceId: ws.id, importId: jobs[0]?.id ?? "" } } });
     expect((await uploadCsv(ws, "email\nmore@example.com\n")).status).toBe("queued");
+  });
+
+  it("the limit holds for uploads that arrive at once: 25 together, exactly 10 accepted", async ({
+    server,
+    ws,
+    api,
+  }) => {
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => uploadRaw(server, ws, `email\nat-once-${i}@example.com\n`)),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array(10).fill(202), ...Array(15).fill(409)]);
+    for (const answer of answers) if (answer.status === 409) expect(answer.problem?.code).toBe("too_many_imports");
+    const listed = await api.GET("/v0/workspaces/{workspaceId}/imports", {
+      params: { path: { workspaceId: ws.id }, query: { limit: 100 } },
+    });
+    expect(listed.results.length).toBe(10);
   });
 });

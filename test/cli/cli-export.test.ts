@@ -38,6 +38,8 @@ describe("audience-service export", () => {
       .requestsTo("GET", `/audiences/${fake.audiences[0]?.id}/members`)
       .filter((r) => !r.query.has("limit"));
     expect(download?.headers.accept).toBe("text/csv");
+    // The values exactly as stored, so that the file imports back as it was.
+    expect(download?.query.get("csvEscape")).toBe("none");
     // Rows are counted as the bytes pass, line breaks inside quoted values not ending one.
     expect(run.stderr).toMatch(/^exporting: [\d,]+ of 15,000 rows \(\d+%\)/m);
     expect(run.stderr).toContain("Exported 15,000 members (1.8 MiB).");

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { CsvReadError, type FileRow, MAX_ROW_CHARS, readCsv } from "../../src/features/imports/import-reader.ts";
+import {
+  CsvReadError,
+  type FileRow,
+  MAX_ROW_BYTES,
+  readCsv,
+  TOO_LONG,
+} from "../../src/features/imports/import-reader.ts";
 
 /** The file in parts of `size` bytes, as the store hands them over (a part may end inside a character). */
 async function* partsOf(text: string | Buffer, size: number): AsyncGenerator<Uint8Array> {
@@ -73,10 +79,46 @@ describe("reading a stored CSV file", () => {
     });
   });
 
-  it("stops at a row longer than any row may be, in bounded memory", async () => {
-    const text = Buffer.concat([Buffer.from('id,n\nm1,a\nm2,"'), Buffer.alloc(MAX_ROW_CHARS + 10, "x")]);
-    const { rows, failure } = await read(text, 65_536);
-    expect(rows.length).toBe(2);
-    expect(failure).toMatch(/^line 3: a row longer than 1,048,576 characters/);
+  it("rejects a row longer than any row may be by itself, with its line, and reads on", async () => {
+    const long = "x".repeat(MAX_ROW_BYTES + 10);
+    // Over the limit within one slice, across slices, and spanning lines in a quoted field.
+    const text = `id,n\nm1,a\nm2,${long}\nm3,b\nm4,"${long}\n${long}\nz"\nm5,"c\nd"\nm6,${"y".repeat(70_000)}\n`;
+    for (const size of [65_536, 4_000_000]) {
+      const { rows, failure } = await read(text, size);
+      expect(failure).toBeUndefined();
+      expect(rows.map((row) => ({ ...row, values: row.values.map((v) => v.slice(0, 3)) }))).toEqual([
+        { line: 1, values: ["id", "n"] },
+        { line: 2, values: ["m1", "a"] },
+        { line: 3, values: [], rejected: TOO_LONG },
+        { line: 4, values: ["m3", "b"] },
+        { line: 5, values: [], rejected: TOO_LONG },
+        { line: 8, values: ["m5", "c\nd"] },
+        { line: 10, values: ["m6", "yyy"] },
+      ]);
+    }
+  });
+
+  it("measures the limit in bytes of UTF-8: a row of 600,000 é (1.2 MB) is too long", async () => {
+    const { rows } = await read(`id,n\nm1,${"é".repeat(600_000)}\nm2,${"é".repeat(300_000)}\n`, 65_536);
+    expect(rows.map(({ line, rejected }) => ({ line, rejected }))).toEqual([
+      { line: 1, rejected: undefined },
+      { line: 2, rejected: TOO_LONG },
+      { line: 3, rejected: undefined },
+    ]);
+  });
+
+  it("rejects two long rows in a row each by itself", async () => {
+    const long = "x".repeat(MAX_ROW_BYTES + 1);
+    const { rows } = await read(`id\n${long}\n${long}\nm1\n`, 65_536);
+    expect(rows).toEqual([
+      { line: 1, values: ["id"] },
+      { line: 2, values: [], rejected: TOO_LONG },
+      { line: 3, values: [], rejected: TOO_LONG },
+      { line: 4, values: ["m1"] },
+    ]);
+  });
+
+  it("keeps one byte order mark out of the header, and a second one in it", async () => {
+    expect((await read("\uFEFF\uFEFFemail\na@x.org\n")).rows[0]).toEqual({ line: 1, values: ["\uFEFFemail"] });
   });
 });

@@ -58,6 +58,7 @@ function setUp(
     store: fakeStore,
     imports,
     leaseMs: 60_000,
+    workers: 1,
     chunkRows: 2,
     ...(options.soleProcess === undefined ? {} : { soleProcess: options.soleProcess }),
     onError: (error) => seen.errors.push(error),
@@ -167,5 +168,60 @@ describe("the import runner", () => {
     expect(seen.finished).toEqual([]);
     expect(seen.released).toBe(1);
     expect(seen.errors).toEqual([fault]);
+  });
+});
+
+describe("the import runner with two workers", () => {
+  it("runs another workspace's job while a large one is held up, and ends it first", async () => {
+    const file = (n: number) =>
+      Buffer.from(`email\n${Array.from({ length: n }, (_, i) => `m${i}@x.org`).join("\n")}\n`);
+    const job = (workspaceId: string, parts: number): ClaimedImport => ({
+      workspaceId,
+      id: `imp_${workspaceId}`,
+      audienceId: null,
+      parts,
+      errorCount: 0,
+      rowsRead: 0,
+      created: 0,
+      merged: 0,
+      unchanged: 0,
+      rejected: 0,
+    });
+    const files: Record<string, Buffer> = { large: file(10), small: file(1) };
+    // Claimed in the order the store would give them: the large one was queued first.
+    const queue = [job("large", 1), job("small", 1)];
+    const finished: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runner = createImportRunner({
+      store: fakeStore,
+      imports: {
+        claim: async () => queue.shift(),
+        releaseAll: async () => {},
+        renew: async () => true,
+        release: async () => {},
+        finish: async (_tx, claimed) => void finished.push(claimed.workspaceId),
+        readPart: async (_db, claimed) => files[claimed.workspaceId] as Buffer,
+        sweep: async () => 0,
+      },
+      leaseMs: 60_000,
+      chunkRows: 2,
+      workers: 2,
+      onError: (error) => {
+        throw error;
+      },
+      async applyChunk(claimed, _lease, _columns, rows, before) {
+        // The large job's chunks wait until the test lets them go on.
+        if (claimed.workspaceId === "large") await held;
+        return { ...before, rowsRead: before.rowsRead + rows.length };
+      },
+    });
+    runners.push(runner);
+    runner.start();
+    await expect.poll(() => finished, { timeout: 5_000 }).toEqual(["small"]);
+    release();
+    await expect.poll(() => finished, { timeout: 5_000 }).toEqual(["small", "large"]);
   });
 });

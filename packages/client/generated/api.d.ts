@@ -267,7 +267,22 @@ export interface paths {
          *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
-         *     `Member` object per line.
+         *     `Member` object per line, the values exactly as stored.
+         *
+         *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
+         *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
+         *     the key already has its share, 503 `service_unavailable` when the server has none left
+         *     (another server process may have room). A file is read from the database on connections
+         *     of its own, so exports never hold up pages, writes or background work. A client that
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
+         *     its transfer ends incomplete (a chunked body without its last chunk).
+         *
+         *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
+         *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),
+         *     so by default such a cell is written with a `'` before it (`=1+1` → `'=1+1`). To get the
+         *     values exactly as stored (a file to import again, as the CLI's `export` does), pass
+         *     `csvEscape=none`. NDJSON is never altered.
          */
         get: operations["listAudienceMembers"];
         put?: never;
@@ -374,7 +389,22 @@ export interface paths {
          *     `Accept` (400 `invalid_request`). CSV columns: `id`, `email`, `alternativeEmails`
          *     (`;`-separated), `firstName`, `lastName`, `role`, `company`, then each custom field key
          *     that any of the members has, in byte order; the columns `createImport` reads. NDJSON: one
-         *     `Member` object per line.
+         *     `Member` object per line, the values exactly as stored.
+         *
+         *     **Exports are bounded.** Each server process streams at most `EXPORT_CONCURRENCY` files at
+         *     once (2 by default), at most `EXPORT_CONCURRENCY_PER_KEY` (1) for one API key. One more is
+         *     refused before any byte of a file is sent, with `Retry-After`: 429 `too_many_exports` when
+         *     the key already has its share, 503 `service_unavailable` when the server has none left
+         *     (another server process may have room). A file is read from the database on connections
+         *     of its own, so exports never hold up pages, writes or background work. A client that
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
+         *     its transfer ends incomplete (a chunked body without its last chunk).
+         *
+         *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
+         *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),
+         *     so by default such a cell is written with a `'` before it (`=1+1` → `'=1+1`). To get the
+         *     values exactly as stored (a file to import again, as the CLI's `export` does), pass
+         *     `csvEscape=none`. NDJSON is never altered.
          */
         get: operations["listMembers"];
         put?: never;
@@ -527,9 +557,11 @@ export interface paths {
          * @description Every event the subscription selects (all, or only `types`; only events about `audienceIds`
          *     when given) is POSTed to `url` as JSON, signed per Standard Webhooks
          *     (see the `webhooks` section of this contract). The signing secret is in this response
-         *     only (and in `rotateWebhookSecret`'s). The URL must be `http` or `https` and resolve to
-         *     public addresses only (400 `webhook_url_not_allowed`; checked again before every delivery),
-         *     unless the server runs with `WEBHOOK_ALLOW_PRIVATE=true`. Naming an archived audience is 409
+         *     only (and in `rotateWebhookSecret`'s). The URL must be `http` or `https`, carry no
+         *     credentials, and resolve to public addresses only (400 `webhook_url_not_allowed`; the
+         *     addresses are checked again before every delivery, unless the server runs with
+         *     `WEBHOOK_ALLOW_PRIVATE=true`); a URL whose host or port cannot be used is 400
+         *     `invalid_request` naming `/body/url`. Naming an archived audience is 409
          *     `audience_archived`. At most 25 webhooks per workspace.
          */
         post: operations["createWebhook"];
@@ -566,7 +598,8 @@ export interface paths {
          * Change a webhook
          * @description Changes the given properties. `enabled: true` re-enables a webhook that was disabled (by
          *     hand, after a day of failed deliveries, or by a 410 answer); deliveries then resume.
-         *     `types` or `audienceIds` set to null select everything again.
+         *     `types` or `audienceIds` set to null select everything again. A new `url` is checked as
+         *     at creation (400 `invalid_request` or `webhook_url_not_allowed`).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -697,9 +730,12 @@ export interface paths {
          *     the whole file is stored: 202 with the job, which then runs in the background (`getImport`
          *     shows its progress).
          *
-         *     **The file.** UTF-8, with or without a byte order mark; lines end with LF or CRLF; fields
-         *     are separated by commas and may be quoted with `"` (a quoted field may hold commas,
-         *     newlines and `""` for a quote). The first row is the header. Columns:
+         *     **The file.** UTF-8, with or without a byte order mark (one: a second one would be part
+         *     of the first column's name); lines end with LF or CRLF; fields are separated by commas and
+         *     may be quoted with `"` (a quoted field may hold commas, newlines and `""` for a quote). A
+         *     row's cells may hold at most 1 MiB (1,048,576 bytes of UTF-8). The first row is the header.
+         *     The file is read the same way when it is uploaded and when its job runs: a header that
+         *     passes the upload's check is the header the job reads. Columns:
          *
          *     | column | meaning |
          *     |---|---|
@@ -719,13 +755,19 @@ export interface paths {
          *     5,000 on the embedded store, unless the server's IMPORT_CHUNK_ROWS says otherwise) that
          *     each commit atomically, with the rule-based audiences following as for any member write. With
          *     `audienceId`, every member of the file joins that audience. A row that cannot be applied
-         *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row that
-         *     matches two different members) is rejected with its line number and the reason; the rest
-         *     goes on. If the server stops during a job, the job resumes at the next start from the last
+         *     (wrong number of columns, an id or e-mail that is not valid, a value too long, a row longer
+         *     than 1 MiB, a row that matches two different members) is rejected with its
+         *     line number and the reason; the rest goes on. If the server stops during a job, the job resumes at the next start from the last
          *     committed chunk: no row is applied twice and none is skipped.
          *
          *     A workspace may have 10 jobs that have not ended (queued or running) at a time; another is
-         *     refused with 409 `too_many_imports`.
+         *     refused with 409 `too_many_imports`, however many uploads arrive at once.
+         *
+         *     **Jobs of different workspaces do not wait for each other.** A server runs several jobs at
+         *     once (IMPORT_WORKERS, 2 by default), and at most one job of a workspace at a time (its jobs
+         *     run one after another, oldest first): a small file of one workspace starts while another
+         *     workspace's large one is still running, instead of waiting for it to end (unless every
+         *     worker is busy with other workspaces' jobs).
          */
         post: operations["createImport"];
         delete?: never;
@@ -1489,7 +1531,10 @@ export interface components {
         };
         /**
          * Format: uri
-         * @description An absolute `http` or `https` URL.
+         * @description An absolute `http` or `https` URL, with a usable host and a port up to 65535 (else 400
+         *     `invalid_request`). It must not carry credentials (`https://user:password@…` is 400
+         *     `webhook_url_not_allowed`): the URL is shown by every read of the webhook, and a receiver
+         *     authenticates deliveries by their signature instead.
          */
         WebhookUrl: string;
         /** @description The event types to deliver; every type when absent or null. */
@@ -1635,7 +1680,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -1649,6 +1694,19 @@ export interface components {
     responses: {
         /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`, `invalid_csv`). */
         BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is invalid (`invalid_request`, `malformed_json`, `too_many_items`), or its
+         *     `url` is not allowed (`webhook_url_not_allowed`): it carries
+         *     credentials, or resolves to an address that is not public.
+         */
+        WebhookBadRequest: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1746,6 +1804,42 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The API key sent more requests than its limit allows in the current window
+         *     (`rate_limited`, as on every workspace operation), or, for a file (`Accept: text/csv` or
+         *     `application/x-ndjson`), the key already runs as many exports at once as one key may on
+         *     this server (`too_many_exports`); retry after `Retry-After` seconds. No byte of a file
+         *     was sent. `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` are sent as on
+         *     every workspace operation when rate limiting is on.
+         */
+        TooManyRequestsOrExports: {
+            headers: {
+                /**
+                 * @description Seconds to wait before retrying.
+                 * @example 5
+                 */
+                "Retry-After": number;
+                /**
+                 * @description Requests allowed per window (when rate limiting is on).
+                 * @example 6000
+                 */
+                "RateLimit-Limit"?: number;
+                /**
+                 * @description Requests left in the current window (when rate limiting is on).
+                 * @example 5990
+                 */
+                "RateLimit-Remaining"?: number;
+                /**
+                 * @description Seconds until the window resets (when rate limiting is on).
+                 * @example 41
+                 */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The URL and headers together exceed 16 KiB (`headers_too_large`). */
         RequestHeaderFieldsTooLarge: {
             headers: {
@@ -1826,6 +1920,12 @@ export interface components {
         Before: components["schemas"]["Cursor"];
         /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
         MemberSearch: string;
+        /**
+         * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+         *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+         *     does not run it as a formula; `none` writes every value exactly as stored.
+         */
+        CsvEscape: "formulas" | "none";
         /** @description Identifier of the member (URL-encoded). */
         MemberIdParam: components["schemas"]["MemberId"];
         /** @description Identifier of the workspace. */
@@ -2368,6 +2468,12 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirection"];
                 /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
                 search?: components["parameters"]["MemberSearch"];
+                /**
+                 * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+                 *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+                 *     does not run it as a formula; `none` writes every value exactly as stored.
+                 */
+                csvEscape?: components["parameters"]["CsvEscape"];
             };
             header?: never;
             path: {
@@ -2396,7 +2502,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyRequestsOrExports"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2636,6 +2742,12 @@ export interface operations {
                 sortDirection?: components["parameters"]["SortDirection"];
                 /** @description Case-insensitive term matched against e-mail, first name, last name, role and company. */
                 search?: components["parameters"]["MemberSearch"];
+                /**
+                 * @description For a CSV file only (ignored otherwise): `formulas` (the default) writes a `'` before each
+                 *     cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, so that a spreadsheet
+                 *     does not run it as a formula; `none` writes every value exactly as stored.
+                 */
+                csvEscape?: components["parameters"]["CsvEscape"];
             };
             header?: never;
             path: {
@@ -2662,7 +2774,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyRequestsOrExports"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3000,7 +3112,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["WebhookBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3107,7 +3219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["WebhookBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

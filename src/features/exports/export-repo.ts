@@ -62,19 +62,42 @@ const order = (ascending: boolean) => (ascending ? Prisma.sql`ASC` : Prisma.sql`
  * decoding the rows.
  */
 const SPECIAL = Prisma.sql`E'[",\\r\\n]'`;
-function csvField(column: string): Prisma.Sql {
-  const value = Prisma.raw(`v.${column}`);
+/**
+ * A cell a spreadsheet would run as a formula (OWASP "CSV injection"): one that starts with =,
+ * +, -, @, tab or CR. Such a cell gets a ' before it, which spreadsheets take as "this is text".
+ */
+const FORMULA = Prisma.sql`E'^[=+@\\t\\r-]'`;
+/**
+ * Values joined by a unit separator (\x1f) of which one needs quoting or may start a formula. A
+ * value holding \x1f can make it say yes for nothing: that line is only built the slower way.
+ */
+const SPECIAL_OR_FORMULA = Prisma.sql`E'[",\\r\\n]|(^|\\x1f)[=+@\\t\\r-]'`;
+
+/** How CSV cells are written: as stored, or with formula cells escaped. */
+export interface CsvStyle {
+  escapeFormulas: boolean;
+}
+
+function csvField(column: string, { escapeFormulas }: CsvStyle): Prisma.Sql {
+  const stored = Prisma.raw(`v.${column}`);
+  const value = escapeFormulas
+    ? Prisma.sql`(CASE WHEN ${stored} ~ ${FORMULA} THEN '''' || ${stored} ELSE ${stored} END)`
+    : stored;
   return Prisma.sql`CASE WHEN ${value} ~ ${SPECIAL} THEN '"' || replace(${value}, '"', '""') || '"' ELSE ${value} END`;
 }
 
 /**
  * A CSV line of the values of `v` in these columns. All of them are tested at once first: almost
- * no member needs quoting, and one test of the values together costs a fraction of one per value.
+ * no member needs quoting or escaping, and one test of the values together costs a fraction of
+ * one per value.
  */
-function csvLine(columns: string[]): Prisma.Sql {
+function csvLine(columns: string[], style: CsvStyle): Prisma.Sql {
   const values = columns.map((c) => Prisma.raw(`v.${c}`));
-  return Prisma.sql`CASE WHEN concat(${Prisma.join(values)}) ~ ${SPECIAL}
-    THEN concat_ws(',', ${Prisma.join(columns.map(csvField))})
+  const special = style.escapeFormulas
+    ? Prisma.sql`concat_ws(E'\\x1f', ${Prisma.join(values)}) ~ ${SPECIAL_OR_FORMULA}`
+    : Prisma.sql`concat(${Prisma.join(values)}) ~ ${SPECIAL}`;
+  return Prisma.sql`CASE WHEN ${special}
+    THEN concat_ws(',', ${Prisma.join(columns.map((c) => csvField(c, style)))})
     ELSE concat_ws(',', ${Prisma.join(values)}) END`;
 }
 
@@ -128,6 +151,7 @@ export const memberExportRepo = {
     range: SeqRange,
     ascending: boolean,
     keys: readonly string[],
+    style: CsvStyle,
   ): Promise<string> {
     const listing = listingOf(selection);
     const fields = [...NAMED_FIELDS, ...keys].map(
@@ -137,7 +161,7 @@ export const memberExportRepo = {
     // OFFSET 0 keeps the inner query a query of its own: merged into the outer one, each value
     // would be computed again by every use csvLine makes of it.
     const [row] = await db.$queryRaw<{ lines: string | null }[]>`
-      SELECT string_agg(${csvLine(columns)}, E'\\n' ORDER BY v.seq ${order(ascending)}) || E'\\n' AS lines
+      SELECT string_agg(${csvLine(columns, style)}, E'\\n' ORDER BY v.seq ${order(ascending)}) || E'\\n' AS lines
       FROM (SELECT m.seq, m.id, coalesce(m.email, '') AS email,
                    array_to_string(m.alternative_emails, ';') AS alternatives, ${Prisma.join(fields)}
             FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)} OFFSET 0) AS v`;

@@ -4,7 +4,7 @@ import { audienceNotFound, BadRequestError, serviceUnavailable, TooManyExportsEr
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { toMember } from "../membership/member-view.ts";
-import type { MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
+import type { CsvStyle, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 
@@ -154,7 +154,7 @@ export function createMemberExport({
 }: MemberExportDeps) {
   const places = exportPlaces(concurrency, perKey);
 
-  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean) {
+  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean, style: CsvStyle) {
     const found = new Set<string>();
     // Collected over the batches' ranges: over much larger ranges PostgreSQL chose to read the
     // whole table for each (a parallel sequential scan).
@@ -167,7 +167,7 @@ export function createMemberExport({
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
     const keys = [...found].sort();
     const lines = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
-      exports.csvLines(store.exportDb, selection, range, ascending, keys),
+      exports.csvLines(store.exportDb, selection, range, ascending, keys, style),
     );
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
@@ -211,7 +211,7 @@ export function createMemberExport({
         const ascending = query.sortDirection !== "DESC";
         const { head, parts } =
           format === "csv"
-            ? await csv(selection, segments, ascending)
+            ? await csv(selection, segments, ascending, { escapeFormulas: query.csvEscape !== "none" })
             : { head: "", parts: ndjson(selection, segments, ascending) };
         const first = await parts.next();
         async function* file() {

@@ -1,19 +1,42 @@
-import { parse } from "csv-parse/sync";
+import { once } from "node:events";
+import { PassThrough } from "node:stream";
 import { invalidCsv } from "../../domain/errors.ts";
-import { isBlank, readHeader } from "./import-columns.ts";
-import { CSV_OPTIONS, MAX_ROW_CHARS } from "./import-reader.ts";
+import { headerOf, readCsv } from "./import-reader.ts";
 
 /**
  * Checks an upload as its bytes arrive, so that a file that cannot be imported is refused
  * (400 invalid_csv) before its job exists: every byte must be UTF-8 (strictly: TextDecoder with
- * `fatal`, which also drops a byte order mark), and the header row must pass readHeader. The rows
- * are not parsed here; the job does that, and rejects bad ones one by one.
+ * `fatal`), and the header row must pass headerOf. The header is read by the job's own reader
+ * (readCsv, fed the same bytes), so the check and the job cannot disagree on it: the same byte
+ * order mark rule, quoting and row limit. The rows are not parsed here; the job does that, and
+ * rejects bad ones one by one.
  */
 export function createUploadCheck() {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   let bytes = 0;
-  /** Text before the header row's end, while the header has not been read. */
-  let pending: string | undefined = "";
+  /** The bytes for the reader, until the header is read. */
+  let input: PassThrough | undefined = new PassThrough();
+  let refusal: unknown;
+  const rows = readCsv(input);
+  const header = rows
+    .next()
+    .then(
+      (first) => {
+        headerOf(first.done ? undefined : first.value);
+      },
+      (error: unknown) => {
+        throw invalidCsv(`The header row is not valid CSV: ${(error as Error).message}`);
+      },
+    )
+    .catch((error: unknown) => {
+      refusal = error;
+    })
+    .finally(() => {
+      // The header is known: the reader (which stops at its first row) needs no more bytes.
+      input?.destroy();
+      input = undefined;
+      rows.return(undefined).catch(() => {});
+    });
 
   const notUtf8 = () =>
     invalidCsv(
@@ -21,52 +44,31 @@ export function createUploadCheck() {
         "Save it as CSV UTF-8.",
     );
 
-  /** Reads the first non-blank line as the header, once one is complete (or at the end). */
-  function readHeaderFrom(text: string, atEnd: boolean): void {
-    let rest = text;
-    for (let end = rest.indexOf("\n"); end !== -1 || (atEnd && rest !== ""); end = rest.indexOf("\n")) {
-      const line = (end === -1 ? rest : rest.slice(0, end)).replace(/\r$/, "");
-      rest = end === -1 ? "" : rest.slice(end + 1);
-      const values = headerValues(line);
-      if (isBlank(values)) continue;
-      readHeader(values);
-      pending = undefined;
-      return;
-    }
-    if (rest.length > MAX_ROW_CHARS) throw invalidCsv("The header row is longer than any row may be.");
-    pending = rest;
-  }
-
   return {
-    push(chunk: Uint8Array): void {
-      let text: string;
+    /**
+     * The next bytes of the file; refuses them, or a header found before them. Resolves when the
+     * reader has room for more, so that a header preceded by many blank lines is not buffered.
+     */
+    async push(chunk: Uint8Array): Promise<void> {
+      if (refusal !== undefined) throw refusal;
       try {
-        text = decoder.decode(chunk, { stream: true });
+        decoder.decode(chunk, { stream: true });
       } catch {
         throw notUtf8();
       }
       bytes += chunk.length;
-      if (pending !== undefined) readHeaderFrom(pending + text, false);
+      if (input && !input.write(chunk)) await Promise.race([once(input, "drain"), header]);
     },
-    /** The whole file has arrived. */
-    end(): void {
-      let text: string;
+    /** The whole file has arrived: resolves once its header has been read and passed. */
+    async end(): Promise<void> {
       try {
-        text = decoder.decode();
+        decoder.decode();
       } catch {
         throw notUtf8();
       }
-      if (pending !== undefined) readHeaderFrom(pending + text, true);
-      if (pending !== undefined) throw invalidCsv("The file has no header row: it is empty.");
+      input?.end();
+      await header;
+      if (refusal !== undefined) throw refusal;
     },
   };
-}
-
-function headerValues(line: string): string[] {
-  try {
-    const [values] = parse(line, CSV_OPTIONS) as string[][];
-    return values ?? [];
-  } catch (error) {
-    throw invalidCsv(`The header row is not valid CSV: ${(error as Error).message}`);
-  }
 }

@@ -42,7 +42,10 @@ export function createChunkApplier({ membership, members, imports, checkInput }:
     rows: FileRow[],
     before: JobState,
   ): Promise<JobState | "cancelled"> {
-    const readings = rows.map((row) => ({ line: row.line, reading: readRow(columns, row.values, checkInput) }));
+    const readings = rows.map((row) => ({
+      line: row.line,
+      reading: row.rejected !== undefined ? { rejected: row.rejected } : readRow(columns, row.values, checkInput),
+    }));
     const valid: { line: number; input: MemberInput }[] = [];
     const rejected: ImportError[] = [];
     for (const { line, reading } of readings) {

@@ -10,8 +10,15 @@ export type Column =
 
 /** A custom field's key, as the contract's MemberFields allows it. */
 const FIELD_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-/** How a header name is quoted in an error: cut short, control characters made visible. */
-const quoted = (name: string) => JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
+/**
+ * How a header name is quoted in an error: cut short, and characters that do not show (controls,
+ * a byte order mark and other format characters) written as \u escapes.
+ */
+const quoted = (name: string) =>
+  JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name).replace(
+    /\p{C}/gu,
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
+  );
 
 /**
  * Reads the header row: `id`, `email`, `alternativeEmails`, and any other name as a field key
@@ -26,9 +33,12 @@ export function readHeader(names: string[]): Column[] {
     seen.add(name);
     if (name === "id" || name === "email" || name === "alternativeEmails") return { kind: name };
     if (!FIELD_KEY.test(name)) {
+      // One byte order mark is dropped before the header is read; a second one is left in the name.
+      const bom =
+        index === 0 && name.startsWith("\uFEFF") ? " The file starts with more than one byte order mark." : "";
       throw invalidCsv(
         `Column ${index + 1} of the header, ${quoted(name)}, is not id, email, alternativeEmails or a field key ` +
-          "(letters, digits and _, starting with a letter, at most 64 characters).",
+          `(letters, digits and _, starting with a letter, at most 64 characters).${bom}`,
       );
     }
     return { kind: "field", key: name };

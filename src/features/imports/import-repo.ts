@@ -55,16 +55,21 @@ const leaseEnd = (lease: Lease) => Prisma.sql`clock_timestamp() + make_interval(
 
 /** Import jobs and their files. A job is 'uploading' (invisible to clients) until its file is whole. */
 export const importRepo = {
-  async countUnfinished(db: Reader, workspaceId: string): Promise<number> {
-    const [row] = await db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM import_jobs
-      WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')`;
-    return row?.n ?? 0;
-  },
-
-  async begin(db: Reader, workspaceId: string, id: string, audienceId: string | null): Promise<void> {
-    await db.$executeRaw`
-      INSERT INTO import_jobs (workspace_id, id, audience_id) VALUES (${workspaceId}, ${id}, ${audienceId})`;
+  /**
+   * Adds an upload's job unless the workspace already has `limit` jobs that have not ended; false
+   * then. The workspace's uploads take a lock of their own (an advisory one, held to the end of
+   * the transaction) before counting: concurrent uploads count and insert one at a time, so the
+   * limit holds however many arrive at once, and member writes (which lock the workspace's row)
+   * are not waited for.
+   */
+  async begin(tx: Tx, workspaceId: string, id: string, audienceId: string | null, limit: number): Promise<boolean> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`import uploads ${workspaceId}`}, 0))`;
+    const inserted = await tx.$executeRaw`
+      INSERT INTO import_jobs (workspace_id, id, audience_id)
+      SELECT ${workspaceId}, ${id}, ${audienceId}
+      WHERE (SELECT count(*) FROM import_jobs
+             WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')) < ${limit}`;
+    return inserted > 0;
   },
 
   /**
@@ -133,17 +138,24 @@ export const importRepo = {
 
   /**
    * Claims the oldest job waiting for a runner, across workspaces: a queued one, or a running
-   * one whose runner's lease ran out (its process died). SKIP LOCKED: processes claim different
-   * jobs, and a job whose chunk is being committed is not taken from under it.
+   * one whose runner's lease ran out (its process died); none of a workspace that has a job
+   * running under a live lease, so that its jobs run one at a time and leave the other workers
+   * to other workspaces (two processes claiming at the same instant may still start two of a
+   * workspace: harmless, their chunks take the workspace's member lock in turn). SKIP LOCKED:
+   * processes claim different jobs, and a job whose chunk is being committed is not taken from
+   * under it.
    */
   async claim(db: Reader, lease: Lease): Promise<ClaimedImport | undefined> {
     const [row] = await db.$queryRaw<ClaimedImport[]>`
       WITH next AS (
-        SELECT workspace_id, id FROM import_jobs
-        WHERE status IN ('queued', 'running') AND (leased_until IS NULL OR leased_until < now())
-        ORDER BY status DESC, created_at
+        SELECT j.workspace_id, j.id FROM import_jobs AS j
+        WHERE j.status IN ('queued', 'running') AND (j.leased_until IS NULL OR j.leased_until < now())
+          AND NOT EXISTS (
+            SELECT 1 FROM import_jobs AS r
+            WHERE r.workspace_id = j.workspace_id AND r.status = 'running' AND r.leased_until >= now())
+        ORDER BY j.status DESC, j.created_at
         LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        FOR UPDATE OF j SKIP LOCKED
       )
       UPDATE import_jobs AS j
       SET status = 'running', lease_token = ${lease.token}, leased_until = ${leaseEnd(lease)}, updated_at = now()

@@ -5,8 +5,7 @@ import type { Store } from "../../platform/db/database.ts";
 import { databaseFault } from "../../platform/db/pg-errors.ts";
 import { createWorkLoop } from "../../platform/work-loop.ts";
 import { type ChunkApplier, type JobState, LeaseLostError } from "./import-chunk.ts";
-import { readHeader } from "./import-columns.ts";
-import { CsvReadError, type FileRow, readCsv } from "./import-reader.ts";
+import { CsvReadError, type FileRow, headerOf, readCsv } from "./import-reader.ts";
 import { type ClaimedImport, type ImportRepo, type Lease, MissingPartError } from "./import-repo.ts";
 
 /** How often queued jobs are looked for besides being poked (a job queued by another process). */
@@ -25,18 +24,26 @@ export interface ImportRunnerDeps {
   soleProcess?: boolean;
   /** Rows per chunk: each chunk is one transaction, and the unit a job resumes from. */
   chunkRows: number;
+  /** Jobs run at once, each of another workspace. */
+  workers: number;
   onError: (error: unknown) => void;
 }
 
 /**
- * Runs import jobs in the background of a server process, one at a time. A job is claimed with
- * a lease (a random token, renewed while the job runs) so that several processes share the
- * queue and a job runs in one of them at a time; every chunk commits only if this runner still
- * holds it (import-chunk.ts). A job whose process died is taken over by any process once its
- * lease runs out, and resumes after its last committed chunk.
+ * Runs import jobs in the background of a server process, `workers` at a time, each of another
+ * workspace (claim takes no job of a workspace that has one running): a small file of one
+ * workspace runs beside another workspace's large one instead of after it, and a workspace's own
+ * jobs run one after another, in order. A job is claimed with a lease (a random token, renewed
+ * while the job runs) so that several processes share the queue and a job runs in one of them
+ * at a time; every chunk commits only if this runner still holds it (import-chunk.ts). A job
+ * whose process died is taken over by any process once its lease runs out, and resumes after
+ * its last committed chunk.
  */
 export function createImportRunner(deps: ImportRunnerDeps) {
   const { store, imports, applyChunk, leaseMs, chunkRows, onError } = deps;
+  const { workers } = deps;
+  /** The jobs this process is running. */
+  const running = new Set<Promise<void>>();
   let stopping = false;
   let sweptAt = 0;
   let leasesChecked = !deps.soleProcess;
@@ -54,7 +61,7 @@ export function createImportRunner(deps: ImportRunnerDeps) {
   async function applyFile(job: ClaimedImport, lease: Lease, keepGoing: () => boolean): Promise<boolean> {
     const file = readCsv(partsOf(job));
     const first = await file.next();
-    const columns = readHeader(first.done ? [] : first.value.values);
+    const columns = headerOf(first.done ? undefined : first.value);
     const chunks = chunked(file, job.rowsRead, chunkRows);
     let state: JobState = job;
     try {
@@ -120,11 +127,18 @@ export function createImportRunner(deps: ImportRunnerDeps) {
         await imports.sweep(store.db, new Date(Date.now() - STALE_UPLOAD_MS));
         sweptAt = Date.now();
       }
-      while (!stopping) {
+      while (!stopping && running.size < workers) {
         const lease = { token: randomBase62(20), leaseMs };
         const job = await imports.claim(store.db, lease);
         if (!job) return;
-        await runJob(job, lease);
+        // A database fault reaches onError as it did the loop's; the job ending frees a worker.
+        const work: Promise<void> = runJob(job, lease)
+          .catch(onError)
+          .finally(() => {
+            running.delete(work);
+            loop.poke();
+          });
+        running.add(work);
       }
     },
   });
@@ -136,10 +150,11 @@ export function createImportRunner(deps: ImportRunnerDeps) {
       stopping = false;
       loop.start();
     },
-    /** Stops after the chunk being applied; the job is released for another process (or the next start). */
+    /** Stops after the chunks being applied; the jobs are released for another process (or the next start). */
     async stop(): Promise<void> {
       stopping = true;
       await loop.stop();
+      await Promise.all(running);
     },
   };
 }

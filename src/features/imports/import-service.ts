@@ -26,10 +26,7 @@ const STORE_EVERY_MS = 30_000;
 
 export interface ImportServiceDeps {
   store: Pick<Store, "db" | "transaction">;
-  imports: Pick<
-    ImportRepo,
-    "countUnfinished" | "begin" | "appendPart" | "queue" | "discard" | "find" | "list" | "cancel"
-  >;
+  imports: Pick<ImportRepo, "begin" | "appendPart" | "queue" | "discard" | "find" | "list" | "cancel">;
   audiences: Pick<AudienceRepo, "find">;
   /** The largest file accepted (IMPORT_MAX_BYTES). */
   maxBytes: number;
@@ -64,12 +61,12 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
     for await (const chunk of body) {
       received += chunk.length;
       if (received > maxBytes) throw tooLarge();
-      check.push(chunk);
+      await check.push(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (pendingBytes >= PART_BYTES || Date.now() - storedAt >= STORE_EVERY_MS) await flush();
     }
-    check.end();
+    await check.end();
     if (pendingBytes > 0) await flush();
   }
 
@@ -90,15 +87,17 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
         if (!audience) throw audienceNotFound(audienceId);
         if (audience.isArchived) throw audienceArchived(audienceId);
       }
-      if ((await imports.countUnfinished(store.db, workspaceId)) >= MAX_UNFINISHED_IMPORTS) {
+      if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
+      const id = newId("imp");
+      const begun = await store.transaction((tx) =>
+        imports.begin(tx, workspaceId, id, audienceId ?? null, MAX_UNFINISHED_IMPORTS),
+      );
+      if (!begun) {
         throw new ConflictError(
           "too_many_imports",
           `This workspace already has ${MAX_UNFINISHED_IMPORTS} imports that have not ended; wait for one to end, or cancel one.`,
         );
       }
-      if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
-      const id = newId("imp");
-      await imports.begin(store.db, workspaceId, id, audienceId ?? null);
       let row: ImportRow;
       try {
         await storeFile(workspaceId, id, body);

@@ -35,7 +35,13 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
   const onSigint = () => interrupt.abort();
   process.on("SIGINT", onSigint);
   const workspaceId = service.config.workspaceId;
-  const request = { headers: { accept: EXPORT_FORMATS[args.format] }, signal: interrupt.signal };
+  // Values exactly as stored (csvEscape=none): the file is for importing again, and formula cells
+  // escaped for spreadsheets would come back with a ' they did not have.
+  const request = {
+    headers: { accept: EXPORT_FORMATS[args.format] },
+    query: args.format === "csv" ? { csvEscape: "none" } : {},
+    signal: interrupt.signal,
+  };
   let output: Output | undefined;
   let progress: Progress | undefined;
   try {
