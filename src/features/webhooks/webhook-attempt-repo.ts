@@ -52,7 +52,10 @@ export const webhookAttemptRepo = {
    * `renew`).
    * A failing webhook whose probe is due (next_probe_at) also gets its oldest pending delivery,
    * ahead of its schedule (`early`: the attempt is not counted, see `complete`), unless that
-   * is due within `probeMinMs` anyway.
+   * is due within `probeMinMs` anyway. Meanwhile its newer deliveries' retries wait for that
+   * probe when it is that close: were the receiver back, one of them would arrive before the
+   * older ones. (First attempts do not wait: a receiver refusing one event must not hold back
+   * the others.)
    */
   claimDue(
     db: Reader,
@@ -88,6 +91,10 @@ export const webhookAttemptRepo = {
         JOIN webhooks AS w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until < now())
           AND NOT EXISTS (SELECT 1 FROM busy AS b WHERE b.workspace_id = d.workspace_id AND b.webhook_id = d.webhook_id)
+          AND NOT (d.attempts > 0 AND w.next_probe_at <= now() + make_interval(secs => ${probeMinMs / 1000})
+            AND EXISTS (SELECT 1 FROM webhook_deliveries AS o
+              WHERE o.workspace_id = d.workspace_id AND o.webhook_id = d.webhook_id AND o.status = 'pending'
+                AND o.event_sequence < d.event_sequence))
         ORDER BY d.next_attempt_at, d.event_sequence
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED
