@@ -27,6 +27,7 @@ import { registerRateLimit } from "./platform/http/rate-limit.ts";
 import { rateLimitRepo } from "./platform/http/rate-limit-repo.ts";
 import { bodyDeadline, unreadBodies } from "./platform/http/request-timeout.ts";
 import { createSecurityHandlers } from "./platform/http/security.ts";
+import { trackWebhookBacklog } from "./platform/metrics.ts";
 import { createWorkLoop } from "./platform/work-loop.ts";
 
 declare module "fastify" {
@@ -74,6 +75,8 @@ const lifecycle = fp(
       app.addHook("onClose", () => Promise.all([services.workers.stop(), purge.stop()]));
     }
     app.addHook("onClose", async () => services.sender.close());
+    const untrackBacklog = trackWebhookBacklog(services.webhookBacklog);
+    app.addHook("onClose", async () => untrackBacklog());
     // Every answer names its request, so a client can quote it and an operator can find its log lines.
     app.addHook("onRequest", (request, reply, done) => {
       reply.header("x-request-id", request.id);

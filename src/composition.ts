@@ -26,6 +26,7 @@ import { createMemberPages } from "./features/membership/member-pages.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
 import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
+import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
 import { createWebhookService } from "./features/webhooks/webhook-service.ts";
@@ -57,7 +58,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   const sender = createWebhookSender({ allowPrivate, timeoutMs, resolve });
   const deliverer = createWebhookDeliverer({
     store,
-    webhooks: webhookRepo,
+    webhooks: webhookAttemptRepo,
     sender,
     onError,
     leaseMs: 2 * timeoutMs + 5_000,
@@ -120,6 +121,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
         await Promise.all([eventWorkers.stop(), webhookWorkers.stop(), importRunner.stop(), statistics?.stop()]);
       },
     },
+    /** Each webhook's pending and failed deliveries, read when /metrics is scraped. */
+    webhookBacklog: () => webhookRepo.backlog(store.db),
     events: createEventFeed({ store, events: eventRepo }),
     webhooks: createWebhookService({
       store,

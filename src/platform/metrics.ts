@@ -98,6 +98,46 @@ export const webhookDuration = new Histogram({
   registers: [registry],
 });
 
+export interface WebhookBacklog {
+  webhookId: string;
+  pending: number;
+  failed: number;
+}
+
+// Where the webhooks' backlog is read from on a scrape: each open app's store (one in a server;
+// an app that closes takes its own out). Apps on one store report the same figures, set once.
+const webhookBacklogs = new Set<() => Promise<WebhookBacklog[]>>();
+
+/**
+ * Each webhook's deliveries waiting for an attempt (pending) and given up (failed, while kept),
+ * read from the database when scraped, so every process reports the same shared figures. One
+ * series per webhook and state: a workspace has at most 25 webhooks, so the labels stay few;
+ * they are webhook ids only (no URL, no workspace). A scrape that cannot read them reports none.
+ */
+new Gauge({
+  name: "audience_webhook_deliveries",
+  help: "Deliveries of each webhook by state: pending (waiting for an attempt) and failed (given up, still kept).",
+  labelNames: ["webhook", "state"] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const read = await Promise.all([...webhookBacklogs].map((backlog) => backlog().catch(() => [])));
+    for (const { webhookId, pending, failed } of read.flat()) {
+      this.set({ webhook: webhookId, state: "pending" }, pending);
+      this.set({ webhook: webhookId, state: "failed" }, failed);
+    }
+  },
+});
+
+/** Reports the webhooks' backlog in audience_webhook_deliveries until the returned function is called. */
+export function trackWebhookBacklog(read: () => Promise<WebhookBacklog[]>): () => void {
+  const own = () => read();
+  webhookBacklogs.add(own);
+  return () => {
+    webhookBacklogs.delete(own);
+  };
+}
+
 export const importRows = new Counter({
   name: "audience_import_rows_total",
   help: "Rows of imported CSV files applied, by outcome: created, merged, unchanged (a member, matched) or rejected.",

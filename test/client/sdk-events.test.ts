@@ -106,6 +106,9 @@ describe("webhooks through the SDK", () => {
 
       const log = await api.GET(`${WEBHOOK}/deliveries`, { params: { path, query: { limit: 5 } } });
       expect(log.results.map((d) => d.id)).toEqual([test.id]);
+      // Nothing failed: recovering queues nothing.
+      const since = new Date(Date.now() - 3_600_000).toISOString();
+      expect(await api.POST(`${WEBHOOK}/recover`, { params: { path }, body: { since } })).toEqual({ queued: 0 });
       await api.DELETE(WEBHOOK, { params: { path } });
     } finally {
       await receiver.close();

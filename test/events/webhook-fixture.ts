@@ -37,6 +37,29 @@ export const it = base.extend("server", { scope: "file" }, async ({}, { onCleanu
   return server;
 });
 
+/**
+ * The fast schedule's first retry (0.1 s), then a 10-minute step: a receiver that comes back
+ * after its deliveries reached that step gets them within a test's time only by catching up.
+ */
+export const CATCH_UP_ATTEMPTS_MS = [0, 100, 600_000, 1_200_000];
+
+/** The API fixture of `it`, on the CATCH_UP_ATTEMPTS_MS schedule. */
+// biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
+export const catchUpIt = base.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {
+  const server = await startLiveServer({
+    settings: {
+      webhooks: {
+        allowPrivate: true,
+        timeoutMs: 1_000,
+        attemptOffsetsMs: CATCH_UP_ATTEMPTS_MS,
+        resolve: async (host) => HOSTS[host] ?? ["127.0.0.1"],
+      },
+    },
+  });
+  onCleanup(() => server.close());
+  return server;
+});
+
 /** The same, refusing private addresses as a default server does. */
 // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
 export const strictIt = base.extend("server", { scope: "file" }, async ({}, { onCleanup }) => {

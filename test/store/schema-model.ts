@@ -158,7 +158,10 @@ const INDEX_KINDS = { id: "primary key", unique: "unique index", normal: "index"
  * What the migrations create that prisma/schema.prisma cannot describe (Prisma has no expression
  * indexes); the schema's comments name each, so a reader of the schema still finds them.
  */
-const MIGRATION_ONLY = [facts.index("index", "members", "members_search_trgm", ["(expression)"], "gin")];
+const MIGRATION_ONLY = [
+  facts.index("index", "members", "members_search_trgm", ["(expression)"], "gin"),
+  `${facts.index("index", "webhook_deliveries", "webhook_deliveries_leased_idx", ["workspace_id", "webhook_id"], "btree")} WHERE …`,
+];
 
 export function schemaFacts(dm: Datamodel): string[] {
   const out: string[] = [];

@@ -1899,6 +1899,7 @@ export const WebhookScalarFieldEnum = {
   previousSecret: 'previousSecret',
   previousSecretUntil: 'previousSecretUntil',
   failingSince: 'failingSince',
+  nextProbeAt: 'nextProbeAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

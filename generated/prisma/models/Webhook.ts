@@ -35,6 +35,7 @@ export type WebhookMinAggregateOutputType = {
   previousSecret: string | null
   previousSecretUntil: Date | null
   failingSince: Date | null
+  nextProbeAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -50,6 +51,7 @@ export type WebhookMaxAggregateOutputType = {
   previousSecret: string | null
   previousSecretUntil: Date | null
   failingSince: Date | null
+  nextProbeAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -67,6 +69,7 @@ export type WebhookCountAggregateOutputType = {
   previousSecret: number
   previousSecretUntil: number
   failingSince: number
+  nextProbeAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -84,6 +87,7 @@ export type WebhookMinAggregateInputType = {
   previousSecret?: true
   previousSecretUntil?: true
   failingSince?: true
+  nextProbeAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -99,6 +103,7 @@ export type WebhookMaxAggregateInputType = {
   previousSecret?: true
   previousSecretUntil?: true
   failingSince?: true
+  nextProbeAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -116,6 +121,7 @@ export type WebhookCountAggregateInputType = {
   previousSecret?: true
   previousSecretUntil?: true
   failingSince?: true
+  nextProbeAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -206,6 +212,7 @@ export type WebhookGroupByOutputType = {
   previousSecret: string | null
   previousSecretUntil: Date | null
   failingSince: Date | null
+  nextProbeAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: WebhookCountAggregateOutputType | null
@@ -244,6 +251,7 @@ export type WebhookWhereInput = {
   previousSecret?: Prisma.StringNullableFilter<"Webhook"> | string | null
   previousSecretUntil?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   failingSince?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
+  nextProbeAt?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -263,6 +271,7 @@ export type WebhookOrderByWithRelationInput = {
   previousSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   previousSecretUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   failingSince?: Prisma.SortOrderInput | Prisma.SortOrder
+  nextProbeAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
@@ -286,6 +295,7 @@ export type WebhookWhereUniqueInput = Prisma.AtLeast<{
   previousSecret?: Prisma.StringNullableFilter<"Webhook"> | string | null
   previousSecretUntil?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   failingSince?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
+  nextProbeAt?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -305,6 +315,7 @@ export type WebhookOrderByWithAggregationInput = {
   previousSecret?: Prisma.SortOrderInput | Prisma.SortOrder
   previousSecretUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   failingSince?: Prisma.SortOrderInput | Prisma.SortOrder
+  nextProbeAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.WebhookCountOrderByAggregateInput
@@ -328,6 +339,7 @@ export type WebhookScalarWhereWithAggregatesInput = {
   previousSecret?: Prisma.StringNullableWithAggregatesFilter<"Webhook"> | string | null
   previousSecretUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Webhook"> | Date | string | null
   failingSince?: Prisma.DateTimeNullableWithAggregatesFilter<"Webhook"> | Date | string | null
+  nextProbeAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Webhook"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Webhook"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Webhook"> | Date | string
 }
@@ -344,6 +356,7 @@ export type WebhookCreateInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutWebhooksInput
@@ -363,6 +376,7 @@ export type WebhookUncheckedCreateInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   deliveries?: Prisma.WebhookDeliveryUncheckedCreateNestedManyWithoutWebhookInput
@@ -380,6 +394,7 @@ export type WebhookUpdateInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutWebhooksNestedInput
@@ -399,6 +414,7 @@ export type WebhookUncheckedUpdateInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   deliveries?: Prisma.WebhookDeliveryUncheckedUpdateManyWithoutWebhookNestedInput
@@ -417,6 +433,7 @@ export type WebhookCreateManyInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -433,6 +450,7 @@ export type WebhookUpdateManyMutationInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -450,6 +468,7 @@ export type WebhookUncheckedUpdateManyInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -482,6 +501,7 @@ export type WebhookCountOrderByAggregateInput = {
   previousSecret?: Prisma.SortOrder
   previousSecretUntil?: Prisma.SortOrder
   failingSince?: Prisma.SortOrder
+  nextProbeAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -497,6 +517,7 @@ export type WebhookMaxOrderByAggregateInput = {
   previousSecret?: Prisma.SortOrder
   previousSecretUntil?: Prisma.SortOrder
   failingSince?: Prisma.SortOrder
+  nextProbeAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -512,6 +533,7 @@ export type WebhookMinOrderByAggregateInput = {
   previousSecret?: Prisma.SortOrder
   previousSecretUntil?: Prisma.SortOrder
   failingSince?: Prisma.SortOrder
+  nextProbeAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -607,6 +629,7 @@ export type WebhookCreateWithoutWorkspaceInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   deliveries?: Prisma.WebhookDeliveryCreateNestedManyWithoutWebhookInput
@@ -624,6 +647,7 @@ export type WebhookUncheckedCreateWithoutWorkspaceInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   deliveries?: Prisma.WebhookDeliveryUncheckedCreateNestedManyWithoutWebhookInput
@@ -671,6 +695,7 @@ export type WebhookScalarWhereInput = {
   previousSecret?: Prisma.StringNullableFilter<"Webhook"> | string | null
   previousSecretUntil?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   failingSince?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
+  nextProbeAt?: Prisma.DateTimeNullableFilter<"Webhook"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Webhook"> | Date | string
 }
@@ -687,6 +712,7 @@ export type WebhookCreateWithoutDeliveriesInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutWebhooksInput
@@ -705,6 +731,7 @@ export type WebhookUncheckedCreateWithoutDeliveriesInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -737,6 +764,7 @@ export type WebhookUpdateWithoutDeliveriesInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutWebhooksNestedInput
@@ -755,6 +783,7 @@ export type WebhookUncheckedUpdateWithoutDeliveriesInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -771,6 +800,7 @@ export type WebhookCreateManyWorkspaceInput = {
   previousSecret?: string | null
   previousSecretUntil?: Date | string | null
   failingSince?: Date | string | null
+  nextProbeAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -787,6 +817,7 @@ export type WebhookUpdateWithoutWorkspaceInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   deliveries?: Prisma.WebhookDeliveryUpdateManyWithoutWebhookNestedInput
@@ -804,6 +835,7 @@ export type WebhookUncheckedUpdateWithoutWorkspaceInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   deliveries?: Prisma.WebhookDeliveryUncheckedUpdateManyWithoutWebhookNestedInput
@@ -821,6 +853,7 @@ export type WebhookUncheckedUpdateManyWithoutWorkspaceInput = {
   previousSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   previousSecretUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   failingSince?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  nextProbeAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -869,6 +902,7 @@ export type WebhookSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   previousSecret?: boolean
   previousSecretUntil?: boolean
   failingSince?: boolean
+  nextProbeAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -889,6 +923,7 @@ export type WebhookSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   previousSecret?: boolean
   previousSecretUntil?: boolean
   failingSince?: boolean
+  nextProbeAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -907,6 +942,7 @@ export type WebhookSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   previousSecret?: boolean
   previousSecretUntil?: boolean
   failingSince?: boolean
+  nextProbeAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -925,11 +961,12 @@ export type WebhookSelectScalar = {
   previousSecret?: boolean
   previousSecretUntil?: boolean
   failingSince?: boolean
+  nextProbeAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type WebhookOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "url" | "types" | "audienceIds" | "description" | "enabled" | "disabledReason" | "secret" | "previousSecret" | "previousSecretUntil" | "failingSince" | "createdAt" | "updatedAt", ExtArgs["result"]["webhook"]>
+export type WebhookOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "url" | "types" | "audienceIds" | "description" | "enabled" | "disabledReason" | "secret" | "previousSecret" | "previousSecretUntil" | "failingSince" | "nextProbeAt" | "createdAt" | "updatedAt", ExtArgs["result"]["webhook"]>
 export type WebhookInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   deliveries?: boolean | Prisma.Webhook$deliveriesArgs<ExtArgs>
@@ -970,6 +1007,10 @@ export type $WebhookPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * The first failed attempt since the last successful one.
      */
     failingSince: Date | null
+    /**
+     * While failing: when its oldest pending delivery is tried again, ahead of its scheduled retry.
+     */
+    nextProbeAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["webhook"]>
@@ -1409,6 +1450,7 @@ export interface WebhookFieldRefs {
   readonly previousSecret: Prisma.FieldRef<"Webhook", 'String'>
   readonly previousSecretUntil: Prisma.FieldRef<"Webhook", 'DateTime'>
   readonly failingSince: Prisma.FieldRef<"Webhook", 'DateTime'>
+  readonly nextProbeAt: Prisma.FieldRef<"Webhook", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Webhook", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Webhook", 'DateTime'>
 }

@@ -1,13 +1,13 @@
 import { Webhook } from "standardwebhooks";
 import type { Store } from "../../platform/db/database.ts";
 import { webhookAttempts, webhookDuration } from "../../platform/metrics.ts";
-import type { AttemptOutcome, ClaimedDelivery, WebhookRepo } from "./webhook-repo.ts";
-import { DISABLE_AFTER_FAILING_MS, outcomeOf, retryDelay } from "./webhook-rules.ts";
+import type { AttemptOutcome, ClaimedDelivery, WebhookAttemptRepo } from "./webhook-attempt-repo.ts";
+import { ATTEMPT_OFFSETS_MS, DISABLE_AFTER_FAILING_MS, outcomeOf, retryDelay } from "./webhook-rules.ts";
 import type { WebhookSender } from "./webhook-transport.ts";
 
 export interface DelivererDeps {
   store: Pick<Store, "db">;
-  webhooks: Pick<WebhookRepo, "claimDue" | "complete">;
+  webhooks: Pick<WebhookAttemptRepo, "claimDue" | "complete" | "release" | "renew">;
   sender: Pick<WebhookSender, "send">;
   /** Attempts in flight in this process at most: a receiver that hangs holds this many at most. */
   concurrency?: number;
@@ -36,6 +36,12 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
   const { store, webhooks, sender } = deps;
   const concurrency = deps.concurrency ?? 32;
   const now = deps.now ?? Date.now;
+  const offsets = deps.attemptOffsetsMs ?? ATTEMPT_OFFSETS_MS;
+  // The schedule's first retry step (5 s) is how soon a failing receiver is probed at first, and
+  // how long a webhook must have been failing for a success to catch up its backlog; its second
+  // (5 min) is how seldom a receiver down for long is probed at most.
+  const firstStep = (offsets[1] ?? 5_000) - (offsets[0] ?? 0);
+  const probeMaxMs = Math.max(firstStep, (offsets[2] ?? 0) - (offsets[1] ?? 0));
   let inFlight = 0;
   let onSlotFree: () => void = () => {};
   const idle: (() => void)[] = [];
@@ -57,7 +63,12 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
         await webhooks.complete(
           store.db,
           batch.map((q) => q.outcome),
-          new Date(now() - DISABLE_AFTER_FAILING_MS),
+          {
+            failingSinceBefore: new Date(now() - DISABLE_AFTER_FAILING_MS),
+            catchUpBefore: new Date(now() - firstStep),
+            probeMinMs: firstStep,
+            probeMaxMs,
+          },
         );
         for (const q of batch) q.done();
       } catch (error) {
@@ -91,16 +102,21 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
     timer();
     const statusCode = "statusCode" in result ? result.statusCode : undefined;
     const outcome = outcomeOf(statusCode);
-    const delay = outcome === "failed" ? retryDelay(delivery.attempts, deps.attemptOffsetsMs) : undefined;
-    webhookAttempts.inc({ outcome: outcome === "succeeded" ? "succeeded" : delay !== undefined ? "retry" : "failed" });
+    // A probe that fails leaves the delivery as it was: due at its scheduled time, its attempts
+    // not used up by probing a receiver that is down.
+    const probeFailed = outcome === "failed" && delivery.early;
+    const delay = outcome === "failed" && !probeFailed ? retryDelay(delivery.attempts, offsets) : undefined;
+    webhookAttempts.inc({
+      outcome: outcome === "succeeded" ? "succeeded" : probeFailed || delay !== undefined ? "retry" : "failed",
+    });
     await record({
       workspaceId: delivery.workspaceId,
       id: delivery.id,
       webhookId: delivery.webhookId,
-      status: outcome === "succeeded" ? "succeeded" : delay !== undefined ? "pending" : "failed",
+      status: outcome === "succeeded" ? "succeeded" : probeFailed || delay !== undefined ? "pending" : "failed",
       statusCode: statusCode ?? null,
       error: "error" in result ? result.error : null,
-      nextAttemptAt: delay === undefined ? null : new Date(now() + delay),
+      nextAttemptAt: probeFailed ? delivery.scheduledAt : delay === undefined ? null : new Date(now() + delay),
       gone: outcome === "gone",
     });
   }
@@ -108,6 +124,55 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
   // While attempts are in flight, a freed slot waits for others before claiming: one claim
   // statement per attempt was most of the embedded store's work under a stream of deliveries.
   const claimBatch = Math.max(1, Math.floor(concurrency / 4));
+
+  // At most this many of one webhook per claim: sent one after another, they hold their slots
+  // longer than the same number sent at once, so one webhook's backlog leaves room for others.
+  const perWebhook = claimBatch;
+
+  let stopping = false;
+  function ended(count: number): void {
+    inFlight -= count;
+    if (inFlight === 0) for (const resolve of idle.splice(0)) resolve();
+    onSlotFree();
+  }
+
+  // A chain's deliveries are all leased for leaseMs when claimed; before one is attempted with
+  // less than half of that left, the leases of those still to go are renewed in one statement
+  // (those of a quick receiver never are). A process that dies blocks its webhooks for one lease.
+  async function runChain(chain: ClaimedDelivery[], claimedAt: number): Promise<void> {
+    let rest = chain;
+    let leasedUntil = claimedAt + deps.leaseMs;
+    while (rest.length > 0) {
+      if (stopping) {
+        // A stopping process does not wait for a whole chain: the rest is released, and another
+        // process (or this one's next start) sends it.
+        await webhooks.release(store.db, rest).catch(deps.onError);
+        ended(rest.length);
+        return;
+      }
+      if (leasedUntil - now() < deps.leaseMs / 2) {
+        const at = now();
+        const renewed = await webhooks.renew(store.db, rest, deps.leaseMs).catch((error) => {
+          deps.onError(error);
+          return [] as string[];
+        });
+        const kept = rest.filter((d) => renewed.includes(d.id));
+        ended(rest.length - kept.length);
+        rest = kept;
+        leasedUntil = at + deps.leaseMs;
+        continue;
+      }
+      const [delivery, ...others] = rest as [ClaimedDelivery, ...ClaimedDelivery[]];
+      rest = others;
+      try {
+        await attempt(delivery);
+      } catch (error) {
+        deps.onError(error);
+      } finally {
+        ended(1);
+      }
+    }
+  }
 
   return {
     /**
@@ -119,17 +184,22 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
       for (;;) {
         const room = concurrency - inFlight;
         if (room <= 0 || (room < claimBatch && inFlight > 0 && !anyRoom)) return;
-        const claimed = await webhooks.claimDue(store.db, room, deps.leaseMs);
+        const claimedAt = now();
+        const claimed = await webhooks.claimDue(store.db, {
+          limit: room,
+          perWebhook,
+          leaseMs: deps.leaseMs,
+          probeMinMs: firstStep,
+        });
+        // A webhook's deliveries go one after another, in the order claimed (its sequence order);
+        // different webhooks' at the same time. Each counts as in flight until its own attempt ends.
+        const chains = new Map<string, ClaimedDelivery[]>();
         for (const delivery of claimed) {
-          inFlight++;
-          attempt(delivery)
-            .catch(deps.onError)
-            .finally(() => {
-              inFlight--;
-              if (inFlight === 0) for (const resolve of idle.splice(0)) resolve();
-              onSlotFree();
-            });
+          const key = `${delivery.workspaceId}/${delivery.webhookId}`;
+          chains.set(key, [...(chains.get(key) ?? []), delivery]);
         }
+        inFlight += claimed.length;
+        for (const chain of chains.values()) void runChain(chain, claimedAt);
         if (claimed.length < room) return;
       }
     },
@@ -137,7 +207,12 @@ export function createWebhookDeliverer(deps: DelivererDeps) {
     onSlotFree(callback: () => void): void {
       onSlotFree = callback;
     },
-    /** Resolves when no attempt is in flight (a stopping server waits for its attempts). */
+    /** Starts no more attempts; resolves when none is in flight (a stopping server waits for them). */
+    stop(): Promise<void> {
+      stopping = true;
+      return this.idle();
+    },
+    /** Resolves when no attempt is in flight. */
     idle(): Promise<void> {
       return inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
     },

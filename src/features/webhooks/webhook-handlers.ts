@@ -22,6 +22,10 @@ export function createWebhookHandlers({ webhooks }: { webhooks: WebhookService }
     },
     listWebhookDeliveries: (request) =>
       webhooks.deliveries(request.params.workspaceId, request.params.webhookId, request.query),
+    async recoverWebhook(request, reply) {
+      reply.code(202);
+      return webhooks.recover(request.params.workspaceId, request.params.webhookId, request.body.since);
+    },
     async retryWebhookDelivery(request, reply) {
       reply.code(202);
       return webhooks.retry(request.params.workspaceId, request.params.webhookId, request.params.deliveryId);

@@ -1,7 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import type { Tx } from "../../platform/db/database.ts";
-import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 
 type Reader = SqlClient;
@@ -30,34 +29,6 @@ export interface DeliveryRow {
   lastError: string | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
-}
-
-/** What one attempt came to. */
-export interface AttemptOutcome {
-  workspaceId: string;
-  id: string;
-  webhookId: string;
-  status: "pending" | "succeeded" | "failed";
-  statusCode: number | null;
-  error: string | null;
-  /** When the next attempt is due (pending only). */
-  nextAttemptAt: Date | null;
-  /** The receiver answered 410 Gone: the webhook is disabled at once. */
-  gone: boolean;
-}
-
-/** A delivery claimed for an attempt: where it goes, its signing secrets and its body. */
-export interface ClaimedDelivery {
-  workspaceId: string;
-  id: string;
-  webhookId: string;
-  eventId: string;
-  attempts: number;
-  createdAt: Date;
-  url: string;
-  secrets: string[];
-  /** The event as JSON; null when the feed no longer keeps it. */
-  body: string | null;
 }
 
 const WEBHOOK_COLUMNS = Prisma.raw(`id, url, types, audience_ids AS "audienceIds", description, enabled,
@@ -183,78 +154,28 @@ export const webhookRepo = {
   },
 
   /**
-   * Claims up to `limit` due deliveries of enabled webhooks, across workspaces, for one attempt:
-   * each is leased to this process for `leaseMs` (another process skips it meanwhile; if this one
-   * dies, the lease runs out and it is attempted again). Counts the attempt. Planned per run: a
-   * plan made for no limit in particular expects a tenth of the due deliveries, and then read
-   * every delivery into a hash to update the few it claimed.
+   * Queues the webhook's failed deliveries created at or after `since` for an attempt now, each
+   * starting a new round of retries; how many.
    */
-  claimDue(db: Reader, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return db.$queryRaw<ClaimedDelivery[]>`${PLANNED_PER_RUN}
-      WITH due AS (
-        SELECT d.workspace_id, d.id FROM webhook_deliveries AS d
-        JOIN webhooks AS w ON w.workspace_id = d.workspace_id AND w.id = d.webhook_id AND w.enabled
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until < now())
-        ORDER BY d.next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE OF d SKIP LOCKED
-      ),
-      claimed AS (
-        UPDATE webhook_deliveries AS d
-        SET leased_until = now() + make_interval(secs => ${leaseMs / 1000}), attempts = d.attempts + 1, last_attempt_at = now()
-        FROM due WHERE d.workspace_id = due.workspace_id AND d.id = due.id
-        RETURNING d.workspace_id, d.id, d.webhook_id, d.event_id, d.event_sequence, d.attempts, d.created_at, d.payload
-      )
-      SELECT c.workspace_id AS "workspaceId", c.id, c.webhook_id AS "webhookId", c.event_id AS "eventId",
-             c.attempts, c.created_at AS "createdAt", w.url,
-             array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
-             CASE WHEN c.payload IS NOT NULL THEN c.payload::text
-                  WHEN e.id IS NOT NULL THEN json_build_object('id', e.id, 'type', e.type, 'sequence', e.sequence,
-                    'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)::text
-             END AS body
-      FROM claimed AS c
-      JOIN webhooks AS w ON w.workspace_id = c.workspace_id AND w.id = c.webhook_id
-      LEFT JOIN events AS e ON e.workspace_id = c.workspace_id AND e.sequence = c.event_sequence`;
+  recover(tx: Tx, workspaceId: string, webhookId: string, since: Date): Promise<number> {
+    return tx.$executeRaw`
+      UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, attempts = 0
+      WHERE workspace_id = ${workspaceId} AND webhook_id = ${webhookId} AND status = 'failed' AND created_at >= ${since}`;
   },
 
   /**
-   * Records attempts' outcomes in one statement: each delivery succeeded, is pending again at its
-   * nextAttemptAt, or failed; and on each webhook, its failing streak (cleared by a success among
-   * them) or its disabling (at once by 410, or by a failure after a day of failing).
+   * Every webhook's pending and failed deliveries (those still kept), for the metrics: counted
+   * through the status index, not through every delivery kept.
    */
-  async complete(db: Reader, outcomes: AttemptOutcome[], failingSinceBefore: Date): Promise<void> {
-    if (outcomes.length === 0) return;
-    const rows = outcomes.map((o) => ({
-      workspace_id: o.workspaceId,
-      id: o.id,
-      webhook_id: o.webhookId,
-      status: o.status,
-      status_code: o.statusCode,
-      error: o.error,
-      next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
-      gone: o.gone,
-    }));
-    await db.$executeRaw`
-      WITH v AS MATERIALIZED (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(workspace_id text, id text, webhook_id text,
-          status text, status_code int, error text, next_attempt_at timestamptz, gone boolean)
-      ),
-      done AS (
-        UPDATE webhook_deliveries AS d SET status = v.status, next_attempt_at = v.next_attempt_at, leased_until = NULL,
-          last_status_code = v.status_code, last_error = v.error
-        FROM v WHERE d.workspace_id = v.workspace_id AND d.id = v.id
-      ),
-      w AS (
-        SELECT workspace_id, webhook_id, bool_or(status = 'succeeded') AS ok, bool_or(gone) AS gone
-        FROM v GROUP BY workspace_id, webhook_id
-      )
-      UPDATE webhooks AS h SET
-        failing_since = CASE WHEN w.ok THEN NULL ELSE coalesce(h.failing_since, now()) END,
-        enabled = CASE WHEN w.gone OR (NOT w.ok AND h.failing_since < ${failingSinceBefore}) THEN false ELSE h.enabled END,
-        disabled_reason = CASE WHEN w.gone THEN 'gone'
-                               WHEN NOT w.ok AND h.failing_since < ${failingSinceBefore} THEN 'failing'
-                               ELSE h.disabled_reason END
-      FROM w WHERE h.workspace_id = w.workspace_id AND h.id = w.webhook_id`;
+  backlog(db: Reader): Promise<{ webhookId: string; pending: number; failed: number }[]> {
+    return db.$queryRaw`
+      SELECT w.id AS "webhookId", coalesce(c.pending, 0)::int AS pending, coalesce(c.failed, 0)::int AS failed
+      FROM webhooks AS w
+      LEFT JOIN (
+        SELECT workspace_id, webhook_id, count(*) FILTER (WHERE status = 'pending') AS pending,
+               count(*) FILTER (WHERE status = 'failed') AS failed
+        FROM webhook_deliveries WHERE status IN ('pending', 'failed') GROUP BY workspace_id, webhook_id
+      ) AS c ON c.workspace_id = w.workspace_id AND c.webhook_id = w.id`;
   },
 };
 

@@ -23,11 +23,11 @@ const PREVIOUS_SECRET_MS = 24 * 3_600_000;
 
 export interface WebhookServiceDeps {
   store: Pick<Store, "db" | "transaction">;
-  webhooks: Omit<WebhookRepo, "claimDue" | "complete">;
+  webhooks: WebhookRepo;
   audiences: Pick<AudienceRepo, "find">;
   allowPrivate: boolean;
   resolve: Resolve;
-  /** Told when a delivery was queued (a test, a retry), to attempt it at once. */
+  /** Told when a delivery was queued (a test, a retry, a recovery), to attempt it at once. */
   queued: () => void;
 }
 
@@ -184,6 +184,31 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         results: results.map(toDelivery),
         pageInfo: { hasNextPage: rows.length > limit, endCursor: last ? encodeCursor(scope, last) : "" },
       };
+    },
+
+    /**
+     * Queues the failed deliveries since a time for an attempt now (svix's "recover"): a receiver
+     * that was down past the last retry gets what it missed, in sequence order.
+     */
+    async recover(workspaceId: string, id: string, since: string): Promise<Schemas["RecoveredDeliveries"]> {
+      const from = new Date(since);
+      // A minute's leeway for a client whose clock is a little ahead of this server's.
+      if (from.getTime() > Date.now() + 60_000) {
+        throw new BadRequestError(
+          "invalid_request",
+          "since is in the future; give the time of the first failed delivery.",
+          [{ pointer: "/body/since", message: "must not be in the future" }],
+        );
+      }
+      const queued = await store.transaction(async (tx) => {
+        const webhook = await locked(tx, workspaceId, id);
+        if (!webhook.enabled) {
+          throw new ConflictError("webhook_disabled", `Webhook ${id} is disabled; enable it to deliver again.`);
+        }
+        return webhooks.recover(tx, workspaceId, id, from);
+      });
+      if (queued > 0) deps.queued();
+      return { queued };
     },
 
     async retry(workspaceId: string, id: string, deliveryId: string): Promise<Schemas["WebhookDelivery"]> {

@@ -13,7 +13,7 @@ export function createWebhookWorkers({
   deliverer,
   onError,
 }: {
-  deliverer: Pick<WebhookDeliverer, "deliverDue" | "onSlotFree" | "idle">;
+  deliverer: Pick<WebhookDeliverer, "deliverDue" | "onSlotFree" | "stop">;
   onError: (error: unknown) => void;
 }) {
   const deliveryLoop = createWorkLoop({
@@ -33,7 +33,7 @@ export function createWebhookWorkers({
     /** Stops the loop and waits for the attempts in flight. */
     async stop(): Promise<void> {
       await deliveryLoop.stop();
-      await deliverer.idle();
+      await deliverer.stop();
     },
   };
 }
