@@ -1,7 +1,7 @@
 // POST …/webhooks/{id}/recover: the failed deliveries since a time go out again, oldest first;
 // /metrics shows each webhook's failed deliveries.
 import { describe, expect } from "vitest";
-import type { AudienceClient } from "../../src/client/index.ts";
+import type { AudienceClient } from "@audience-service/client";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience } from "../support/factories.ts";
 import { startReceiver } from "./event-support.ts";

@@ -710,6 +710,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/workspaces/{workspaceId}/webhooks/{webhookId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again every failed delivery since a time
+         * @description Queues every `failed` delivery of this webhook created at or after `since` for an attempt
+         *     now, each starting a new round of retries, and answers how many were queued (0 when there
+         *     were none). They are sent oldest first, one at a time, in `sequence` order. Deliveries
+         *     older than the feed's retention (`EVENT_RETENTION_DAYS`) are no longer kept. `since` must
+         *     be a timestamp not in the future, give or take a minute (400 `invalid_request` otherwise); the webhook must be
+         *     enabled (409 `webhook_disabled` otherwise: enable it first, which also resumes deliveries).
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/workspaces/{workspaceId}/imports": {
         parameters: {
             query?: never;
@@ -1621,6 +1651,13 @@ export interface components {
             /** @description When the next attempt is due; null unless pending. */
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
             createdAt: components["schemas"]["Timestamp"];
+        };
+        RecoverWebhookRequest: {
+            since: components["schemas"]["Timestamp"];
+        };
+        RecoveredDeliveries: {
+            /** @description How many failed deliveries were queued for an attempt now. */
+            queued: number;
         };
         WebhookDeliveryPage: {
             results: components["schemas"]["WebhookDelivery"][];
@@ -3409,6 +3446,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the webhook. */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description How many failed deliveries were queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveredDeliveries"];
                 };
             };
             400: components["responses"]["BadRequest"];
