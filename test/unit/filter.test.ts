@@ -15,48 +15,89 @@ function refusal(input: unknown): { code?: string; detail?: string; pointer?: st
   return {};
 }
 
-const cond = (field: string, op: string, value?: unknown) => (value === undefined ? { field, op } : { field, op, value });
+const cond = (field: string, op: unknown, value?: unknown) =>
+  value === undefined ? { field, op } : { field, op, value };
 const nested = (depth: number): unknown => (depth === 1 ? cond("id", "exists") : { not: nested(depth - 1) });
+
+const R = "/body/filter";
+const F = "/body/filter/field";
+const O = "/body/filter/op";
+const V = "/body/filter/value";
+const FIELD = "must be id, email, anyEmail, createdAt or fields.<key>";
+const FILTERS = "must be a list of 1 to 100 filters";
+const LIST = "must be a list of 1 to 100 strings of at most 1,024 characters";
+const STRING = "must be a string of at most 1,024 characters, without NUL";
+const TIME = "must be an ISO 8601 timestamp in the years 0001 to 9999";
+const STRING_OPS = "eq, ne, contains, startsWith, endsWith, in, notIn, exists, notExists";
 
 describe("parseFilter refuses, pointing at the bad node", () => {
   it.each([
-    ["a string", "x", "/body/filter", "must be an object"],
-    ["null", null, "/body/filter", "must be an object"],
-    ["a list", [cond("id", "exists")], "/body/filter", "must be an object"],
-    ["all with another key", { all: [cond("id", "exists")], not: {} }, "/body/filter", 'must hold only "all"'],
-    ["any with another key", { any: [cond("id", "exists")], x: 1 }, "/body/filter", 'must hold only "any"'],
-    ["not with another key", { not: cond("id", "exists"), field: "id" }, "/body/filter", 'must hold only "not"'],
-    ["all of nothing", { all: [] }, "/body/filter/all", "must be a list of 1 to 100 filters"],
-    ["any of a non-list", { any: {} }, "/body/filter/any", "must be a list of 1 to 100 filters"],
+    ["a string", "x", R, "must be an object"],
+    ["null", null, R, "must be an object"],
+    ["a list", [cond("id", "exists")], R, "must be an object"],
+    ["all with another key", { all: [cond("id", "exists")], not: {} }, R, 'must hold only "all"'],
+    ["any with another key", { any: [cond("id", "exists")], x: 1 }, R, 'must hold only "any"'],
+    ["not with another key", { not: cond("id", "exists"), field: "id" }, R, 'must hold only "not"'],
+    ["all of nothing", { all: [] }, "/body/filter/all", FILTERS],
+    ["any of a non-list", { any: {} }, "/body/filter/any", FILTERS],
     ["a bad child", { any: [cond("id", "exists"), 3] }, "/body/filter/any/1", "must be an object"],
-    ["a bad child under not", { not: { all: [cond("id", "exists"), []] } }, "/body/filter/not/all/1", "must be an object"],
-    ["an unknown key", { field: "id", op: "eq", value: "a", extra: 1 }, "/body/filter/extra", "is not part of a condition (field, op, value)"],
-    ["no field", { op: "exists" }, "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["an unknown field", cond("name", "exists"), "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["a field key of 65 characters", cond(`fields.a${"b".repeat(64)}`, "exists"), "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["a field key starting with a digit", cond("fields.1a", "exists"), "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["text around a field", cond("xid", "exists"), "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["a field with a suffix", cond("idx", "exists"), "/body/filter/field", "must be id, email, anyEmail, createdAt or fields.<key>"],
-    ["a time operator on a string", cond("email", "before", "2026-01-01T00:00:00Z"), "/body/filter/op", "must be one of eq, ne, contains, startsWith, endsWith, in, notIn, exists, notExists for email"],
-    ["a string operator on createdAt", cond("createdAt", "eq", "2026-01-01T00:00:00Z"), "/body/filter/op", "must be one of before, after for createdAt"],
-    ["an operator that is not a string", cond("id", 1, "a"), "/body/filter/op", "must be one of eq, ne, contains, startsWith, endsWith, in, notIn, exists, notExists for id"],
-    ["a value for exists", cond("id", "exists", "a"), "/body/filter/value", "must be absent for exists"],
-    ["a value for notExists", cond("id", "notExists", ""), "/body/filter/value", "must be absent for notExists"],
-    ["in without a list", cond("id", "in", "a"), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["in of nothing", cond("id", "in", []), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["in of 101", cond("id", "notIn", Array.from({ length: 101 }, (_, i) => `v${i}`)), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["in of a number", cond("id", "in", ["a", 1]), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["in of 1,025 characters", cond("id", "in", ["x".repeat(1025)]), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["in with a NUL", cond("id", "in", ["a\u0000"]), "/body/filter/value", "must be a list of 1 to 100 strings of at most 1,024 characters"],
-    ["eq without a value", cond("id", "eq"), "/body/filter/value", "must be a string of at most 1,024 characters, without NUL"],
-    ["eq of a list", cond("id", "eq", ["a"]), "/body/filter/value", "must be a string of at most 1,024 characters, without NUL"],
-    ["eq of 1,025 characters", cond("id", "eq", "x".repeat(1025)), "/body/filter/value", "must be a string of at most 1,024 characters, without NUL"],
-    ["eq with a NUL", cond("id", "eq", "a\u0000b"), "/body/filter/value", "must be a string of at most 1,024 characters, without NUL"],
-    ["a time that is not ISO 8601", cond("createdAt", "before", "November 1, 2026"), "/body/filter/value", "must be an ISO 8601 timestamp in the years 0001 to 9999"],
-    ["a time that is no time", cond("createdAt", "before", "2026-13-45T99:00:00Z"), "/body/filter/value", "must be an ISO 8601 timestamp in the years 0001 to 9999"],
-    ["the year 0000", cond("createdAt", "after", "0000-12-31T23:59:59.999Z"), "/body/filter/value", "must be an ISO 8601 timestamp in the years 0001 to 9999"],
-    ["the year 10000", cond("createdAt", "after", "+010000-01-01T00:00:00.000Z"), "/body/filter/value", "must be an ISO 8601 timestamp in the years 0001 to 9999"],
-    ["a time of 1,025 characters", cond("createdAt", "after", `2026-01-01T${"0".repeat(1014)}`), "/body/filter/value", "must be a string of at most 1,024 characters, without NUL"],
+    [
+      "a bad child under not",
+      { not: { all: [cond("id", "exists"), []] } },
+      "/body/filter/not/all/1",
+      "must be an object",
+    ],
+    [
+      "an unknown key",
+      { field: "id", op: "eq", value: "a", extra: 1 },
+      "/body/filter/extra",
+      "is not part of a condition (field, op, value)",
+    ],
+    ["no field", { op: "exists" }, F, FIELD],
+    ["an unknown field", cond("name", "exists"), F, FIELD],
+    ["a field key of 65 characters", cond(`fields.a${"b".repeat(64)}`, "exists"), F, FIELD],
+    ["a field key starting with a digit", cond("fields.1a", "exists"), F, FIELD],
+    ["text around a field", cond("xid", "exists"), F, FIELD],
+    ["a field with a suffix", cond("idx", "exists"), F, FIELD],
+    [
+      "a time operator on a string",
+      cond("email", "before", "2026-01-01T00:00:00Z"),
+      O,
+      `must be one of ${STRING_OPS} for email`,
+    ],
+    [
+      "a string operator on createdAt",
+      cond("createdAt", "eq", "2026-01-01T00:00:00Z"),
+      O,
+      "must be one of before, after for createdAt",
+    ],
+    ["an operator that is not a string", cond("id", 1, "a"), O, `must be one of ${STRING_OPS} for id`],
+    ["a value for exists", cond("id", "exists", "a"), V, "must be absent for exists"],
+    ["a value for notExists", cond("id", "notExists", ""), V, "must be absent for notExists"],
+    ["in without a list", cond("id", "in", "a"), V, LIST],
+    ["in of nothing", cond("id", "in", []), V, LIST],
+    [
+      "in of 101",
+      cond(
+        "id",
+        "notIn",
+        Array.from({ length: 101 }, (_, i) => `v${i}`),
+      ),
+      V,
+      LIST,
+    ],
+    ["in of a number", cond("id", "in", ["a", 1]), V, LIST],
+    ["in of 1,025 characters", cond("id", "in", ["x".repeat(1025)]), V, LIST],
+    ["in with a NUL", cond("id", "in", ["a\u0000"]), V, LIST],
+    ["eq without a value", cond("id", "eq"), V, STRING],
+    ["eq of a list", cond("id", "eq", ["a"]), V, STRING],
+    ["eq of 1,025 characters", cond("id", "eq", "x".repeat(1025)), V, STRING],
+    ["eq with a NUL", cond("id", "eq", "a\u0000b"), V, STRING],
+    ["a time that is not ISO 8601", cond("createdAt", "before", "November 1, 2026"), V, TIME],
+    ["a time that is no time", cond("createdAt", "before", "2026-13-45T99:00:00Z"), V, TIME],
+    ["the year 0000", cond("createdAt", "after", "0000-12-31T23:59:59.999Z"), V, TIME],
+    ["the year 10000", cond("createdAt", "after", "+010000-01-01T00:00:00.000Z"), V, TIME],
+    ["a time of 1,025 characters", cond("createdAt", "after", `2026-01-01T${"0".repeat(1014)}`), V, STRING],
   ])("%s", (_case, input, pointer, message) => {
     expect(refusal(input)).toEqual({ code: "invalid_filter", detail: `${pointer} ${message}`, pointer, message });
   });
@@ -175,7 +216,15 @@ const plainMember: fc.Arbitrary<PlainMember> = fc.record({
 });
 const condition: fc.Arbitrary<Filter> = fc.oneof(
   fc.record({
-    field: fc.constantFrom("id", "email", "anyEmail", "fields.company", "fields.role", "fields.nothing", "fields.toString"),
+    field: fc.constantFrom(
+      "id",
+      "email",
+      "anyEmail",
+      "fields.company",
+      "fields.role",
+      "fields.nothing",
+      "fields.toString",
+    ),
     op: fc.constantFrom("eq", "ne", "contains", "startsWith", "endsWith"),
     value: fc.constantFrom(...WORDS, "m1", "ACME.IO", "@"),
   }) as fc.Arbitrary<Filter>,
@@ -209,9 +258,13 @@ describe("matches", () => {
 
   it("agrees with the reference evaluator on every condition and combination", () => {
     fc.assert(
-      fc.property(fc.option(filter, { nil: null, freq: 20 }), fc.array(plainMember, { minLength: 4, maxLength: 4 }), (f, members) => {
-        for (const m of members) expect(holds(f, m)).toBe(referenceMatches(f, m));
-      }),
+      fc.property(
+        fc.option(filter, { nil: null, freq: 20 }),
+        fc.array(plainMember, { minLength: 4, maxLength: 4 }),
+        (f, members) => {
+          for (const m of members) expect(holds(f, m)).toBe(referenceMatches(f, m));
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -224,7 +277,13 @@ describe("matches", () => {
   });
 
   it("matches nobody without a filter, and compares times strictly", () => {
-    const m: PlainMember = { id: "m", email: null, alternativeEmails: [], fields: {}, createdAt: "2026-01-01T00:00:00.000Z" };
+    const m: PlainMember = {
+      id: "m",
+      email: null,
+      alternativeEmails: [],
+      fields: {},
+      createdAt: "2026-01-01T00:00:00.000Z",
+    };
     expect(holds(null, m)).toBe(false);
     expect(holds(cond("createdAt", "before", "2026-01-01T00:00:00.000Z") as Filter, m)).toBe(false);
     expect(holds(cond("createdAt", "after", "2026-01-01T00:00:00.000Z") as Filter, m)).toBe(false);
