@@ -66,7 +66,7 @@ function parseCondition(
   }
   const isTime = field === "createdAt";
   const allowed = isTime ? TIME_OPS : new Set([...STRING_OPS, ...LIST_OPS, ...PRESENCE_OPS]);
-  if (typeof op !== "string" || !allowed.has(op as Op)) {
+  if (!allowed.has(op as Op)) {
     fail(`${at}/op`, `must be one of ${[...allowed].join(", ")} for ${String(field)}`);
   }
   const condition = { field, op } as Condition;

@@ -15,7 +15,7 @@ function refusal(input: unknown): { code?: string; detail?: string; pointer?: st
   return {};
 }
 
-const cond = (field: string, op: unknown, value?: unknown) =>
+const cond = (field: unknown, op: unknown, value?: unknown) =>
   value === undefined ? { field, op } : { field, op, value };
 const nested = (depth: number): unknown => (depth === 1 ? cond("id", "exists") : { not: nested(depth - 1) });
 
@@ -54,6 +54,7 @@ describe("parseFilter refuses, pointing at the bad node", () => {
       "is not part of a condition (field, op, value)",
     ],
     ["no field", { op: "exists" }, F, FIELD],
+    ["a field in a list", cond(["id"], "exists"), F, FIELD],
     ["an unknown field", cond("name", "exists"), F, FIELD],
     ["a field key of 65 characters", cond(`fields.a${"b".repeat(64)}`, "exists"), F, FIELD],
     ["a field key starting with a digit", cond("fields.1a", "exists"), F, FIELD],
@@ -87,6 +88,7 @@ describe("parseFilter refuses, pointing at the bad node", () => {
       LIST,
     ],
     ["in of a number", cond("id", "in", ["a", 1]), V, LIST],
+    ["in of a list", cond("id", "in", [["a"]]), V, LIST],
     ["in of 1,025 characters", cond("id", "in", ["x".repeat(1025)]), V, LIST],
     ["in with a NUL", cond("id", "in", ["a\u0000"]), V, LIST],
     ["eq without a value", cond("id", "eq"), V, STRING],
@@ -95,6 +97,9 @@ describe("parseFilter refuses, pointing at the bad node", () => {
     ["eq with a NUL", cond("id", "eq", "a\u0000b"), V, STRING],
     ["a time that is not ISO 8601", cond("createdAt", "before", "November 1, 2026"), V, TIME],
     ["a time that is no time", cond("createdAt", "before", "2026-13-45T99:00:00Z"), V, TIME],
+    ["a year with a sign", cond("createdAt", "after", "+002026-01-01T00:00:00.000Z"), V, TIME],
+    ["after 9999 by its offset", cond("createdAt", "after", "9999-12-31T23:59:59.999-01:00"), V, TIME],
+    ["before 0001 by its offset", cond("createdAt", "after", "0001-01-01T00:00:00.000+01:00"), V, TIME],
     ["the year 0000", cond("createdAt", "after", "0000-12-31T23:59:59.999Z"), V, TIME],
     ["the year 10000", cond("createdAt", "after", "+010000-01-01T00:00:00.000Z"), V, TIME],
     ["a time of 1,025 characters", cond("createdAt", "after", `2026-01-01T${"0".repeat(1014)}`), V, STRING],
