@@ -19,7 +19,8 @@ export const MUTATED = [
 export default {
   testRunner: "vitest",
   plugins: ["@stryker-mutator/vitest-runner"],
-  vitest: { configFile: "test/mutation/vitest.config.ts", related: false },
+  // related: each mutant runs only the test files that import its file (and only the tests covering it).
+  vitest: { configFile: "test/mutation/vitest.config.ts", related: true },
   mutate: MUTATED,
   coverageAnalysis: "perTest",
   // The machine is shared: one test process unless CI (which has it to itself) says otherwise.

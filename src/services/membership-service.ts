@@ -85,6 +85,7 @@ export function createMembershipService(deps: MembershipDeps) {
     };
     /** The change of one audience, or an empty one when it did not change. */
     const one = (audienceId: string, reason: ChangeReason, changes: MembershipChange[]): MembershipChange =>
+      // Stryker disable next-line ConditionalExpression: equivalent, the repositories report only the audience they were given
       changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
     const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
 

@@ -12,7 +12,10 @@ interface Report {
 const report = JSON.parse(readFileSync(process.argv[2] ?? "reports/mutation/mutation.json", "utf8")) as Report;
 const pct = (part: number, whole: number) => (whole === 0 ? 100 : (100 * part) / whole);
 const failures: string[] = [];
-const rows: string[] = ["| file | killed of covered | not covered | killed of all | survivors |", "|---|---|---|---|---|"];
+const rows: string[] = [
+  "| file | killed of covered | not covered | killed of all | survivors |",
+  "|---|---|---|---|---|",
+];
 const total = { killed: 0, survived: 0, noCoverage: 0 };
 
 for (const [file, { mutants }] of Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b))) {

@@ -14,7 +14,11 @@
 
 type Condition = { field: string; op: string; value?: string | string[] };
 /** The shape of src/domain/filter.ts's Filter, restated so nothing is imported from it. */
-export type ReferenceFilter = { all: ReferenceFilter[] } | { any: ReferenceFilter[] } | { not: ReferenceFilter } | Condition;
+export type ReferenceFilter =
+  | { all: ReferenceFilter[] }
+  | { any: ReferenceFilter[] }
+  | { not: ReferenceFilter }
+  | Condition;
 
 /** A member as the API shows it (createdAt as a Date or as its ISO string). */
 export interface PlainMember {
@@ -80,7 +84,8 @@ function conditionHolds({ field, op, value }: Condition, member: PlainMember): b
 function valuesOf(member: PlainMember, field: string): string[] {
   if (field === "id") return [member.id];
   if (field === "email") return member.email === null ? [] : [member.email];
-  if (field === "anyEmail") return member.email === null ? member.alternativeEmails : [member.email, ...member.alternativeEmails];
+  if (field === "anyEmail")
+    return member.email === null ? member.alternativeEmails : [member.email, ...member.alternativeEmails];
   if (field.startsWith("fields.")) {
     const key = field.substring("fields.".length);
     const found = Object.hasOwn(member.fields, key) ? member.fields[key] : undefined;

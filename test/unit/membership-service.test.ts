@@ -258,17 +258,122 @@ describe("the membership module reports who entered and who left", () => {
 });
 
 describe("the membership module refuses writes without their locks", () => {
-  const writes: [string, (w: MembershipWriter) => Promise<unknown>][] = [
-    ["adding without the audience's lock", (w) => w.include("aud_a", [0])],
-    ["removing without the audience's lock", (w) => w.exclude("aud_a", ["ada"])],
-    ["following members without the member lock", (w) => w.followMembers(["ada"])],
-    ["deleting without every audience locked", (w) => w.forgetMembers([0])],
+  // Each with every lock but the one it names (the member lock, or a share lock for an update one).
+  const writes: [string, boolean, (w: MembershipWriter) => Promise<unknown>, string][] = [
+    [
+      "adding without the audience's lock",
+      true,
+      (w) => w.include("aud_a", [0]),
+      "adding members needs audience aud_a locked",
+    ],
+    [
+      "adding to a source locked to be read",
+      true,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.include("aud_a", [0]);
+      },
+      "adding members needs audience aud_a locked",
+    ],
+    [
+      "removing from a source locked to be read",
+      false,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.exclude("aud_a", ["ada"]);
+      },
+      "removing members needs audience aud_a locked",
+    ],
+    [
+      "setting the rule of a source locked to be read",
+      true,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.setRule("aud_a", null);
+      },
+      "setting a rule needs audience aud_a locked",
+    ],
+    [
+      "merging a source not locked",
+      true,
+      (w) => w.copyUnion("aud_new", ["aud_a"]),
+      "merging needs audience aud_a locked",
+    ],
+    [
+      "merging without the member lock",
+      false,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.copyUnion("aud_new", ["aud_a"]);
+      },
+      "merging needs the workspace's member lock",
+    ],
+    [
+      "following members without the member lock",
+      false,
+      (w) => w.followMembers(["ada"]),
+      "following member changes needs the workspace's member lock",
+    ],
+    [
+      "deleting without the member lock",
+      false,
+      (w) => w.forgetMembers([0]),
+      "deleting members needs the workspace's member lock",
+    ],
+    [
+      "deleting without every audience locked",
+      true,
+      (w) => w.forgetMembers([0]),
+      "deleting members needs every audience locked",
+    ],
   ];
-  it.each(writes)("%s", async (_case, act) => {
+  it.each(writes)("%s", async (_case, memberWrites, act, message) => {
     const { audiences, reported, write } = setUp();
     audiences.add("aud_a");
-    await expect(write(false, act)).rejects.toBeInstanceOf(LockOrderError);
+    await expect(write(memberWrites, act)).rejects.toThrow(new LockOrderError(message));
     expect(reported).toEqual([]);
+  });
+
+  it("a change that moves nobody returns the audience with no one entered or left, and its reason", async () => {
+    const { audiences, sets, write } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const ada = sets.addMember("ada");
+    const nothing = (audienceId: string, reason: string) => ({
+      audienceId,
+      reason,
+      entered: new Map(),
+      left: new Map(),
+    });
+    await write(true, async (w) => {
+      await w.locks.sources(["aud_a", "aud_b"]);
+      expect(await w.copyUnion("aud_c", ["aud_a", "aud_b"])).toStrictEqual(nothing("aud_c", "merge"));
+      await w.locks.writable("aud_a");
+      expect(await w.include("aud_a", [])).toStrictEqual(nothing("aud_a", "manual"));
+      expect(await w.setRule("aud_a", null)).toStrictEqual(nothing("aud_a", "rule"));
+      await w.include("aud_a", [ada.seq]);
+      expect(await w.include("aud_a", [ada.seq])).toStrictEqual(nothing("aud_a", "manual"));
+    });
+  });
+
+  it("following members makes no statement for no members, no rule audiences, or no audience moved", async () => {
+    const { audiences, sets, write } = setUp();
+    const calls: string[] = [];
+    const count =
+      <A extends unknown[], R>(name: string, fn: (...args: A) => R) =>
+      (...args: A) => {
+        calls.push(name);
+        return fn(...args);
+      };
+    sets.repo.ruleMatches = count("ruleMatches", sets.repo.ruleMatches);
+    sets.repo.applyMatches = count("applyMatches", sets.repo.applyMatches);
+    sets.memberReads.folded = count("folded", sets.memberReads.folded);
+    sets.addMember("ada", { company: "Acme" });
+    expect(await write(true, (w) => w.followMembers([]))).toEqual([]);
+    expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
+    audiences.add("aud_beta", { filter: { field: "fields.company", op: "eq", value: "beta" } });
+    expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
+    expect(calls).toEqual(["ruleMatches", "ruleMatches", "folded"]);
   });
 
   it("setting a rule needs the member lock even with the audience locked", async () => {

@@ -26,7 +26,10 @@ describe("write locks", () => {
   it("refuse the member lock after an audience lock, which could deadlock", async () => {
     const { audiences, locks } = setUp();
     await locks.writable("aud_a");
-    await expect(locks.members()).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.members()).rejects.toThrow(
+      new LockOrderError("the member lock is taken before any audience lock"),
+    );
+    expect(new LockOrderError("x").name).toBe("LockOrderError");
     expect(audiences.taken).toEqual(["update aud_a"]);
   });
 
@@ -36,8 +39,10 @@ describe("write locks", () => {
     await locks.writable("aud_a");
     await expect(locks.writable("aud_b")).rejects.toBeInstanceOf(LockOrderError);
     await expect(locks.sources(["aud_a", "aud_c"])).rejects.toBeInstanceOf(LockOrderError);
-    await expect(locks.following(["aud_rule"])).rejects.toBeInstanceOf(LockOrderError);
-    await expect(locks.all()).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.following(["aud_rule"])).rejects.toThrow(
+      "locking the audiences that follow members needs the workspace's member lock",
+    );
+    await expect(locks.all()).rejects.toThrow("locking every audience needs the workspace's member lock");
     expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);
   });
 
