@@ -41,7 +41,8 @@ describe("an import's header row", () => {
       ["id", "b", "a b"],
       /Column 3 of the header, "a b", is not id, email, alternativeEmails or a field key \(letters, digits and _, starting with a letter, at most 64 characters\)\.$/,
     ],
-    [["firstName"], /^The header must name an id or an email column; it names "firstName"\.$/],
+    [["firstName", "company"], /^The header must name an id or an email column; it names "firstName", "company"\.$/],
+    [["email", `1${"a".repeat(79)}`], new RegExp(`Column 2 of the header, "1${"a".repeat(79)}", is not`)],
     [["id", "b", "id"], /^The header names the column "id" twice\.$/],
     [["email", "Email Address"], /"Email Address", is not id, email, alternativeEmails or a field key/],
   ] as const)("refuses %j with 400 invalid_csv", ([names, detail]) => {

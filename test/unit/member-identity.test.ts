@@ -118,6 +118,22 @@ describe("resolving member inputs", () => {
   });
 });
 
+describe("what each input did", () => {
+  it("created a member, merged data into one, or left one unchanged", () => {
+    const plan = planMemberUpserts(
+      [{ email: "new@example.com" }, { id: "m_ada", fields: { role: "Countess" } }, { id: "m_grace" }],
+      stored,
+      owners,
+      ids(),
+    );
+    expect(plan.outcomes).toStrictEqual([
+      { id: "new_1", status: "created" },
+      { id: "m_ada", status: "merged" },
+      { id: "m_grace", status: "unchanged" },
+    ]);
+  });
+});
+
 describe("the limits of what a member holds, at the limit and one past it", () => {
   const fields = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
   const emails = (n: number) => Array.from({ length: n }, (_, i) => `alt${i}@example.com`);

@@ -383,7 +383,7 @@ describe("the membership module refuses writes without their locks", () => {
       await w.locks.writable("aud_a");
       return w.setRule("aud_a", ACME);
     });
-    await expect(setRule).rejects.toBeInstanceOf(LockOrderError);
+    await expect(setRule).rejects.toThrow(new LockOrderError("setting a rule needs the workspace's member lock"));
     expect(audiences.rows.get("aud_a")?.filter).toBeNull();
   });
 });
