@@ -18,7 +18,7 @@ interface CursorBody {
 
 export function encodeCursor(scope: string, position: Position): string {
   const body: CursorBody = { s: scope, t: position.createdAt.getTime(), i: position.id };
-  return Buffer.from(JSON.stringify(body), "utf8").toString("base64url");
+  return Buffer.from(JSON.stringify(body)).toString("base64url");
 }
 
 /** Reads a cursor issued by encodeCursor for the same scope; anything else is invalid_cursor. */
@@ -35,23 +35,22 @@ function isCursorBody(value: Record<string, unknown>): value is CursorBody & Rec
     i.length > 0 &&
     i.length <= 255 &&
     !i.includes("\u0000") &&
-    typeof t === "number" &&
     Number.isSafeInteger(t) &&
-    t >= 0 &&
-    t <= MAX_TIME
+    (t as number) >= 0 &&
+    (t as number) <= MAX_TIME
   );
 }
 
 /** A cursor at a place in an ordered sequence (the event feed) of one scope. */
 export function encodeSequenceCursor(scope: string, sequence: number): string {
-  return Buffer.from(JSON.stringify({ s: scope, q: sequence }), "utf8").toString("base64url");
+  return Buffer.from(JSON.stringify({ s: scope, q: sequence })).toString("base64url");
 }
 
 /** Reads a cursor issued by encodeSequenceCursor for the same scope; anything else is invalid_cursor. */
 export function decodeSequenceCursor(scope: string, cursor: string, parameter: string): number {
   const { q } = readCursor(scope, cursor, parameter);
-  if (typeof q !== "number" || !Number.isSafeInteger(q) || q < 0) throw invalidCursor(parameter);
-  return q;
+  if (!Number.isSafeInteger(q) || (q as number) < 0) throw invalidCursor(parameter);
+  return q as number;
 }
 
 const invalidCursor = (parameter: string) =>
@@ -66,9 +65,9 @@ function readCursor(scope: string, cursor: string, parameter: string): Record<st
   try {
     body = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    throw invalidCursor(parameter);
+    // Not JSON: the body stays undefined, which the scope check below refuses.
   }
-  if (typeof body !== "object" || body === null || (body as { s?: unknown }).s !== scope)
-    throw invalidCursor(parameter);
+  // Anything but an object (null included) has no `s` equal to the scope.
+  if ((body as { s?: unknown } | null)?.s !== scope) throw invalidCursor(parameter);
   return body as Record<string, unknown>;
 }

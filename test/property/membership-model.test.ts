@@ -1,18 +1,20 @@
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import { type Filter, foldMember, matches } from "../../src/features/membership/filter.ts";
+import type { Filter } from "../../src/features/membership/filter.ts";
 import { readFeed } from "../events/event-support.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import type { LiveServer } from "../support/live-server.ts";
+import { referenceMatches } from "../support/reference-filter.ts";
 
 /**
  * Drives random sequences of member upserts, updates and deletes, filter changes, adds, removes,
  * merges, archives and restores against a live server, and after every step compares each
  * audience's materialized members with a brute-force evaluation of
  *   member ∈ A ⇔ include(A, m) ∨ (filter(A) matches m ∧ ¬exclude(A, m))
- * over all members (and every preview count with the same evaluation); at the end of a run, the
- * event feed's entered/left, replayed from empty audiences, must give the same members.
+ * over all members, by the reference evaluator of test/support/reference-filter.ts (and every
+ * preview count with the same evaluation); at the end of a run, the event feed's entered/left,
+ * replayed from empty audiences, must give the same members.
  */
 const RUNS = 4;
 const STEPS_PER_RUN = 60;
@@ -128,11 +130,7 @@ async function allMembers(api: Api, workspaceId: string): Promise<WireMember[]> 
 /** Brute force: the rule over every member, from the members' data as the API reports it. */
 function expected(model: ModelAudience, members: WireMember[]): string[] {
   return members
-    .filter(
-      (m) =>
-        model.include.has(m.id) ||
-        (!model.exclude.has(m.id) && matches(model.filter, foldMember(m), new Date(m.createdAt))),
-    )
+    .filter((m) => model.include.has(m.id) || (!model.exclude.has(m.id) && referenceMatches(model.filter, m)))
     .map((m) => m.id)
     .sort();
 }
@@ -182,7 +180,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
           params: { path: { workspaceId } },
           body: { filter: s.filter, limit: 30 },
         });
-        const byPredicate = members.filter((m) => matches(s.filter, foldMember(m), new Date(m.createdAt)));
+        const byPredicate = members.filter((m) => referenceMatches(s.filter, m));
         expect(preview.totalCount).toBe(byPredicate.length);
       }
       return;
@@ -227,7 +225,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
         archived: false,
       };
       for (const m of members) {
-        if (!union.has(m.id) && matches(merged.filter, foldMember(m), new Date(m.createdAt))) merged.exclude.add(m.id);
+        if (!union.has(m.id) && referenceMatches(merged.filter, m)) merged.exclude.add(m.id);
       }
       audiences.push(merged);
       return;

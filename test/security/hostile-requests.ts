@@ -33,8 +33,12 @@ interface Change {
   headers?: Record<string, string>;
 }
 
-function queryChanges(shape: OperationShape): Array<fc.Arbitrary<Change>> {
+function queryChanges(shape: OperationShape, seed: Seed): Array<fc.Arbitrary<Change>> {
   const out: Array<fc.Arbitrary<Change>> = [];
+  // Forged with the listing's own scope, so that they reach the checks after the scope check.
+  const scope = V.cursorScope(shape.operationId, seed.path, seed.query);
+  const forged = scope === undefined ? [] : [...V.forgedCursors(scope), ...V.forgedSequenceCursors(scope)];
+  const badCursors = [...V.GARBAGE_CURSORS, ...forged.map((f) => f.cursor)];
   for (const param of shape.params.filter((p) => p.in === "query")) {
     const { schema } = deref(param.pointer);
     const values = [
@@ -44,7 +48,7 @@ function queryChanges(shape: OperationShape): Array<fc.Arbitrary<Change>> {
       "%FF",
       "%ED%A0%80",
       ...(schema.maxLength ? ["a".repeat(schema.maxLength + 1)] : []),
-      ...(param.name === "after" || param.name === "before" ? V.BAD_CURSORS : []),
+      ...(param.name === "after" || param.name === "before" ? badCursors : []),
     ];
     out.push(fc.constantFrom(...values).map((v) => ({ kind: `query.${param.name}`, query: [`${param.name}=${v}`] })));
     out.push(
@@ -57,7 +61,7 @@ function queryChanges(shape: OperationShape): Array<fc.Arbitrary<Change>> {
   if (names.includes("after") && names.includes("before")) {
     out.push(
       fc
-        .constantFrom(...V.BAD_CURSORS)
+        .constantFrom(...badCursors)
         .map((c) => ({ kind: "query.afterAndBefore", query: [`after=${c}`, `before=${c}`] })),
     );
   }
@@ -139,7 +143,7 @@ export function hostileRequests(
       weight: 6,
     });
   }
-  for (const change of queryChanges(shape)) changes.push({ arbitrary: change, weight: 6 });
+  for (const change of queryChanges(shape, seed)) changes.push({ arbitrary: change, weight: 6 });
   if (changes.length === 0) {
     changes.push({ arbitrary: fc.constant({ kind: "noInput", query: [] }), weight: 1 });
   }

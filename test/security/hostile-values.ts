@@ -202,19 +202,73 @@ export const PATH_SEGMENTS = [
   "",
 ];
 
-/** Query values that a cursor parameter must refuse. */
-export const BAD_CURSORS = [
-  "x",
-  "!!!",
-  Buffer.from("{}").toString("base64url"),
-  Buffer.from('{"s":"members","t":"x","i":"m"}').toString("base64url"),
-  Buffer.from('{"s":"members","t":-1,"i":"m"}').toString("base64url"),
-  Buffer.from('{"s":"members","t":1e20,"i":"m"}').toString("base64url"),
-  Buffer.from('{"s":"members","t":0,"i":""}').toString("base64url"),
-  Buffer.from('{"s":"members","t":0,"i":"\\u0000"}').toString("base64url"),
-  Buffer.from('{"s":"members","t":0,"i":"\\ud800"}').toString("base64url"),
-  Buffer.from("[1,2,3]").toString("base64url"),
-  "a".repeat(513),
-  "%00",
-  "eyJ",
-];
+/** Query values no cursor check is needed for: not a cursor's shape at all (the schema or the decoder refuses). */
+export const GARBAGE_CURSORS = ["x", "a".repeat(513), "%00", "eyJ"];
+
+/**
+ * A cursor of a listing whose scope is `scope` (src/domain/cursor.ts; each listing makes its own:
+ * `members:<workspace>`, the audience id, `audiences:<direction>`, `events:<workspace>`, …),
+ * forged to break exactly one check: `refusedBy` names it, and `twin` is the same body at the
+ * limit, which that check lets through. Sending both shows which check refused the forgery.
+ */
+export interface ForgedCursor {
+  refusedBy: string;
+  cursor: string;
+  twin: string;
+}
+
+const MAX_CURSOR_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const encoded = (text: string) => Buffer.from(text, "utf8").toString("base64url");
+
+/** Forged cursors of a listing ordered by (createdAt, id); `at` is a real position of it. */
+export function forgedCursors(scope: string, at: { t: number; i: string } = { t: 0, i: "m" }): ForgedCursor[] {
+  const body = (change: Record<string, unknown>) => encoded(JSON.stringify({ s: scope, ...at, ...change }));
+  const valid = body({});
+  const forged = (refusedBy: string, twin: Record<string, unknown>, change: Record<string, unknown>) => ({
+    refusedBy,
+    cursor: body(change),
+    twin: body(twin),
+  });
+  return [
+    // Buffer's base64url decoder skips such characters: only the character check refuses this.
+    { refusedBy: "a character outside base64url", cursor: `${valid.slice(0, 4)}.${valid.slice(4)}`, twin: valid },
+    { refusedBy: "not JSON", cursor: encoded(`${JSON.stringify({ s: scope, ...at })}}`), twin: valid },
+    { refusedBy: "JSON null", cursor: encoded("null"), twin: valid },
+    { refusedBy: "a JSON array", cursor: encoded(JSON.stringify([scope, at.t, at.i])), twin: valid },
+    forged("another listing's scope", {}, { s: `${scope}0` }),
+    forged("no scope", {}, { s: undefined }),
+    forged("a time after the year 9999", { t: MAX_CURSOR_TIME }, { t: MAX_CURSOR_TIME + 1 }),
+    forged("a time before 1970", { t: 0 }, { t: -1 }),
+    forged("a fractional time", { t: 1 }, { t: 1.5 }),
+    forged("a time as text", { t: 1 }, { t: "1" }),
+    forged("an id of 256 characters", { i: "m".repeat(255) }, { i: "m".repeat(256) }),
+    forged("an empty id", { i: "m" }, { i: "" }),
+    forged("an id that is not a string", { i: "1" }, { i: 1 }),
+    forged("an id with a NUL", { i: "m m" }, { i: "m\u0000m" }),
+  ];
+}
+
+/** Forged cursors of a sequence (the event feed), as forgedCursors. */
+export function forgedSequenceCursors(scope: string): ForgedCursor[] {
+  const body = (q: unknown, s: unknown = scope) => encoded(JSON.stringify({ s, q }));
+  return [
+    { refusedBy: "JSON null", cursor: encoded("null"), twin: body(0) },
+    { refusedBy: "another listing's scope", cursor: body(0, `${scope}0`), twin: body(0) },
+    { refusedBy: "a negative place", cursor: body(-1), twin: body(0) },
+    { refusedBy: "a fractional place", cursor: body(1.5), twin: body(1) },
+    { refusedBy: "a place as text", cursor: body("1"), twin: body(1) },
+    { refusedBy: "a place past the safe integers", cursor: body(2 ** 53), twin: body(0) },
+  ];
+}
+
+/** Where each listing's cursors are scoped, for a request with these path and query values. */
+export function cursorScope(operationId: string, path: Record<string, string>, query: Record<string, string> = {}) {
+  const scopes: Record<string, string | undefined> = {
+    listMembers: query.audienceId ?? `members:${path.workspaceId}`,
+    listAudienceMembers: path.audienceId,
+    listAudiences: `audiences:${query.sortDirection ?? "DESC"}`,
+    listEvents: `events:${path.workspaceId}`,
+    listWebhookDeliveries: `deliveries:${path.workspaceId}:${path.webhookId}`,
+  };
+  return scopes[operationId];
+}

@@ -1,8 +1,10 @@
 // The membership module's statements report who entered and who left each audience (the event
 // feed publishes exactly that) and move member_count in the same statement. Random sequences of
-// writes run against the real store and against the in-memory model of test/unit/fakes; after
-// every write both must have reported the same changes, and every stored count must equal the
-// model's. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set. Each member
+// writes run against the real store and against the in-memory fakes of test/unit/fakes; after
+// every write both must have reported exactly the changes that a model of the membership rule
+//   member ∈ A ⇔ include(A, m) ∨ (rule(A) matches m ∧ ¬exclude(A, m))
+// gives (RuleModel below: no code of the service, rules judged by the reference evaluator), and
+// every stored count must equal the model's. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set. Each member
 // gets a chunk of its own, so that a write of a few members reads the audiences' chunks by key and
 // one of more members hashes them (membership-sql.ts, readsByKey): both plans are checked.
 import fc from "fast-check";
@@ -21,6 +23,7 @@ import {
 } from "../../src/features/membership/membership-service.ts";
 import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
+import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
 import { fakeMembership } from "../unit/fakes/fake-stores.ts";
 
 const RUNS = 12;
@@ -166,21 +169,27 @@ describe("membership changes reported by the store's statements", () => {
         const ws = `ws_changes_${runNo++}`;
         await workspaceRepo.create(store.db, { id: ws, name: ws });
         const real = realWorld(store, ws);
-        const model = modelWorld();
+        const fakes = fakeWorld();
+        const model = new RuleModel();
         const rules = [new Map<string, Filter | null>(), new Map<string, Filter | null>()] as const;
         const existing = [new Set<string>(), new Set<string>()] as const;
         for (const id of AUDIENCES) {
           await audienceRepo.create(store.db, { workspaceId: ws, id, name: id });
-          await model.world.createAudience(undefined, id, null);
+          await fakes.world.createAudience(undefined, id, null);
+          model.audiences.set(id, { rule: null, include: new Set(), exclude: new Set() });
         }
         for (const s of steps) {
           real.seen.length = 0;
-          model.seen.length = 0;
+          fakes.seen.length = 0;
+          const mergedId = `aud_merged_${rules[0].size}`; // the id run() gives a merge
           await run(real.world, ws, s, existing[0], rules[0]);
-          await run(model.world, "ws", s, existing[1], rules[1]);
-          expect(sorted(real.seen), JSON.stringify(s)).toEqual(sorted(model.seen));
-          for (const id of rules[1].keys()) {
-            expect(await real.world.memberCount(id), `member_count of ${id}`).toBe(await model.world.memberCount(id));
+          await run(fakes.world, "ws", s, existing[1], rules[1]);
+          const expected = sorted(model.apply(s, mergedId));
+          expect(sorted(real.seen), `store: ${JSON.stringify(s)}`).toEqual(expected);
+          expect(sorted(fakes.seen), `fakes: ${JSON.stringify(s)}`).toEqual(expected);
+          for (const id of model.audiences.keys()) {
+            expect(await real.world.memberCount(id), `member_count of ${id}`).toBe(model.membersOf(id).size);
+            expect(await fakes.world.memberCount(id), `fakes' count of ${id}`).toBe(model.membersOf(id).size);
           }
         }
       }),
@@ -232,7 +241,97 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
   return { world, seen };
 }
 
-function modelWorld(): { world: World; seen: Seen } {
+/** The membership rule as DESIGN.md states it, applied step by step; a write's changes are its diffs. */
+class RuleModel {
+  readonly members = new Map<string, PlainMember>();
+  readonly audiences = new Map<string, { rule: Filter | null; include: Set<string>; exclude: Set<string> }>();
+
+  membersOf(audienceId: string): Set<string> {
+    const { rule, include, exclude } = this.audiences.get(audienceId) as NonNullable<
+      ReturnType<typeof this.audiences.get>
+    >;
+    const ids = [...this.members.values()]
+      .filter((m) => include.has(m.id) || (referenceMatches(rule, m) && !exclude.has(m.id)))
+      .map((m) => m.id);
+    return new Set(ids);
+  }
+
+  /** Applies a step; returns each audience whose members it changed, as the feed must tell it. */
+  apply(step: Step, mergedId: string): Seen {
+    const before = new Map([...this.audiences.keys()].map((id) => [id, this.membersOf(id)]));
+    const reason = this.change(step, mergedId);
+    const seen: Seen = [];
+    for (const audienceId of this.audiences.keys()) {
+      const was = before.get(audienceId) ?? new Set<string>();
+      const now = this.membersOf(audienceId);
+      const entered = [...now].filter((id) => !was.has(id)).sort();
+      const left = [...was].filter((id) => !now.has(id)).sort();
+      if (entered.length + left.length > 0) seen.push({ reason, audienceId, entered, left });
+    }
+    return seen;
+  }
+
+  private change(step: Step, mergedId: string): string {
+    const member = (id: string, company: string): PlainMember => ({
+      id,
+      email: null,
+      alternativeEmails: [],
+      fields: { company },
+      createdAt: new Date(0),
+    });
+    const existing = (ids: string[]) => ids.filter((id) => this.members.has(id));
+    switch (step.op) {
+      case "create":
+        for (const id of step.ids) if (!this.members.has(id)) this.members.set(id, member(id, step.company));
+        return "member_changed";
+      case "change":
+        for (const id of existing(step.ids)) this.members.set(id, member(id, step.company));
+        return "member_changed";
+      case "add":
+      case "remove": {
+        const { include, exclude } = this.audiences.get(step.audience) as {
+          include: Set<string>;
+          exclude: Set<string>;
+        };
+        const [into, outOf] = step.op === "add" ? [include, exclude] : [exclude, include];
+        for (const id of existing(step.ids)) {
+          into.add(id);
+          outOf.delete(id);
+        }
+        return "manual";
+      }
+      case "rule":
+        (this.audiences.get(step.audience) as { rule: Filter | null }).rule = RULES[step.rule] ?? null;
+        return "rule";
+      case "merge": {
+        const [a, b] = step.sources.map(
+          (id) => this.audiences.get(id) as { rule: Filter | null; include: Set<string> },
+        );
+        const union = new Set([...this.membersOf(step.sources[0]), ...this.membersOf(step.sources[1])]);
+        const rule = unionFilter(a?.rule ?? null, b?.rule ?? null);
+        const exclude = [...this.members.values()].filter((m) => referenceMatches(rule, m) && !union.has(m.id));
+        this.audiences.set(mergedId, {
+          rule,
+          include: new Set([...(a?.include ?? []), ...(b?.include ?? [])]),
+          exclude: new Set(exclude.map((m) => m.id)),
+        });
+        return "merge";
+      }
+      case "delete":
+        for (const id of step.ids) {
+          this.members.delete(id);
+          for (const { include, exclude } of this.audiences.values()) {
+            include.delete(id);
+            exclude.delete(id);
+          }
+        }
+        return "member_deleted";
+    }
+  }
+}
+
+/** The service on the in-memory fakes: they must agree with the model as the store does. */
+function fakeWorld(): { world: World; seen: Seen } {
   const seen: Seen = [];
   const { sets, audiences, membership } = fakeMembership(recorder(() => sets.idOf, seen));
   const world: World = {

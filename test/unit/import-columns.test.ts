@@ -24,6 +24,10 @@ describe("an import's header row", () => {
       { kind: "field", key: "plan_2" },
     ]);
     expect(readHeader(["id"])).toEqual([{ kind: "id" }]);
+    expect(readHeader(["email", `k${"a".repeat(63)}`])).toEqual([
+      { kind: "email" },
+      { kind: "field", key: `k${"a".repeat(63)}` },
+    ]);
   });
 
   it.for([
@@ -32,6 +36,14 @@ describe("an import's header row", () => {
     [["email", ""], /Column 2 of the header, ""/],
     [["email", "2fa"], /Column 2 of the header, "2fa"/],
     [["email", "a".repeat(65)], /Column 2/],
+    [["email", `x${"a".repeat(100)}`], new RegExp(`Column 2 of the header, "x${"a".repeat(79)}…", is not`)],
+    [
+      ["id", "b", "a b"],
+      /Column 3 of the header, "a b", is not id, email, alternativeEmails or a field key \(letters, digits and _, starting with a letter, at most 64 characters\)\.$/,
+    ],
+    [["firstName", "company"], /^The header must name an id or an email column; it names "firstName", "company"\.$/],
+    [["email", `1${"a".repeat(79)}`], new RegExp(`Column 2 of the header, "1${"a".repeat(79)}", is not`)],
+    [["id", "b", "id"], /^The header names the column "id" twice\.$/],
     [["email", "Email Address"], /"Email Address", is not id, email, alternativeEmails or a field key/],
   ] as const)("refuses %j with 400 invalid_csv", ([names, detail]) => {
     const error = refusal([...names]);
@@ -44,10 +56,19 @@ describe("an import's data row", () => {
   const columns = readHeader(["id", "email", "alternativeEmails", "company", "plan"]);
 
   it("becomes a member input: empty cells absent, addresses trimmed and split at ;", () => {
-    expect(readRow(columns, ["m1", " ada@example.com ", "a@x.org; ;b@x.org", "", "pro"], check)).toEqual({
+    // Strict: a key present with undefined is not an absent value.
+    expect(readRow(columns, ["m1", " ada@example.com ", "a@x.org; ;b@x.org", "", "pro"], check)).toStrictEqual({
       input: { id: "m1", email: "ada@example.com", alternativeEmails: ["a@x.org", "b@x.org"], fields: { plan: "pro" } },
     });
-    expect(readRow(columns, ["m1", "", "", "", ""], check)).toEqual({ input: { id: "m1" } });
+    expect(readRow(columns, ["m1", "", "", "", ""], check)).toStrictEqual({ input: { id: "m1" } });
+  });
+
+  it("reads a cell of spaces as an absent address, not as an empty one", () => {
+    expect(readRow(columns, ["m1", "   ", " ; ", "", ""], check)).toStrictEqual({ input: { id: "m1" } });
+    expect(readRow(columns, ["", "   ", "a@x.org", "", ""], check)).toStrictEqual({
+      rejected: "has neither an id nor an email",
+    });
+    expect(readRow(columns, [" ", "", "", "", ""], check)).toStrictEqual({ input: { id: " " } });
   });
 
   it.for([

@@ -118,6 +118,66 @@ describe("resolving member inputs", () => {
   });
 });
 
+describe("what each input did", () => {
+  it("created a member, merged data into one, or left one unchanged", () => {
+    const plan = planMemberUpserts(
+      [{ email: "new@example.com" }, { id: "m_ada", fields: { role: "Countess" } }, { id: "m_grace" }],
+      stored,
+      owners,
+      ids(),
+    );
+    expect(plan.outcomes).toStrictEqual([
+      { id: "new_1", status: "created" },
+      { id: "m_ada", status: "merged" },
+      { id: "m_grace", status: "unchanged" },
+    ]);
+  });
+});
+
+describe("the limits of what a member holds, at the limit and one past it", () => {
+  const fields = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
+  const emails = (n: number) => Array.from({ length: n }, (_, i) => `alt${i}@example.com`);
+
+  it("50 fields in all are kept; one more, sent or accumulated, is refused", () => {
+    expect(planMemberUpserts([{ id: "m_new", fields: fields(50) }], stored, owners, ids()).create).toHaveLength(1);
+    // Ada has firstName: 49 more make 50, 50 more make 51.
+    expect(planMemberUpserts([{ id: "m_ada", fields: fields(49) }], stored, owners, ids()).update).toHaveLength(1);
+    const error = conflict(() => planMemberUpserts([{ id: "m_ada", fields: fields(50) }], stored, owners, ids()));
+    expect(error).toMatchObject({
+      code: "invalid_request",
+      detail: "A member may have at most 50 fields.",
+      errors: [{ pointer: "/body/members/0/fields", message: "would give the member more than 50 fields" }],
+    });
+  });
+
+  it("100 alternative e-mails in all are kept; one more, sent or accumulated, is refused", () => {
+    const plan = planMemberUpserts([{ id: "m_new", alternativeEmails: emails(100) }], stored, owners, ids());
+    expect(plan.create[0]?.data.alternativeEmails).toHaveLength(100);
+    // Ada has one: 99 more make 100, 100 more make 101.
+    expect(
+      planMemberUpserts([{ id: "m_ada", alternativeEmails: emails(99) }], stored, owners, ids()).update,
+    ).toHaveLength(1);
+    const error = conflict(() =>
+      planMemberUpserts(
+        [{ email: "grace@example.com" }, { id: "m_ada", alternativeEmails: emails(100) }],
+        stored,
+        owners,
+        ids(),
+      ),
+    );
+    expect(error).toMatchObject({
+      code: "invalid_request",
+      detail: "A member may have at most 100 alternative e-mails.",
+      errors: [
+        {
+          pointer: "/body/members/1/alternativeEmails",
+          message: "would give the member more than 100 alternative e-mails",
+        },
+      ],
+    });
+  });
+});
+
 describe("resolving member inputs, leaving bad ones out (an import's rows)", () => {
   it("rejects an input that matches two members, or would overfill one, and plans the others as if it were not there", () => {
     const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));

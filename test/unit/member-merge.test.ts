@@ -8,6 +8,19 @@ const stored = {
 };
 
 describe("merging member data", () => {
+  it("trims the addresses it is sent and drops empty ones", () => {
+    const merged = mergeMemberData(
+      { email: null, fields: {}, alternativeEmails: [] },
+      { email: " new@example.com ", alternativeEmails: [" b@example.com ", "", "  "] },
+    );
+    expect(merged).toStrictEqual({ email: "new@example.com", fields: {}, alternativeEmails: ["b@example.com"] });
+    expect(mergeMemberData(stored, { email: " ADA@example.com " })).toBe(stored);
+    expect(emailKeysOf({ email: " Ada@Example.com ", alternativeEmails: [" B@x.org"] })).toEqual([
+      "ada@example.com",
+      "b@x.org",
+    ]);
+  });
+
   it("lets non-empty incoming fields win and keeps absent or empty ones", () => {
     const merged = mergeMemberData(stored, { fields: { role: "Countess", lastName: "", company: "AE" } });
     expect(merged.fields).toEqual({ firstName: "Ada", lastName: "Lovelace", role: "Countess", company: "AE" });

@@ -3,19 +3,25 @@ import type { Filter } from "../../src/features/membership/filter.ts";
 import { type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
 import { LockOrderError } from "../../src/features/membership/write-locks.ts";
-import { fakeMembership } from "./fakes/fake-stores.ts";
+import { fakeMembership, fakeTx } from "./fakes/fake-stores.ts";
 
 const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };
 
 /** A membership service on fakes, and every change its one reporting function passed on. */
 function setUp() {
   const reported: { reason: string; audienceId: string; entered: string[]; left: string[] }[] = [];
+  /** Every call of the sink: a record with its event types, or committed. */
+  const sink: string[] = [];
   const { sets, audiences, membership } = fakeMembership({
-    async record(_tx, workspaceId, entries) {
+    async record(tx, workspaceId, entries) {
+      // One batch per write, in its transaction, never an empty one (a statement for nothing).
+      expect(tx).toBe(fakeTx);
       expect(workspaceId).toBe("ws");
+      expect(entries.length).toBeGreaterThan(0);
+      sink.push(`record ${entries.map((e) => e.type).join(" ")}`);
       for (const entry of entries) if (entry.type === "audience.members_changed") reported.push(readable(entry));
     },
-    committed: () => {},
+    committed: (workspaceId) => sink.push(`committed ${workspaceId}`),
   });
   const readable = (change: MembershipChange) => ({
     reason: change.reason,
@@ -25,7 +31,7 @@ function setUp() {
   });
   const write = <T>(memberWrites: boolean, fn: (w: MembershipWriter) => Promise<T>) =>
     membership.write("ws", { memberWrites }, fn);
-  return { sets, audiences, membership, reported, readable, write };
+  return { sets, audiences, membership, reported, readable, write, sink };
 }
 
 describe("the membership module reports who entered and who left", () => {
@@ -173,7 +179,7 @@ describe("the membership module reports who entered and who left", () => {
   });
 
   it("reports nothing when nothing changed", async () => {
-    const { sets, audiences, reported, write } = setUp();
+    const { sets, audiences, reported, write, sink } = setUp();
     audiences.add("aud_a", { filter: ACME });
     sets.addMember("ada", { company: "Beta" });
     const change = await write(true, async (w) => {
@@ -181,8 +187,53 @@ describe("the membership module reports who entered and who left", () => {
       await w.followMembers(["ada"]);
       return w.exclude("aud_a", ["ada"]);
     });
-    expect(membersOf(change.left)).toEqual([]);
+    expect(change).toStrictEqual({ audienceId: "aud_a", reason: "manual", entered: new Map(), left: new Map() });
     expect(reported).toEqual([]);
+    expect(sink).toEqual(["committed ws"]);
+  });
+
+  it("one member entering and another leaving the same rule audience in one write: both reported", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    sets.addMember("ada", { company: "Acme" });
+    sets.addMember("bob", { company: "Beta" });
+    await write(true, (w) => w.followMembers(["ada", "bob"]));
+    sets.setFields("ada", { company: "Beta" });
+    sets.setFields("bob", { company: "Acme" });
+    await write(true, (w) => w.followMembers(["ada", "bob"], []));
+    expect(reported).toEqual([
+      { reason: "member_changed", audienceId: "aud_acme", entered: ["ada"], left: [] },
+      { reason: "member_changed", audienceId: "aud_acme", entered: ["bob"], left: ["ada"] },
+    ]);
+    expect(sets.memberIds("aud_acme")).toEqual(["bob"]);
+  });
+
+  it("follows members it is given as they stand without reading them again, and reads the others", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    const ada = sets.addMember("ada", { company: "Acme" });
+    sets.addMember("bob", { company: "Acme" });
+    const read: string[][] = [];
+    const folded = sets.memberReads.folded;
+    sets.memberReads.folded = (tx, ws, ids) => {
+      read.push(ids);
+      return folded(tx, ws, ids);
+    };
+    await write(true, (w) => w.followMembers(["ada", "bob"], [ada]));
+    expect(read).toEqual([["bob"]]);
+    expect(reported).toEqual([{ reason: "member_changed", audienceId: "aud_acme", entered: ["ada", "bob"], left: [] }]);
+  });
+
+  it("records a write's other events with its membership changes, in order, in one batch", async () => {
+    const { sets, audiences, write, sink } = setUp();
+    audiences.add("aud_a");
+    const ada = sets.addMember("ada");
+    await write(false, async (w) => {
+      await w.locks.writable("aud_a");
+      w.publish({ type: "audience.renamed", audienceId: "aud_a", name: "A" } as never);
+      await w.include("aud_a", [ada.seq]);
+    });
+    expect(sink).toEqual(["record audience.renamed audience.members_changed", "committed ws"]);
   });
 
   it("computes outdated rules once at start, with reason rule", async () => {
@@ -193,20 +244,136 @@ describe("the membership module reports who entered and who left", () => {
     expect(await membership.refreshOutdatedRules()).toBe(0);
     expect(reported).toEqual([{ reason: "rule", audienceId: "aud_old", entered: ["ada"], left: [] }]);
   });
+
+  it("skips an outdated rule that another process refreshed between the listing and the lock", async () => {
+    const { sets, audiences, membership, reported } = setUp();
+    audiences.add("aud_old", { filter: ACME });
+    sets.addMember("ada", { company: "Acme" });
+    audiences.repo.listRuleOutdated = async () => [{ workspaceId: "ws", id: "aud_old" }];
+    expect(await membership.refreshOutdatedRules()).toBe(0);
+    expect(audiences.taken).toEqual(["members"]);
+    expect(reported).toEqual([]);
+    expect(sets.memberIds("aud_old")).toEqual([]);
+  });
 });
 
 describe("the membership module refuses writes without their locks", () => {
-  const writes: [string, (w: MembershipWriter) => Promise<unknown>][] = [
-    ["adding without the audience's lock", (w) => w.include("aud_a", [0])],
-    ["removing without the audience's lock", (w) => w.exclude("aud_a", ["ada"])],
-    ["following members without the member lock", (w) => w.followMembers(["ada"])],
-    ["deleting without every audience locked", (w) => w.forgetMembers([0])],
+  // Each with every lock but the one it names (the member lock, or a share lock for an update one).
+  const writes: [string, boolean, (w: MembershipWriter) => Promise<unknown>, string][] = [
+    [
+      "adding without the audience's lock",
+      true,
+      (w) => w.include("aud_a", [0]),
+      "adding members needs audience aud_a locked",
+    ],
+    [
+      "adding to a source locked to be read",
+      true,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.include("aud_a", [0]);
+      },
+      "adding members needs audience aud_a locked",
+    ],
+    [
+      "removing from a source locked to be read",
+      false,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.exclude("aud_a", ["ada"]);
+      },
+      "removing members needs audience aud_a locked",
+    ],
+    [
+      "setting the rule of a source locked to be read",
+      true,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.setRule("aud_a", null);
+      },
+      "setting a rule needs audience aud_a locked",
+    ],
+    [
+      "merging a source not locked",
+      true,
+      (w) => w.copyUnion("aud_new", ["aud_a"]),
+      "merging needs audience aud_a locked",
+    ],
+    [
+      "merging without the member lock",
+      false,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.copyUnion("aud_new", ["aud_a"]);
+      },
+      "merging needs the workspace's member lock",
+    ],
+    [
+      "following members without the member lock",
+      false,
+      (w) => w.followMembers(["ada"]),
+      "following member changes needs the workspace's member lock",
+    ],
+    [
+      "deleting without the member lock",
+      false,
+      (w) => w.forgetMembers([0]),
+      "deleting members needs the workspace's member lock",
+    ],
+    [
+      "deleting without every audience locked",
+      true,
+      (w) => w.forgetMembers([0]),
+      "deleting members needs every audience locked",
+    ],
   ];
-  it.each(writes)("%s", async (_case, act) => {
+  it.each(writes)("%s", async (_case, memberWrites, act, message) => {
     const { audiences, reported, write } = setUp();
     audiences.add("aud_a");
-    await expect(write(false, act)).rejects.toBeInstanceOf(LockOrderError);
+    await expect(write(memberWrites, act)).rejects.toThrow(new LockOrderError(message));
     expect(reported).toEqual([]);
+  });
+
+  it("a change that moves nobody returns the audience with no one entered or left, and its reason", async () => {
+    const { audiences, sets, write } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const ada = sets.addMember("ada");
+    const nothing = (audienceId: string, reason: string) => ({
+      audienceId,
+      reason,
+      entered: new Map(),
+      left: new Map(),
+    });
+    await write(true, async (w) => {
+      await w.locks.sources(["aud_a", "aud_b"]);
+      expect(await w.copyUnion("aud_c", ["aud_a", "aud_b"])).toStrictEqual(nothing("aud_c", "merge"));
+      await w.locks.writable("aud_a");
+      expect(await w.include("aud_a", [])).toStrictEqual(nothing("aud_a", "manual"));
+      expect(await w.setRule("aud_a", null)).toStrictEqual(nothing("aud_a", "rule"));
+      await w.include("aud_a", [ada.seq]);
+      expect(await w.include("aud_a", [ada.seq])).toStrictEqual(nothing("aud_a", "manual"));
+    });
+  });
+
+  it("following members makes no statement for no members, no rule audiences, or no audience moved", async () => {
+    const { audiences, sets, write } = setUp();
+    const calls: string[] = [];
+    const count =
+      <A extends unknown[], R>(name: string, fn: (...args: A) => R) =>
+      (...args: A) => {
+        calls.push(name);
+        return fn(...args);
+      };
+    sets.repo.ruleMatches = count("ruleMatches", sets.repo.ruleMatches);
+    sets.repo.applyMatches = count("applyMatches", sets.repo.applyMatches);
+    sets.memberReads.folded = count("folded", sets.memberReads.folded);
+    sets.addMember("ada", { company: "Acme" });
+    expect(await write(true, (w) => w.followMembers([]))).toEqual([]);
+    expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
+    audiences.add("aud_beta", { filter: { field: "fields.company", op: "eq", value: "beta" } });
+    expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
+    expect(calls).toEqual(["ruleMatches", "ruleMatches", "folded"]);
   });
 
   it("setting a rule needs the member lock even with the audience locked", async () => {
@@ -216,7 +383,7 @@ describe("the membership module refuses writes without their locks", () => {
       await w.locks.writable("aud_a");
       return w.setRule("aud_a", ACME);
     });
-    await expect(setRule).rejects.toBeInstanceOf(LockOrderError);
+    await expect(setRule).rejects.toThrow(new LockOrderError("setting a rule needs the workspace's member lock"));
     expect(audiences.rows.get("aud_a")?.filter).toBeNull();
   });
 });

@@ -26,7 +26,10 @@ describe("write locks", () => {
   it("refuse the member lock after an audience lock, which could deadlock", async () => {
     const { audiences, locks } = setUp();
     await locks.writable("aud_a");
-    await expect(locks.members()).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.members()).rejects.toThrow(
+      new LockOrderError("the member lock is taken before any audience lock"),
+    );
+    expect(new LockOrderError("x").name).toBe("LockOrderError");
     expect(audiences.taken).toEqual(["update aud_a"]);
   });
 
@@ -36,8 +39,10 @@ describe("write locks", () => {
     await locks.writable("aud_a");
     await expect(locks.writable("aud_b")).rejects.toBeInstanceOf(LockOrderError);
     await expect(locks.sources(["aud_a", "aud_c"])).rejects.toBeInstanceOf(LockOrderError);
-    await expect(locks.following(["aud_rule"])).rejects.toBeInstanceOf(LockOrderError);
-    await expect(locks.all()).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.following(["aud_rule"])).rejects.toThrow(
+      "locking the audiences that follow members needs the workspace's member lock",
+    );
+    await expect(locks.all()).rejects.toThrow("locking every audience needs the workspace's member lock");
     expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);
   });
 
@@ -61,5 +66,54 @@ describe("write locks", () => {
     await locks.all();
     expect(locks.holdsAll()).toBe(true);
     expect(locks.holds("aud_old", "update")).toBe(true);
+  });
+
+  it("take the member lock once, however often it is asked for", async () => {
+    const { audiences, locks } = setUp();
+    expect(locks.holdsMembers()).toBe(false);
+    await locks.members();
+    await locks.writable("aud_a");
+    await locks.members();
+    expect(locks.holdsMembers()).toBe(true);
+    expect(audiences.taken).toEqual(["members", "update aud_a"]);
+  });
+
+  it("keep an audience held for update when it is locked again as a source", async () => {
+    const { audiences, locks } = setUp();
+    await locks.members();
+    await locks.writable("aud_a");
+    await locks.sources(["aud_a", "aud_b"]);
+    expect(locks.holds("aud_a", "update")).toBe(true);
+    expect(locks.holds("aud_b", "update")).toBe(false);
+    await locks.following(["aud_a", "aud_b"]);
+    expect(locks.holds("aud_b", "update")).toBe(true);
+    expect(audiences.taken).toEqual(["members", "update aud_a", "share aud_a", "share aud_b", "update aud_b"]);
+  });
+
+  it("lock a source again without the member lock when it is the one audience held", async () => {
+    const { audiences, locks } = setUp();
+    await locks.sources(["aud_a"]);
+    await locks.sources(["aud_a", "aud_a"]);
+    expect(await locks.audience("aud_a")).toMatchObject({ id: "aud_a" });
+    await expect(locks.sources(["aud_b"])).rejects.toThrow(
+      "sources: several audiences are locked only under the workspace's member lock",
+    );
+    await expect(locks.audience("aud_b")).rejects.toThrow(
+      "audience: several audiences are locked only under the workspace's member lock",
+    );
+    expect(audiences.taken).toEqual(["share aud_a", "share aud_a", "update aud_a"]);
+  });
+
+  it("lock an outdated rule's audience only under the member lock, and only while it is outdated", async () => {
+    const { audiences, locks } = setUp();
+    audiences.rows.set("aud_old_rule", { ...audiences.add("aud_old_rule"), ruleOutdated: true });
+    await expect(locks.ruleOutdated("aud_old_rule")).rejects.toThrow(
+      "refreshing a rule needs the workspace's member lock",
+    );
+    await locks.members();
+    expect(await locks.ruleOutdated("aud_rule")).toBeUndefined();
+    expect(locks.holds("aud_rule", "share")).toBe(false);
+    expect(await locks.ruleOutdated("aud_old_rule")).toMatchObject({ id: "aud_old_rule" });
+    expect(locks.holds("aud_old_rule", "update")).toBe(true);
   });
 });

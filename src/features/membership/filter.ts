@@ -66,7 +66,7 @@ function parseCondition(
   }
   const isTime = field === "createdAt";
   const allowed = isTime ? TIME_OPS : new Set([...STRING_OPS, ...LIST_OPS, ...PRESENCE_OPS]);
-  if (typeof op !== "string" || !allowed.has(op as Op)) {
+  if (!allowed.has(op as Op)) {
     fail(`${at}/op`, `must be one of ${[...allowed].join(", ")} for ${String(field)}`);
   }
   const condition = { field, op } as Condition;
@@ -157,8 +157,9 @@ function valuesOf(member: FoldedMember, field: string): string[] {
   if (field === "id") return [member.id];
   if (field === "email") return member.email === null ? [] : [member.email];
   if (field === "anyEmail") return member.emails;
-  const value = member.fields[field.slice("fields.".length)];
-  return value === undefined ? [] : [value];
+  // Own keys only: `fields.constructor` or `fields.toString` must not find Object's members.
+  const key = field.slice("fields.".length);
+  return Object.hasOwn(member.fields, key) ? [member.fields[key] as string] : [];
 }
 
 /** The filter of an audience merged from two: either one matching, flattening nested `any`s. */

@@ -1,9 +1,10 @@
 // In-memory stand-ins for the repositories the membership module is given, so that services can be
 // tested without a database. FakeSets keeps each audience's four sets as JS sets and reports
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
+// Rules are evaluated by the tests' reference evaluator, not by the filter code under test.
 
 import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
-import { type Filter, type FoldedMember, foldMember, matches } from "../../../src/features/membership/filter.ts";
+import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/filter.ts";
 import { memberSetOf } from "../../../src/features/membership/member-set.ts";
 import type { SetChange } from "../../../src/features/membership/membership-repo.ts";
 import {
@@ -14,6 +15,7 @@ import {
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
 import type { Tx } from "../../../src/platform/db/database.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
+import { type PlainMember, referenceMatches } from "../../support/reference-filter.ts";
 
 export const fakeTx = {} as Tx;
 export const fakeDb = {} as SqlClient;
@@ -25,7 +27,9 @@ export interface FakeMember {
   id: string;
   seq: number;
   createdAt: Date;
+  /** What the service reads (members.folded); `plain` is what the reference evaluator reads. */
   folded: FoldedMember;
+  plain: PlainMember;
 }
 
 interface Sets {
@@ -47,12 +51,9 @@ export class FakeSets {
   constructor(private readonly rules: () => { id: string; filter: Filter }[] = () => []) {}
 
   addMember(id: string, fields: Record<string, string> = {}): FakeMember {
-    const member = {
-      id,
-      seq: this.nextSeq++,
-      createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, this.nextSeq)),
-      folded: foldMember({ id, email: null, fields, alternativeEmails: [] }),
-    };
+    const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, this.nextSeq + 1));
+    const plain = { id, email: null, fields, alternativeEmails: [], createdAt };
+    const member = { id, seq: this.nextSeq++, createdAt, folded: foldMember(plain), plain };
     this.members.set(id, member);
     this.names.set(member.seq, id);
     return member;
@@ -60,7 +61,8 @@ export class FakeSets {
 
   setFields(id: string, fields: Record<string, string>): void {
     const member = this.members.get(id) as FakeMember;
-    member.folded = foldMember({ id, email: null, fields, alternativeEmails: [] });
+    member.plain = { ...member.plain, fields };
+    member.folded = foldMember(member.plain);
   }
 
   seqOf = (id: string) => (this.members.get(id) as FakeMember).seq;
@@ -156,7 +158,7 @@ export class FakeSets {
   };
 
   matching(filter: Filter | null): number[] {
-    return [...this.members.values()].filter((m) => matches(filter, m.folded, m.createdAt)).map((m) => m.seq);
+    return [...this.members.values()].filter((m) => referenceMatches(filter, m.plain)).map((m) => m.seq);
   }
 
   readonly memberReads: MembershipDeps["members"] = {
