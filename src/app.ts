@@ -145,10 +145,16 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   });
   log = app.log;
   app.decorate("services", services);
-  const stopWatching = store.watchAudiences({
-    changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
-    live: (isLive) => cache.setLive(isLive),
-    report: (level, message) => app.log[level](message),
+  // Watched once the app is ready: building it (compiling the contract's schemas) holds the event
+  // loop for seconds on a busy machine, and a LISTEN connection begun before that timed out and
+  // warned on a clean start. Until the watch is live, audiences are not cached.
+  let stopWatching = async () => {};
+  app.addHook("onReady", async () => {
+    stopWatching = store.watchAudiences({
+      changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
+      live: (isLive) => cache.setLive(isLive),
+      report: (level, message) => app.log[level](message),
+    });
   });
   app.addHook("onClose", () => stopWatching());
 
