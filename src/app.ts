@@ -25,6 +25,7 @@ import { countRequests, metricsRoute } from "./platform/http/metrics-route.ts";
 import { newRequestId, routeNotFound, sendProblem } from "./platform/http/problem.ts";
 import { registerRateLimit } from "./platform/http/rate-limit.ts";
 import { rateLimitRepo } from "./platform/http/rate-limit-repo.ts";
+import { RequestLog } from "./platform/http/request-log.ts";
 import { bodyDeadline, unreadBodies } from "./platform/http/request-timeout.ts";
 import { createSecurityHandlers } from "./platform/http/security.ts";
 import { trackWebhookBacklog } from "./platform/metrics.ts";
@@ -122,6 +123,8 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   const { http } = services.settings;
   const app = Fastify({
     logger,
+    // One line per request instead of Fastify's two (request-log.ts).
+    logController: new RequestLog(),
     bodyLimit: http.bodyLimit,
     genReqId: newRequestId,
     // Never trust a client-chosen request id: it goes into every log line.
@@ -145,10 +148,16 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   });
   log = app.log;
   app.decorate("services", services);
-  const stopWatching = store.watchAudiences({
-    changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
-    live: (isLive) => cache.setLive(isLive),
-    report: (level, message) => app.log[level](message),
+  // Watched once the app is ready: building it (compiling the contract's schemas) holds the event
+  // loop for seconds on a busy machine, and a LISTEN connection begun before that timed out and
+  // warned on a clean start. Until the watch is live, audiences are not cached.
+  let stopWatching = async () => {};
+  app.addHook("onReady", async () => {
+    stopWatching = store.watchAudiences({
+      changed: (workspaceId, audienceId) => cache.invalidate(workspaceId, audienceId),
+      live: (isLive) => cache.setLive(isLive),
+      report: (level, message) => app.log[level](message),
+    });
   });
   app.addHook("onClose", () => stopWatching());
 

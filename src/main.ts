@@ -44,6 +44,8 @@ async function main(): Promise<void> {
   const refreshed = await membership.refreshOutdatedRules();
   if (refreshed > 0) process.stdout.write(`computed the rule matches of ${refreshed} audience(s) after an upgrade\n`);
   const first = await admin.bootstrap();
+  // A restart shows what the store holds and how to get a key again: keys are shown only once.
+  const known = first ? undefined : await admin.someWorkspaces(SHOWN_WORKSPACES);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -71,9 +73,34 @@ async function main(): Promise<void> {
       `  curl -s -H "Authorization: Bearer $API_KEY" ${address}/v0/workspaces/$WORKSPACE_ID/audiences`,
       "",
     );
+  } else if (known && known.count > 0) {
+    lines.push("", ...restartLines(address, known, config.settings.http.adminToken !== undefined), "");
   }
   // One write: whoever reads the output sees the first start's key with the address, not after it.
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Workspaces a restart names; beyond these it gives their count. */
+const SHOWN_WORKSPACES = 5;
+
+/** A restart's lines: the workspaces, and how to make an API key for one (a lost key is not shown again). */
+function restartLines(
+  address: string,
+  { first, count }: { first: { id: string; name: string }[]; count: number },
+  adminToken: boolean,
+): string[] {
+  const more = count > first.length ? ` (the first ${first.length} of ${count})` : "";
+  const lines = [`Workspaces${more}:`, ...first.map((ws) => `  ${ws.id}  ${ws.name}`)];
+  const workspaceId = first.length === 1 ? (first[0]?.id ?? "") : "<workspace id>";
+  const curl = `  curl -s -X POST -H "Authorization: Bearer $ADMIN_TOKEN" ${address}/v0/workspaces/${workspaceId}/api-keys`;
+  lines.push(
+    "",
+    adminToken
+      ? "A new API key (an API key is shown only once, when it is made), with this server's ADMIN_TOKEN:"
+      : "A new API key (an API key is shown only once, when it is made): restart with ADMIN_TOKEN set (a secret of at least 16 characters), then:",
+    curl,
+  );
+  return lines;
 }
 
 main().catch((error: unknown) => {

@@ -36,3 +36,22 @@ export function operationsTaking(mediaType: string): Set<string> {
   }
   return ids;
 }
+
+/**
+ * Every media type the contract names, for requests or answers (the keys of its `content`
+ * objects; a media type has a slash, a schema property called content does not).
+ */
+export function mediaTypesNamed(): Set<string> {
+  const named = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (typeof node !== "object" || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "content" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+        for (const type of Object.keys(value)) if (type.includes("/")) named.add(type);
+      }
+      walk(value);
+    }
+  };
+  walk(readContract());
+  return named;
+}

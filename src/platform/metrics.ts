@@ -1,3 +1,5 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /**
@@ -41,6 +43,51 @@ export const tablesAnalyzed = new Counter({
   labelNames: ["table"] as const,
   registers: [registry],
 });
+
+export const walCheckpoints = new Counter({
+  name: "audience_db_checkpoints_total",
+  help: "Checkpoints the embedded store ran to keep its write-ahead log bounded (PGlite has no checkpointer), by outcome: done, failed.",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+// The embedded store's data directory, while it is open.
+const dataDirs = new Map<object, string>();
+
+new Gauge({
+  name: "audience_db_data_dir_bytes",
+  help: "Size of the embedded store's data directory (DATA_DIR), in all and of its write-ahead log (part wal), measured at each scrape.",
+  labelNames: ["part"] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const dir of dataDirs.values()) {
+      const [total, wal] = await Promise.all([bytesUnder(dir), bytesUnder(join(dir, "pglite", "pg_wal"))]);
+      this.inc({ part: "total" }, total);
+      this.inc({ part: "wal" }, wal);
+    }
+  },
+});
+
+/** Bytes of the files under dir; files removed while it counts count as nothing. */
+async function bytesUnder(dir: string): Promise<number> {
+  const names = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  let total = 0;
+  for (const name of names) {
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info?.isFile()) total += info.size;
+  }
+  return total;
+}
+
+/** Reports dir's size in audience_db_data_dir_bytes until the returned function is called. */
+export function trackDataDir(dir: string): () => void {
+  const key = {};
+  dataDirs.set(key, dir);
+  return () => {
+    dataDirs.delete(key);
+  };
+}
 
 export interface PoolStats {
   inUse: number;

@@ -53,7 +53,9 @@ function start(env: Record<string, string>) {
 }
 
 describe("starting the service", () => {
-  it("on an empty embedded store prints a workspace and a key that work at once, and only the first time", async () => {
+  it("on an empty embedded store prints a workspace and a key that work at once, and only the first time", {
+    timeout: 180_000,
+  }, async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "audience-first-start-"));
     dirs.push(dataDir);
     const first = start({ DATA_DIR: dataDir });
@@ -76,13 +78,63 @@ describe("starting the service", () => {
     expect(await first.exited).toBe(0);
 
     const second = start({ DATA_DIR: dataDir });
-    const again = await second.output(/listening on/);
+    const again = await second.output(/api-keys/);
     expect(again).not.toContain("API_KEY=");
+    // A restart names the workspace and says how to make a key, since a lost one is not shown again.
+    expect(again).toContain(`  ${workspaceId}  Default workspace`);
+    expect(again).toContain("restart with ADMIN_TOKEN set");
     const address2 = /listening on (http:\/\/\S+)/.exec(again)?.[1];
     const list = await checkedClient(address2 ?? "", apiKey).GET(AUDIENCES, { params });
     expect(list.results.map((a) => a.name)).toEqual(["First audience"]);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+  });
+
+  it("on a restart names the workspaces and prints a command that makes a new key", { timeout: 240_000 }, async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "audience-restart-"));
+    dirs.push(dataDir);
+    const adminToken = "restart-admin-token-0123456789";
+    const first = start({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken });
+    const workspaceId = /WORKSPACE_ID=(\S+)/.exec(await first.output(/Try:/))?.[1] ?? "";
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    const second = start({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken });
+    const stdout = await second.output(/api-keys/);
+    expect(stdout).toContain(`Workspaces:\n  ${workspaceId}  Default workspace\n`);
+    // The printed command, run as printed (curl's -X, -H and URL), makes a key that works.
+    const curl = /curl -s -X (POST) -H "Authorization: Bearer \$ADMIN_TOKEN" (\S+)/.exec(stdout);
+    expect(curl?.[2]).toMatch(new RegExp(`/v0/workspaces/${workspaceId}/api-keys$`));
+    const made = await fetch(curl?.[2] ?? "", {
+      method: curl?.[1],
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(made.status).toBe(201);
+    const { key } = (await made.json()) as { key: string };
+    const address = /listening on (http:\/\/\S+)/.exec(stdout)?.[1] ?? "";
+    const audiences = await fetch(`${address}/v0/workspaces/${workspaceId}/audiences`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(audiences.status).toBe(200);
+
+    // With many workspaces, the first few and the count.
+    for (let i = 0; i < 6; i++) {
+      const created = await fetch(`${address}/v0/workspaces`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `Team ${i}` }),
+      });
+      expect(created.status).toBe(201);
+    }
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    const third = start({ DATA_DIR: dataDir, ADMIN_TOKEN: adminToken });
+    const many = await third.output(/api-keys/);
+    expect(many).toContain(`Workspaces (the first 5 of 7):\n  ${workspaceId}  Default workspace\n`);
+    expect(many.match(/^ {2}ws_\S+ {2}/gm)).toHaveLength(5);
+    expect(many).toContain("/v0/workspaces/<workspace id>/api-keys");
+    third.child.kill("SIGTERM");
+    expect(await third.exited).toBe(0);
   });
 
   it.each([

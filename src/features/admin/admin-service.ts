@@ -13,7 +13,7 @@ const workspaceNotFound = (id: string) => new NotFoundError("workspace_not_found
 export interface AdminServiceDeps {
   store: Pick<Store, "db" | "transaction">;
   auth: Pick<AuthService, "forget">;
-  workspaces: Pick<WorkspaceRepo, "create" | "list" | "exists" | "isEmpty" | "lockFirstStart">;
+  workspaces: Pick<WorkspaceRepo, "create" | "list" | "firstAndCount" | "exists" | "isEmpty" | "lockFirstStart">;
   apiKeys: Pick<ApiKeyRepo, "create" | "revoke">;
 }
 
@@ -52,6 +52,12 @@ export function createAdminService({ store, auth, workspaces, apiKeys }: AdminSe
       const revoked = await store.transaction((tx) => apiKeys.revoke(tx, workspaceId, keyId));
       if (!revoked) throw new NotFoundError("api_key_not_found", `No API key ${keyId} in workspace ${workspaceId}.`);
       auth.forget(workspaceId, keyId);
+    },
+
+    /** The oldest `limit` workspaces and the count of all: what a restart prints. */
+    async someWorkspaces(limit: number): Promise<{ first: Schemas["Workspace"][]; count: number }> {
+      const { first, count } = await workspaces.firstAndCount(store.db, limit);
+      return { first: first.map(toWorkspace), count };
     },
 
     /**

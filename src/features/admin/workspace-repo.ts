@@ -29,6 +29,16 @@ export const workspaceRepo = {
       SELECT workspace_id AS id, name, created_at AS "createdAt" FROM workspaces ORDER BY created_at, workspace_id`;
   },
 
+  /** The oldest `limit` workspaces and how many there are in all (what a restart prints). */
+  async firstAndCount(db: Reader, limit: number): Promise<{ first: WorkspaceRow[]; count: number }> {
+    const first = await db.$queryRaw<WorkspaceRow[]>`
+      SELECT workspace_id AS id, name, created_at AS "createdAt" FROM workspaces
+      ORDER BY created_at, workspace_id LIMIT ${limit}`;
+    if (first.length < limit) return { first, count: first.length };
+    const [row] = await db.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM workspaces`;
+    return { first, count: row?.count ?? first.length };
+  },
+
   async exists(db: Reader, id: string): Promise<boolean> {
     const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM workspaces WHERE workspace_id = ${id}`;
     return rows.length > 0;

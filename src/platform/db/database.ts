@@ -3,7 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlQuery, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { DEFAULTS } from "../../config/defaults.ts";
-import { trackPool, transactionRetries } from "../metrics.ts";
+import { trackDataDir, trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { dataDirError, lockDataDir } from "./data-dir.ts";
@@ -13,6 +13,7 @@ import { createPool, poolStats } from "./pg-pools.ts";
 import { openPglite } from "./pglite.ts";
 import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
 import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
+import { createCheckpointWorker, walRepo } from "./wal-checkpoints.ts";
 
 /** A client inside store.transaction: its statements are the transaction's. */
 export type Tx = SqlClient;
@@ -212,6 +213,14 @@ async function openEmbedded(settings: Settings): Promise<Store> {
   const db = await new PrismaPGlite(lite).connect();
   // PGlite runs one statement at a time: one transaction runs, the others wait their turn.
   const gate = createGate({ concurrency: 1, queueLimit: settings.queueLimit, maxWaitMs: settings.connectTimeoutMs });
+  // The store checkpoints by itself (wal-checkpoints.ts), whether or not this process runs the
+  // background work: the WAL stays bounded under any writer. The first checkpoint, at once, lets
+  // go of segments a previous run left behind.
+  const walClient = sqlClient(db);
+  await walRepo.checkpoint(walClient);
+  const checkpoints = createCheckpointWorker(walClient);
+  checkpoints.start();
+  const untrack = dataDir ? trackDataDir(dataDir) : () => {};
   return createStore({
     kind: "embedded",
     db,
@@ -221,6 +230,10 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     gate,
     watchAudiences: watchAlone,
     async closeDriver() {
+      untrack();
+      await checkpoints.stop();
+      // A stopped store's directory holds little WAL: smaller to copy, quicker to open.
+      await walRepo.checkpoint(walClient).catch(() => {});
       await lite.close();
       await unlock();
     },

@@ -17,6 +17,13 @@ const SETTINGS = {
   // Index builds (a migration over a large table) beyond this sort on disk, instead of growing the
   // heap for good by PostgreSQL's 64MB.
   maintenance_work_mem: "16MB",
+  // PGlite runs PostgreSQL in single-user mode, where no checkpoint is ever triggered by the
+  // volume of WAL (that is the checkpointer process's job, and there is none): the store runs its
+  // own (wal-checkpoints.ts). After each, PostgreSQL keeps or recycles old segments as future
+  // ones up to max_wal_size (1GB by default: a restart after a large import kept 721 MB of them).
+  // Two segments of 16 MB are the least either setting takes.
+  max_wal_size: "32MB",
+  min_wal_size: "32MB",
 } as const;
 
 // Left at PostgreSQL's defaults: work_mem (4MB per sort or hash, given back after the statement),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { mediaTypesNamed } from "../../contract/contract.ts";
 import { unsupportedMediaType } from "../../domain/errors.ts";
 import { csvBodies } from "./csv-body.ts";
 import { strictJsonBodies } from "./json-body.ts";
@@ -14,11 +15,14 @@ export const bodyParsers = fp(
     app.removeContentTypeParser("text/plain");
     strictJsonBodies(app);
     csvBodies(app, fileOperations);
-    // The contract names application/problem+json for responses only; fastify-openapi-glue checks
-    // every media type it names for a body parser. Problem documents are not accepted as requests.
-    app.addContentTypeParser("application/problem+json", (_request, _payload, done) =>
-      done(unsupportedMediaType(), undefined),
-    );
+    // fastify-openapi-glue warns at every start about each media type the contract names, for a
+    // request or only for an answer, that has no body parser: the answers' application/problem+json
+    // and application/x-ndjson. They are not accepted as request bodies: a parser that refuses
+    // them, with the same 415 as any other media type, keeps the start quiet.
+    for (const type of mediaTypesNamed()) {
+      if (app.hasContentTypeParser(type)) continue;
+      app.addContentTypeParser(type, (_request, _payload, done) => done(unsupportedMediaType(), undefined));
+    }
   },
   { name: "body-parsers" },
 );
