@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type AudienceOption, checkAudienceOption } from "./audience-lookup.js";
 import { CliError, ExitCode, explainFailure, usageError } from "./cli-errors.js";
-import { type CliConfig, checkWorkspaceId, DEFAULT_URL, readConfig, readServiceUrl } from "./config.js";
+import { checkWorkspaceId, DEFAULT_URL, readConfig, readServiceUrl } from "./config.js";
 import { EXPORT_FORMATS, type ExportFormat, runExport } from "./export-command.js";
 import { writeLines } from "./fit-line.js";
 import { EXPORT_HELP, IMPORT_HELP, KEYS_HELP, MAIN_HELP } from "./help-text.js";
@@ -40,7 +40,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     terminal.stdout.write(MAIN_HELP);
     return ExitCode.ok;
   }
-  let config: CliConfig | undefined;
+  /** Where the service is, once known: the address an unreachable-server message names. */
+  let baseUrl: string | undefined;
   try {
     if (command === undefined) throw usageError(`a command is needed.\n\n${MAIN_HELP}`);
     if (command !== "import" && command !== "export" && command !== "keys") {
@@ -56,8 +57,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
       if (action !== "create" || extra.length > 0)
         throw usageError("the keys command is keys create (see keys --help)");
       if (values.workspace !== undefined) checkWorkspaceId(values.workspace);
-      const baseUrl = readServiceUrl(env);
-      config = { baseUrl, apiKey: "", workspaceId: values.workspace ?? "" };
+      baseUrl = readServiceUrl(env);
       return await runKeysCreate(baseUrl, env, { workspace: values.workspace, name: values.name }, terminal);
     }
     const audience: AudienceOption = { name: values.audience, id: values["audience-id"] };
@@ -67,15 +67,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     if (command === "import") {
       const [file, ...extra] = positionals;
       if (file === undefined || extra.length > 0) throw usageError("import takes one CSV file (see import --help)");
-      config = readConfig(env, values.workspace);
+      const config = readConfig(env, values.workspace);
+      baseUrl = config.baseUrl;
       return await runImport(connect(config), { file, audience, intervalMs }, terminal);
     }
     if (positionals.length > 0) throw usageError(`export takes no file name: use --output (see export --help)`);
     const format = parseFormat(values.format);
-    config = readConfig(env, values.workspace);
+    const config = readConfig(env, values.workspace);
+    baseUrl = config.baseUrl;
     return await runExport(connect(config), { audience, format, output: values.output, intervalMs }, terminal);
   } catch (error) {
-    const failure = explainFailure(error, config?.baseUrl ?? env.API_URL ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
+    const failure = explainFailure(error, baseUrl ?? env.API_URL ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
     writeLines(terminal.stderr, `audience-service: ${failure.message}`);
     return failure.exitCode;
   }
