@@ -21,7 +21,8 @@ const COMMON_OPTIONS = `  --workspace ID       address this workspace (ws_…) i
   --interval SECONDS   how often to report progress (default 1 on a terminal, 2 otherwise)
   -h, --help           show this help`;
 
-export const MAIN_HELP = `audience-service: import and export the members of an Audience Service workspace.
+export const MAIN_HELP = `audience-service: import and export the members of an Audience Service workspace, and
+make API keys for it.
 
 Usage:
   audience-service import <file.csv> [--audience NAME | --audience-id ID]
