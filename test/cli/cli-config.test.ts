@@ -15,7 +15,7 @@ async function closedPortUrl(): Promise<string> {
 }
 
 describe("audience-service help", () => {
-  it.each([[["--help"]], [["import", "--help"]], [["export", "-h"]]])(
+  it.each([[["--help"]], [["import", "--help"]], [["export", "-h"]], [["keys", "--help"]]])(
     "%j prints help with the exit codes",
     async (args) => {
       const run = await runCli(args);
@@ -59,7 +59,7 @@ describe("audience-service configuration", () => {
 
   it("addresses the workspace the key names, or the one --workspace gives", async () => {
     const fake = await startFake({ file: Buffer.from("id,email\n") });
-    const env = { ...cliEnv(fake), AUDIENCE_SERVICE_URL: `${fake.baseUrl}/` };
+    const env = { ...cliEnv(fake), API_URL: `${fake.baseUrl}/` };
     expect((await runCli(["export"], env)).code).toBe(0);
     const other = await runCli(["export", "--workspace", "ws_Other"], env);
 
@@ -71,10 +71,27 @@ describe("audience-service configuration", () => {
   it("exits 4 when the server cannot be reached, naming the address", async () => {
     const url = await closedPortUrl();
     const run = await runCli(["export"], {
-      AUDIENCE_SERVICE_URL: url,
+      API_URL: url,
       API_KEY: `ak_${"a".repeat(20)}_${"b".repeat(20)}_${"c".repeat(32)}`,
     });
     expect(run.code).toBe(4);
-    expect(run.stderr).toContain(`cannot reach the audience service at ${url} (ECONNREFUSED)`);
+    expect(run.stderr).toContain(
+      `cannot reach the audience service at ${url} (ECONNREFUSED); is it running, and is API_URL right?`,
+    );
+  });
+
+  it("reads the service's address from API_URL, and from AUDIENCE_SERVICE_URL when API_URL is not set", async () => {
+    const fake = await startFake({ file: Buffer.from("id,email\n") });
+    const unreachable = await closedPortUrl();
+    const { API_URL: url, API_KEY } = cliEnv(fake);
+
+    expect((await runCli(["export"], { API_URL: url, AUDIENCE_SERVICE_URL: unreachable, API_KEY })).code).toBe(0);
+    expect((await runCli(["export"], { AUDIENCE_SERVICE_URL: url, API_KEY })).code).toBe(0);
+
+    const wrong = await runCli(["export"], { API_URL: "ftp://example.com", API_KEY });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('API_URL must be an http:// or https:// URL, not "ftp://example.com"');
+    const wrongOld = await runCli(["export"], { AUDIENCE_SERVICE_URL: "not a url", API_KEY });
+    expect(wrongOld.stderr).toContain('AUDIENCE_SERVICE_URL is not a URL: "not a url"');
   });
 });

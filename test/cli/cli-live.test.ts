@@ -1,11 +1,12 @@
 // The CLI end to end against the real server, as a script would run it (no terminal): an import
-// with a bad row into an audience it creates, exports of it back, and a refused key.
+// with a bad row into an audience it creates, exports of it back, a refused key, and a new key
+// made with the admin token.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
+import { ADMIN_TOKEN, type LiveServer, startLiveServer } from "../support/live-server.ts";
 import { runCli } from "./run-cli.ts";
 
 const HEADER = "email,firstName,lastName,company,plan";
@@ -27,7 +28,7 @@ const dir = mkdtempSync(join(tmpdir(), "cli-live-"));
 beforeAll(async () => {
   server = await startLiveServer();
   ws = await createWorkspace(server);
-  env = { AUDIENCE_SERVICE_URL: server.baseUrl, API_KEY: ws.key };
+  env = { API_URL: server.baseUrl, API_KEY: ws.key };
 });
 afterAll(() => server?.close());
 
@@ -98,5 +99,50 @@ describe("audience-service against a live server", () => {
     const refused = await runCli(["export"], { ...env, API_KEY: unknown });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("unauthorized: ");
+  });
+
+  it("keys create makes a working key for the workspace with ADMIN_TOKEN, printing it alone on stdout", async () => {
+    const made = await runCli(["keys", "create", "--workspace", ws.id, "--name", "laptop"], {
+      API_URL: server.baseUrl,
+      ADMIN_TOKEN,
+    });
+    expect(made.code).toBe(0);
+    const key = made.stdout.toString();
+    expect(key).toMatch(new RegExp(`^ak_${ws.id.slice(3)}_\\w+\n$`));
+    expect(made.stderr).toMatch(
+      new RegExp(`^Created the API key key_\\w+ \\("laptop"\\) for ${ws.id}\\. It is shown only this once`),
+    );
+
+    const exported = await runCli(["export"], { API_URL: server.baseUrl, API_KEY: key.trim() });
+    expect(exported.code).toBe(0);
+    expect(exported.stdout.toString()).toMatch(/^id,email,/);
+  });
+
+  it("keys create without ADMIN_TOKEN, with a wrong one, or for an unknown workspace: exit 2 and one line", async () => {
+    const args = ["keys", "create", "--workspace", ws.id];
+    const missing = await runCli(args, { API_URL: server.baseUrl });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      "audience-service: ADMIN_TOKEN is not set. Set it to the admin token the server was started with (its ADMIN_TOKEN).\n",
+    );
+
+    const wrong = await runCli(args, { API_URL: server.baseUrl, ADMIN_TOKEN: "not-the-admin-token" });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(
+      /^audience-service: the server refused ADMIN_TOKEN \(unauthorized\); it must be the admin token the server was started with\.\n$/,
+    );
+
+    const unknownWorkspace = `ws_${"Z".repeat(20)}`;
+    const unknown = await runCli(["keys", "create", "--workspace", unknownWorkspace], {
+      API_URL: server.baseUrl,
+      ADMIN_TOKEN,
+    });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      new RegExp(
+        `^audience-service: the server has no workspace ${unknownWorkspace} \\(workspace_not_found\\); check --workspace\\.\n$`,
+      ),
+    );
+    expect(missing.stdout.length + wrong.stdout.length + unknown.stdout.length).toBe(0);
   });
 });

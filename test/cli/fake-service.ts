@@ -226,4 +226,4 @@ export function useFakeService(): (options?: FakeServiceOptions) => Promise<Fake
 }
 
 /** The environment that points the CLI at a fake, with its key. */
-export const cliEnv = (fake: FakeService) => ({ AUDIENCE_SERVICE_URL: fake.baseUrl, API_KEY: fake.apiKey });
+export const cliEnv = (fake: FakeService) => ({ API_URL: fake.baseUrl, API_KEY: fake.apiKey });

@@ -5,7 +5,7 @@ export const ExitCode = {
   ok: 0,
   /** The import finished, but some rows were rejected (the rest were applied). */
   rowsRejected: 1,
-  /** Bad arguments or configuration: options, API_KEY, AUDIENCE_SERVICE_URL, a key the server refuses. */
+  /** Bad arguments or configuration: options, API_KEY, API_URL, a key the server refuses. */
   usage: 2,
   /** The import job failed, or was cancelled by someone else. */
   jobNotSucceeded: 3,
@@ -57,7 +57,7 @@ export function explainFailure(error: unknown, baseUrl: string): CliError {
     return new CliError(
       ExitCode.serverError,
       UNREACHABLE.has(code)
-        ? `cannot reach the audience service at ${baseUrl} (${code}); is it running, and is AUDIENCE_SERVICE_URL right?`
+        ? `cannot reach the audience service at ${baseUrl} (${code}); is it running, and is API_URL right?`
         : `the connection to the audience service at ${baseUrl} failed: ${cause.message ?? code}${code ? ` (${code})` : ""}`,
     );
   }

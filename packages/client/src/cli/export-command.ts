@@ -5,6 +5,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { type AudienceOption, requireAudience } from "./audience-lookup.js";
 import { ExitCode, isAbort, usageError } from "./cli-errors.js";
+import { writeLines } from "./fit-line.js";
 import { createRecordCounter } from "./line-count.js";
 import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.js";
 import type { Service } from "./service.js";
@@ -83,22 +84,24 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
     await output.finish();
     progress?.done(rows());
     if (showProgress)
-      stderr.write(
-        `Exported ${rows().toLocaleString("en-US")} ${plural(rows(), "member")} (${formatBytes(bytes)})${args.output ? ` to ${args.output}` : ""}.\n`,
+      writeLines(
+        stderr,
+        `Exported ${rows().toLocaleString("en-US")} ${plural(rows(), "member")} (${formatBytes(bytes)})${args.output ? ` to ${args.output}` : ""}.`,
       );
     return ExitCode.ok;
   } catch (error) {
     progress?.stop();
     await output?.discard();
     if (isAbort(error) || interrupt.signal.aborted) {
-      stderr.write(
-        `Interrupted: the export is incomplete${args.output ? `, and ${args.output} was not written` : ""}.\n`,
+      writeLines(
+        stderr,
+        `Interrupted: the export is incomplete${args.output ? `, and ${args.output} was not written` : ""}.`,
       );
       return ExitCode.interrupted;
     }
     // A reader that stops early (`| head`) closes the pipe: what it wanted, it has.
     if ((error as NodeJS.ErrnoException).code === "EPIPE") return ExitCode.ok;
-    if (output && args.output) stderr.write(`The export is incomplete: ${args.output} was not written.\n`);
+    if (output && args.output) writeLines(stderr, `The export is incomplete: ${args.output} was not written.`);
     throw error;
   } finally {
     process.off("SIGINT", onSigint);

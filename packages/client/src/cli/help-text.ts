@@ -1,31 +1,39 @@
 const EXIT_CODES = `Exit codes:
   0    done (import: every row applied)
   1    import: the job finished, but some rows were rejected (the others were applied)
-  2    usage or configuration: bad options, API_KEY or AUDIENCE_SERVICE_URL missing or wrong,
-       the key refused by the server, a file that cannot be read, an audience name not found
+  2    usage or configuration: bad options, API_KEY, ADMIN_TOKEN or API_URL missing or wrong,
+       the key or token refused by the server, a file that cannot be read, an audience name or
+       a workspace not found
   3    import: the job failed, or was cancelled elsewhere (the summary says what was applied)
   4    the server answered with an error, or could not be reached
   130  interrupted (Ctrl-C); an import job is cancelled first`;
 
+const URL_VARIABLE = `  API_URL               where the service is (default http://127.0.0.1:3000); the older name
+                        AUDIENCE_SERVICE_URL is read when API_URL is not set`;
+
 const ENVIRONMENT = `Environment:
-  AUDIENCE_SERVICE_URL  where the service is (default http://127.0.0.1:3000)
+${URL_VARIABLE}
   API_KEY               a workspace API key, ak_<workspace>_<key>_<secret>; the server prints
-                        one on its first start. Its workspace is the one addressed.`;
+                        one on its first start, keys create makes more. Its workspace is the
+                        one addressed.`;
 
 const COMMON_OPTIONS = `  --workspace ID       address this workspace (ws_…) instead of the API key's own
   --interval SECONDS   how often to report progress (default 1 on a terminal, 2 otherwise)
   -h, --help           show this help`;
 
-export const MAIN_HELP = `audience-service: import and export the members of an Audience Service workspace.
+export const MAIN_HELP = `audience-service: import and export the members of an Audience Service workspace, and
+make API keys for it.
 
 Usage:
   audience-service import <file.csv> [--audience NAME | --audience-id ID]
   audience-service export [--audience NAME | --audience-id ID] [--format csv|ndjson] [--output FILE]
+  audience-service keys create --workspace ID [--name NAME]
   audience-service <command> --help
 
 Commands:
   import   upload a CSV file of members and follow the import job to its end
   export   write every member (of an audience, or of the workspace) as CSV or NDJSON
+  keys     make a new API key for a workspace, with the server's admin token (a lost key)
 
 ${ENVIRONMENT}
 
@@ -68,6 +76,26 @@ Options:
 ${COMMON_OPTIONS}
 
 ${ENVIRONMENT}
+
+${EXIT_CODES}
+`;
+
+export const KEYS_HELP = `Usage: audience-service keys create --workspace ID [--name NAME]
+
+Makes a new API key for the workspace with the server's admin token (the admin operation
+createApiKey): the way back when a workspace's key is lost. The key goes to stdout, alone, and is
+shown only this once (the server keeps a hash of it); its id and name go to stderr. Older keys
+keep working. To use it at once:
+  export API_KEY=$(npx audience-service keys create --workspace ws_…)
+
+Options:
+  --workspace ID       the workspace (ws_…) the key is for
+  --name NAME          a label to recognise the key by (default "default")
+  -h, --help           show this help
+
+Environment:
+${URL_VARIABLE}
+  ADMIN_TOKEN           the admin token the server was started with (its ADMIN_TOKEN)
 
 ${EXIT_CODES}
 `;

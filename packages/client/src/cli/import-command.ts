@@ -1,5 +1,6 @@
 import { type AudienceOption, findOrCreateAudience } from "./audience-lookup.js";
 import { ExitCode, isAbort } from "./cli-errors.js";
+import { writeLines } from "./fit-line.js";
 import { cancelImport, exitCodeOf, summarize, watchImport } from "./import-job.js";
 import { createProgress, formatBytes, type Progress, plural, type Terminal } from "./progress.js";
 import type { Service } from "./service.js";
@@ -17,7 +18,7 @@ export interface ImportArgs {
  * chunks already committed, and the summary says what they were); a second Ctrl-C leaves at once.
  */
 export async function runImport(service: Service, args: ImportArgs, { stdout, stderr }: Terminal): Promise<ExitCode> {
-  const say = (line: string) => stderr.write(`${line}\n`);
+  const say = (line: string) => writeLines(stderr, line);
   const size = await fileSize(args.file);
   const audienceId = await findOrCreateAudience(service, args.audience, say);
 
@@ -70,13 +71,13 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
         onUpdate: (current) => importing.update(current.rowsRead),
       });
       importing.done(job.rowsRead);
-      stdout.write(summarize(job, Date.now() - started));
+      writeLines(stdout, summarize(job, Date.now() - started));
       return exitCodeOf(job);
     } catch (error) {
       if (!isAbort(error)) throw error;
       const { job, cancelled } = await cancelImport(service, upload.job.id);
       if (!cancelled) say(`Import ${job.id} had already ended when the cancel reached it.`);
-      stdout.write(summarize(job, Date.now() - started));
+      writeLines(stdout, summarize(job, Date.now() - started));
       return cancelled ? ExitCode.interrupted : exitCodeOf(job);
     }
   } finally {

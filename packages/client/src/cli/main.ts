@@ -1,10 +1,12 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type AudienceOption, checkAudienceOption } from "./audience-lookup.js";
 import { CliError, ExitCode, explainFailure, usageError } from "./cli-errors.js";
-import { type CliConfig, DEFAULT_URL, readConfig } from "./config.js";
+import { checkWorkspaceId, DEFAULT_URL, readConfig, readServiceUrl } from "./config.js";
 import { EXPORT_FORMATS, type ExportFormat, runExport } from "./export-command.js";
-import { EXPORT_HELP, IMPORT_HELP, MAIN_HELP } from "./help-text.js";
+import { writeLines } from "./fit-line.js";
+import { EXPORT_HELP, IMPORT_HELP, KEYS_HELP, MAIN_HELP } from "./help-text.js";
 import { runImport } from "./import-command.js";
+import { runKeysCreate } from "./keys-command.js";
 import type { Terminal } from "./progress.js";
 import { connect } from "./service.js";
 
@@ -22,7 +24,14 @@ const COMMANDS = {
     help: EXPORT_HELP,
     options: { ...COMMON, format: { type: "string" }, output: { type: "string", short: "o" } },
   },
+  keys: {
+    help: KEYS_HELP,
+    options: { workspace: COMMON.workspace, name: { type: "string" }, help: COMMON.help },
+  },
 } as const;
+
+/** Every option of every command, for parseArgs; each command then refuses the ones it lacks. */
+const ALL_OPTIONS = { ...COMMANDS.export.options, ...COMMANDS.keys.options };
 
 /** Runs one command line (argv without node and the script) and resolves to the exit code. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Terminal): Promise<number> {
@@ -31,16 +40,25 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     terminal.stdout.write(MAIN_HELP);
     return ExitCode.ok;
   }
-  let config: CliConfig | undefined;
+  /** Where the service is, once known: the address an unreachable-server message names. */
+  let baseUrl: string | undefined;
   try {
     if (command === undefined) throw usageError(`a command is needed.\n\n${MAIN_HELP}`);
-    if (command !== "import" && command !== "export") {
-      throw usageError(`unknown command "${command}" (the commands are import and export; see --help)`);
+    if (command !== "import" && command !== "export" && command !== "keys") {
+      throw usageError(`unknown command "${command}" (the commands are import, export and keys; see --help)`);
     }
     const { values, positionals } = parseCommandLine(command, rest);
     if (values.help) {
       terminal.stdout.write(COMMANDS[command].help);
       return ExitCode.ok;
+    }
+    if (command === "keys") {
+      const [action, ...extra] = positionals;
+      if (action !== "create" || extra.length > 0)
+        throw usageError("the keys command is keys create (see keys --help)");
+      if (values.workspace !== undefined) checkWorkspaceId(values.workspace);
+      baseUrl = readServiceUrl(env);
+      return await runKeysCreate(baseUrl, env, { workspace: values.workspace, name: values.name }, terminal);
     }
     const audience: AudienceOption = { name: values.audience, id: values["audience-id"] };
     checkAudienceOption(audience);
@@ -49,16 +67,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     if (command === "import") {
       const [file, ...extra] = positionals;
       if (file === undefined || extra.length > 0) throw usageError("import takes one CSV file (see import --help)");
-      config = readConfig(env, values.workspace);
+      const config = readConfig(env, values.workspace);
+      baseUrl = config.baseUrl;
       return await runImport(connect(config), { file, audience, intervalMs }, terminal);
     }
     if (positionals.length > 0) throw usageError(`export takes no file name: use --output (see export --help)`);
     const format = parseFormat(values.format);
-    config = readConfig(env, values.workspace);
+    const config = readConfig(env, values.workspace);
+    baseUrl = config.baseUrl;
     return await runExport(connect(config), { audience, format, output: values.output, intervalMs }, terminal);
   } catch (error) {
-    const failure = explainFailure(error, config?.baseUrl ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
-    terminal.stderr.write(`audience-service: ${failure.message}\n`);
+    const failure = explainFailure(error, baseUrl ?? env.API_URL ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
+    writeLines(terminal.stderr, `audience-service: ${failure.message}`);
     return failure.exitCode;
   }
 }
@@ -67,7 +87,7 @@ function parseCommandLine(command: keyof typeof COMMANDS, args: string[]) {
   try {
     const { values, positionals } = parseArgs({
       args,
-      options: { ...COMMANDS.export.options },
+      options: ALL_OPTIONS,
       allowPositionals: true,
       strict: true,
     });

@@ -1,4 +1,5 @@
-import { Presets, SingleBar } from "cli-progress";
+import { SingleBar } from "cli-progress";
+import { layoutProgress, widthOf } from "./fit-line.js";
 
 /** Where a command writes: data and summaries on stdout, progress and notices on stderr. */
 export interface Terminal {
@@ -46,14 +47,13 @@ export function createProgress(options: ProgressOptions): Progress {
 
   const describe = () => describeProgress(options.unit, value, total, options.estimated ?? false, now() - started);
   const bar = interactive
-    ? new SingleBar(
-        {
-          stream,
-          format: `${label} [{bar}] {percentage}% | {counts} | {speed} | ETA {etaText}`,
-          barsize: 30,
-        },
-        Presets.shades_classic,
-      )
+    ? new SingleBar({
+        stream,
+        // Laid out anew at each redraw for the terminal's width as it is then (it may be resized):
+        // cli-progress would otherwise cut the line at the last column, in the middle of a count.
+        format: (_options, params, payload: ProgressText) =>
+          layoutProgress({ label, progress: params.progress, ...payload }, widthOf(stream) ?? 80),
+      })
     : undefined;
   bar?.start(Math.max(total ?? 0, 1), 0, describe());
 
