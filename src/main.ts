@@ -99,6 +99,7 @@ function restartLines(
       ? "A new API key (an API key is shown only once, when it is made), with this server's ADMIN_TOKEN:"
       : "A new API key (an API key is shown only once, when it is made): restart with ADMIN_TOKEN set (a secret of at least 16 characters), then:",
     curl,
+    `  or: API_URL=${address} npx audience-service keys create --workspace ${workspaceId}`,
   );
   return lines;
 }

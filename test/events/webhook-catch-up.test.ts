@@ -1,7 +1,8 @@
 // A receiver back after an outage gets its backlog at once and in sequence order, not at each
 // delivery's next scheduled retry; /metrics shows each webhook's pending deliveries meanwhile.
-import { describe, expect } from "vitest";
+
 import type { AudienceClient } from "@audience-service/client";
+import { describe, expect } from "vitest";
 import { createAudience } from "../support/factories.ts";
 import { startReceiver } from "./event-support.ts";
 import { catchUpIt as it } from "./webhook-fixture.ts";

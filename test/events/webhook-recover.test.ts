@@ -1,7 +1,8 @@
 // POST …/webhooks/{id}/recover: the failed deliveries since a time go out again, oldest first;
 // /metrics shows each webhook's failed deliveries.
-import { describe, expect } from "vitest";
+
 import type { AudienceClient } from "@audience-service/client";
+import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience } from "../support/factories.ts";
 import { startReceiver } from "./event-support.ts";
