@@ -228,6 +228,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     updateMember: { fields: { role: "probe" } },
     createWebhook: { url: "https://93.184.215.14/probe", enabled: false },
     updateWebhook: { description: "probe" },
+    recoverWebhook: { since: "2026-01-01T00:00:00.000Z" },
   };
   const body = bodies[shape.operationId];
   if (shape.body?.required && body === undefined) {
