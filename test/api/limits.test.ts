@@ -7,7 +7,8 @@ import { ADMIN_TOKEN, call, type RawResponse } from "../support/live-server.ts";
 /**
  * The limits the contract states, each at the limit (accepted) and one past it (400, pointing at
  * the value): a limit off by one either way fails here. Limits of the filter language are tested
- * in test/unit/filter.test.ts, of cursors in test/security/forged-cursors.test.ts.
+ * in test/unit/filter.test.ts, of cursors in test/security/forged-cursors.test.ts, of webhook settings
+ * in limits-webhooks.test.ts; 10,001 addAudienceMembers entries in add-members.test.ts.
  */
 const fields = (n: number, value = "v") => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value]));
 const emails = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `alt${from + i}@example.com`);
