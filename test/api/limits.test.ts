@@ -1,15 +1,26 @@
 import { describe, expect } from "vitest";
-import { createAudience } from "../support/factories.ts";
+import { addMembers, createAudience, upsertMembers } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
-import { call } from "../support/live-server.ts";
+import { importCsv } from "../support/imports.ts";
+import { ADMIN_TOKEN, call, type RawResponse } from "../support/live-server.ts";
 
 /**
  * The limits the contract states, each at the limit (accepted) and one past it (400, pointing at
  * the value): a limit off by one either way fails here. Limits of the filter language are tested
- * in test/unit/filter.test.ts, of cursors in test/security/forged-cursors.test.ts.
+ * in test/unit/filter.test.ts, of cursors in test/security/forged-cursors.test.ts, of webhook settings
+ * in limits-webhooks.test.ts; 10,001 addAudienceMembers entries in add-members.test.ts.
  */
 const fields = (n: number, value = "v") => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value]));
 const emails = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `alt${from + i}@example.com`);
+/** A 400 invalid_request pointing at the value. */
+function expectRefused(response: RawResponse, pointer: string, what: string) {
+  expect(response.status, what).toBe(400);
+  expect(response.problem?.code, what).toBe("invalid_request");
+  expect(
+    response.problem?.errors?.map((e) => e.pointer),
+    what,
+  ).toContain(pointer);
+}
 /** A valid address of exactly n characters. */
 const emailOf = (n: number) =>
   `${"a".repeat(64)}@${"b".repeat(n - 64 - 1 - 4)}.org`.replace(/b{63}/g, (b) => `${b.slice(0, 62)}.`);
@@ -78,5 +89,85 @@ describe("limits stated by the contract, at the limit and one past it", () => {
       });
       expect(page.status, `limit=${limit}`).toBe(limit === 500 ? 200 : 400);
     }
+  });
+
+  it("an API key name of 100 characters, on the admin route", async ({ server, ws }) => {
+    const create = (name: string) =>
+      call(server, "POST", `/v0/workspaces/${ws.id}/api-keys`, { token: ADMIN_TOKEN, body: { name } });
+    const created = await create("k".repeat(100));
+    expect(created.status).toBe(201);
+    expect((created.data as { name: string }).name).toBe("k".repeat(100));
+    expectRefused(await create("k".repeat(101)), "/body/name", "a name of 101 characters");
+  });
+
+  it("10,000 entries in all on addAudienceMembers, ids and members together", async ({ ws }) => {
+    const audienceId = await createAudience(ws);
+    const result = await addMembers(ws, audienceId, {
+      memberIds: Array.from({ length: 6000 }, (_, i) => `t${i}`),
+      members: Array.from({ length: 4000 }, (_, i) => ({ id: `d${i}` })),
+    });
+    expect(result).toEqual({ added: 10_000, alreadyMembers: 0, created: 10_000, merged: 0 });
+  });
+
+  it("a member search of 200 characters, on the workspace and in an audience", async ({ server, ws }) => {
+    const term = "z".repeat(200);
+    await upsertMembers(ws, [{ id: "found", fields: { company: term } }, { id: "other" }]);
+    const audienceId = await createAudience(ws);
+    await addMembers(ws, audienceId, { memberIds: ["found", "other"] });
+    for (const path of [`/v0/workspaces/${ws.id}/members`, `/v0/workspaces/${ws.id}/audiences/${audienceId}/members`]) {
+      const page = await call(server, "GET", `${path}?search=${term}`, { token: ws.key });
+      expect(page.status, path).toBe(200);
+      expect(page.data, path).toMatchObject({ totalCount: 1, results: [{ id: "found" }] });
+      expectRefused(await call(server, "GET", `${path}?search=${term}z`, { token: ws.key }), "/query/search", path);
+    }
+  });
+
+  it("a preview of 100 members", async ({ server, ws }) => {
+    await upsertMembers(
+      ws,
+      Array.from({ length: 101 }, (_, i) => ({ id: `p${i}` })),
+    );
+    const preview = (limit: number) =>
+      call(server, "POST", `/v0/workspaces/${ws.id}/audiences/preview`, {
+        token: ws.key,
+        body: { filter: { field: "id", op: "startsWith", value: "p" }, limit },
+      });
+    const shown = await preview(100);
+    expect(shown.status).toBe(200);
+    const data = shown.data as { totalCount: number; results: unknown[] };
+    expect([data.totalCount, data.results.length]).toEqual([101, 100]);
+    expectRefused(await preview(101), "/body/limit", "a preview of 101");
+  });
+
+  it("a page of 1,000 events, and of 20 event types", async ({ server, ws }) => {
+    // One event per write: 1,001 writes, so that a page of 1,000 is full and has a next page.
+    for (let from = 0; from < 1001; from += 50) {
+      const ids = Array.from({ length: Math.min(50, 1001 - from) }, (_, i) => `e${from + i}`);
+      await Promise.all(ids.map((id) => upsertMembers(ws, [{ id }])));
+    }
+    const feed = (query: string) => call(server, "GET", `/v0/workspaces/${ws.id}/events?${query}`, { token: ws.key });
+    const count = async () => ((await feed("limit=1000")).data as { results: unknown[] }).results.length;
+    // Events are published just after their write commits.
+    await expect.poll(count, { timeout: 20_000, interval: 50 }).toBe(1000);
+    const page = await feed("limit=1000");
+    expect((page.data as { pageInfo: { hasNextPage: boolean } }).pageInfo.hasNextPage).toBe(true);
+    expectRefused(await feed("limit=1001"), "/query/limit", "a page of 1,001 events");
+
+    const types = (n: number) => Array.from({ length: n }, () => "members.created").join(",");
+    const typed = await feed(`limit=1000&types=${types(20)}`);
+    expect(typed.status).toBe(200);
+    expect((typed.data as { results: unknown[] }).results).toHaveLength(1000);
+    expectRefused(await feed(`types=${types(21)}`), "/query/types", "21 event types");
+  });
+
+  it("a list of 100 imports, newest first", async ({ server, ws }) => {
+    const ids: string[] = [];
+    for (let i = 0; i < 101; i++) ids.push((await importCsv(ws, `id\nimported${i}\n`)).id);
+    const list = (limit: number) =>
+      call(server, "GET", `/v0/workspaces/${ws.id}/imports?limit=${limit}`, { token: ws.key });
+    const listed = await list(100);
+    expect(listed.status).toBe(200);
+    expect((listed.data as { results: { id: string }[] }).results.map((job) => job.id)).toEqual(ids.slice(1).reverse());
+    expectRefused(await list(101), "/query/limit", "a list of 101 imports");
   });
 });
