@@ -168,7 +168,10 @@ export { verifyWebhook };
 
   it("runs its CLI, audience-service --help", async () => {
     const { stdout } = await npm(["exec", "--no", "--", "audience-service", "--help"], project);
-    expect(stdout).toMatch(/^audience-service: import and export the members of an Audience Service workspace\./);
+    expect(stdout).toMatch(
+      /^audience-service: import and export the members of an Audience Service workspace, and\nmake API keys for it\./,
+    );
+    expect(stdout).toContain("audience-service keys create --workspace ID");
     expect(stdout).toContain("audience-service import <file.csv>");
   });
 });
