@@ -56,7 +56,9 @@ export async function checkWebhookUrl(
   }
   const refused = addresses.find((address) => !isPublicAddress(address));
   if (refused !== undefined || addresses.length === 0) {
-    throw notAllowed(`${host} resolves to ${refused ?? "no address"}, which is not a public address.`);
+    throw notAllowed(
+      `${host} resolves to ${refused ?? "no address"}, which is not a public address. A receiver on your own network needs the server started with WEBHOOK_ALLOW_PRIVATE=true.`,
+    );
   }
 }
 
