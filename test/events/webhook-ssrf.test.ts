@@ -38,7 +38,7 @@ describe("webhook URLs", () => {
       const error = await rejectionOf(api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url } }));
       expect([error.status, error.code]).toEqual([400, "webhook_url_not_allowed"]);
       // Whoever meant a receiver of their own is told the way: WEBHOOK_ALLOW_PRIVATE.
-      expect(error.problem.detail).toMatch(/, which is not a public address\. .*WEBHOOK_ALLOW_PRIVATE=true\.$/);
+      expect(error.problem?.detail).toMatch(/, which is not a public address\. .*WEBHOOK_ALLOW_PRIVATE=true\.$/);
       expect((await api.GET(WEBHOOKS, { params: { path: { workspaceId } } })).results).toEqual([]);
     },
   );
