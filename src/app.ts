@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import openapiGlue from "fastify-openapi-glue";
 import fp from "fastify-plugin";
 import { createServices, type Services } from "./composition.ts";
-import type { PartialSettings } from "./config/settings.ts";
+import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { operationsTaking, readContract } from "./contract/contract.ts";
 import type { Handlers } from "./contract/handler-types.ts";
 import { BadRequestError, serviceUnavailable } from "./domain/errors.ts";
@@ -114,7 +114,7 @@ function handlersOf(services: Services, store: Store): Handlers {
 
 /** The HTTP application, bound to the contract; it does not listen (see main.ts). */
 export async function buildApp({ store, settings: given = {}, logger = false, workers = true }: AppOptions) {
-  const cache = createAudienceCache({ ttlMs: given.cache?.audienceTtlMs });
+  const cache = createAudienceCache({ ttlMs: resolveSettings(given).cache.audienceTtlMs });
   let log: FastifyInstance["log"] | undefined;
   const services = createServices(store, given, {
     cache,

@@ -1,6 +1,6 @@
 import envSchema from "env-schema";
 import { DEFAULTS } from "./defaults.ts";
-import type { Settings } from "./settings.ts";
+import { resolveSettings, type Settings } from "./settings.ts";
 
 const integer = (minimum: number, maximum: number, fallback?: number) => ({
   type: "integer",
@@ -118,23 +118,17 @@ function sections(v: Record<Variable, any>): Config {
       queueLimit: v.DATABASE_QUEUE_LIMIT,
       preparedStatements: v.DATABASE_PREPARED_STATEMENTS,
     },
-    settings: {
+    // What the environment sets; everything else keeps its default (settings.ts).
+    settings: resolveSettings({
       http: {
         bodyLimit: v.BODY_LIMIT,
-        requestTimeoutMs: DEFAULTS.server.requestTimeoutMs,
         publicUrl: v.PUBLIC_URL,
         adminToken: v.ADMIN_TOKEN,
         metricsToken: v.METRICS_TOKEN,
       },
       rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE },
-      cache: { ...DEFAULTS.cache },
       events: { retentionDays: v.EVENT_RETENTION_DAYS },
-      webhooks: {
-        allowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
-        timeoutMs: v.WEBHOOK_TIMEOUT_MS,
-        resolve: undefined,
-        attemptOffsetsMs: undefined,
-      },
+      webhooks: { allowPrivate: v.WEBHOOK_ALLOW_PRIVATE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
       imports: {
         maxBytes: v.IMPORT_MAX_BYTES,
         leaseMs: v.IMPORT_LEASE_MS,
@@ -142,11 +136,10 @@ function sections(v: Record<Variable, any>): Config {
         workers: v.IMPORT_WORKERS,
       },
       exports: {
-        ...DEFAULTS.exports,
         concurrency: v.EXPORT_CONCURRENCY,
         perKey: v.EXPORT_CONCURRENCY_PER_KEY,
         writeTimeoutMs: v.EXPORT_WRITE_TIMEOUT_MS,
       },
-    },
+    }),
   };
 }

@@ -80,10 +80,3 @@ export function resolveSettings(given: PartialSettings = {}): Settings {
   }
   return resolved as unknown as Settings;
 }
-
-/** `over`'s sections laid over `base`'s, property by property. */
-export function mergeSettings(base: PartialSettings, over: PartialSettings = {}): PartialSettings {
-  const merged = { ...base } as Record<string, object>;
-  for (const [section, values] of Object.entries(over)) merged[section] = { ...merged[section], ...values };
-  return merged as PartialSettings;
-}

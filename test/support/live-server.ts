@@ -3,12 +3,22 @@ import type { Problem, ResultOf } from "@audience-service/client";
 import pg from "pg";
 import type { paths } from "../../generated/api.d.ts";
 import { type AppOptions, buildApp } from "../../src/app.ts";
-import { mergeSettings, type PartialSettings } from "../../src/config/settings.ts";
+import type { PartialSettings } from "../../src/config/settings.ts";
 import { openStore, type Store, type StoreOptions } from "../../src/platform/db/database.ts";
 import { checkResponse } from "./contract.ts";
 import { embeddedTemplate } from "./embedded-template.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/** A test's settings laid over the fixture's, section by section; an undefined value keeps the fixture's. */
+function mergeSettings(base: PartialSettings, over: PartialSettings = {}): PartialSettings {
+  const merged = { ...base } as Record<string, object>;
+  for (const [section, values] of Object.entries(over)) {
+    const defined = Object.entries(values ?? {}).filter(([, value]) => value !== undefined);
+    merged[section] = { ...merged[section], ...Object.fromEntries(defined) };
+  }
+  return merged as PartialSettings;
+}
 
 /**
  * A live server on a fresh store: the embedded store in memory, or, when TEST_DATABASE_URL is

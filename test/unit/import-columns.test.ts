@@ -49,7 +49,10 @@ describe("an import's header row", () => {
     // it as it is, unlike the C0 controls it escapes itself); only a first
     // column that still starts with a byte order mark names a second one as the cause.
     [["email", "a\u007fb"], /^Column 2 of the header, "a\\u007fb", is not id, .* at most 64 characters\)\.$/],
-    [["\uFEFFemail"], /^Column 1 of the header, "\\ufeffemail", .*\. The file starts with more than one byte order mark\.$/],
+    [
+      ["\uFEFFemail"],
+      /^Column 1 of the header, "\\ufeffemail", .*\. The file starts with more than one byte order mark\.$/,
+    ],
     [["email", "\uFEFFrole"], /^Column 2 of the header, "\\ufeffrole", is not id, .* at most 64 characters\)\.$/],
     [["2fa", "email"], /^Column 1 of the header, "2fa", is not id, .* at most 64 characters\)\.$/],
   ] as const)("refuses %j with 400 invalid_csv", ([names, detail]) => {

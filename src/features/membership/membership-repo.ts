@@ -31,7 +31,7 @@ import {
 export type { SetChange } from "./membership-sql.ts";
 
 /**
- * An audience's sets, as bitsets over member numbers (see member-bits.ts): `include` and
+ * An audience's sets, as bitsets over member numbers (see member-bits-sql.ts): `include` and
  * `exclude` (manual decisions), `match` (what its rule matches) and `member`, kept equal to
  * include ∨ (match ∧ ¬exclude) by every statement here. Each operation is one statement, which
  * also moves the audiences' member_count by what entered and left and returns those changes

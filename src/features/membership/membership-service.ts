@@ -8,7 +8,7 @@ import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
-/** Where writes record their events: the outbox (see services/index.ts), a fake in unit tests. */
+/** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */
 export interface EventSink {
   /** Records events in the write's transaction: they exist exactly if it commits. */
   record(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
