@@ -3,6 +3,7 @@ import { rejectionOf } from "../support/checked-client.ts";
 import { allMemberIds, createAudience } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import { csvOf, importCsv, importEnded, uploadCsv } from "../support/imports.ts";
+import { metricSample } from "../support/metrics.ts";
 
 const JOB = "/v0/workspaces/{workspaceId}/imports/{importId}";
 /** Three to six chunks (10,000 rows on PostgreSQL, 5,000 embedded): long enough to be stopped while it runs. */
@@ -80,11 +81,8 @@ describe("import jobs as they run", () => {
   });
 
   it("counts imported rows by outcome in GET /metrics", async ({ server, ws }) => {
-    const scrape = async (outcome: string) => {
-      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-      const found = new RegExp(`^audience_import_rows_total\\{outcome="${outcome}"\\} (\\S+)$`, "m").exec(text);
-      return Number(found?.[1] ?? 0);
-    };
+    const scrape = (outcome: string) =>
+      metricSample(server.baseUrl, `audience_import_rows_total{outcome="${outcome}"}`);
     const [created, rejected] = [await scrape("created"), await scrape("rejected")];
     await importCsv(ws, "email\nm1@example.com\nm2@example.com\nnot-an-email\n");
     expect(await scrape("created")).toBe(created + 2);

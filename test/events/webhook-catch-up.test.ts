@@ -4,6 +4,7 @@
 import type { AudienceClient } from "@audience-service/client";
 import { describe, expect } from "vitest";
 import { createAudience } from "../support/factories.ts";
+import { metricSample as sample } from "../support/metrics.ts";
 import { startReceiver } from "./event-support.ts";
 import { catchUpIt as it } from "./webhook-fixture.ts";
 
@@ -25,13 +26,6 @@ type Delivery = Awaited<ReturnType<typeof deliveries>>[number];
  */
 const atTheLongStep = (d: Delivery) =>
   d.status === "pending" && d.attempts >= 2 && Date.parse(d.nextAttemptAt ?? "") > Date.now() + 60_000;
-
-/** The value of one sample of /metrics, by its name and labels as written in the exposition; 0 when absent. */
-async function sample(baseUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return Number(line?.split(" ")[1] ?? 0);
-}
 
 describe("catching up after a receiver's outage", () => {
   it("sends the backlog once the receiver answers 2xx again, oldest first, before the next retry step", async ({

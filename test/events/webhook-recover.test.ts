@@ -5,6 +5,7 @@ import type { AudienceClient } from "@audience-service/client";
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience } from "../support/factories.ts";
+import { metricSample as sample } from "../support/metrics.ts";
 import { startReceiver } from "./event-support.ts";
 import { it } from "./webhook-fixture.ts";
 
@@ -16,12 +17,6 @@ const PATIENT = { timeout: 20_000, interval: 25 };
 
 const deliveries = (api: AudienceClient, workspaceId: string, webhookId: string) =>
   api.GET(`${WEBHOOK}/deliveries`, { params: { path: { workspaceId, webhookId } } }).then((page) => page.results);
-
-async function sample(baseUrl: string, series: string): Promise<number> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return Number(line?.split(" ")[1] ?? 0);
-}
 
 describe("recovering a webhook's failed deliveries", () => {
   it("queues the failed deliveries since a time, sent oldest first; older ones stay failed", async ({

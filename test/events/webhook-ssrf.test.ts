@@ -44,14 +44,18 @@ describe("webhook URLs", () => {
   );
 
   it.for([
-    ["a port over 65535", "http://example.com:99999/"],
-    ["an IPv4 address out of range", "http://256.0.0.1/"],
-    ["an IPv4 number out of range", "http://4294967296/"],
-    ["credentials and no host", "http://a:b@/"],
-    ["a NUL in the host", "http://ex%00ample/"],
+    ["a port over 65535", "http://example.com:99999/", "invalid_request"],
+    ["an IPv4 address out of range", "http://256.0.0.1/", "invalid_request"],
+    ["an IPv4 number out of range", "http://4294967296/", "invalid_request"],
+    ["credentials and no host", "http://a:b@/", "invalid_request"],
+    ["a NUL in the host", "http://ex%00ample/", "invalid_request"],
+    // Credentials are refused, so no read can show them.
+    ["a user and a password", "https://user:secret@hooks.example.com/in", "webhook_url_not_allowed"],
+    ["a user alone", "https://token@hooks.example.com/in", "webhook_url_not_allowed"],
+    ["a password alone", "https://:secret@hooks.example.com/in", "webhook_url_not_allowed"],
   ] as const)(
-    "are 400 invalid_request naming /body/url for %s, created or changed",
-    async ([, url], { api, workspaceId }) => {
+    "are refused naming /body/url, created or changed, for %s",
+    async ([, url, code], { api, workspaceId }) => {
       const kept = await api.POST(WEBHOOKS, {
         params: { path: { workspaceId } },
         body: { url: "https://hooks.example.com/" },
@@ -63,39 +67,12 @@ describe("webhook URLs", () => {
       for (const error of errors) {
         expect([error.status, error.code, error.problem?.errors?.map((e) => e.pointer)]).toEqual([
           400,
-          "invalid_request",
-          ["/body/url"],
-        ]);
-      }
-      expect((await api.GET(WEBHOOKS, { params: { path: { workspaceId } } })).results.map((w) => w.url)).toEqual([
-        "https://hooks.example.com/",
-      ]);
-    },
-  );
-
-  it.for([
-    ["a user and a password", "https://user:secret@hooks.example.com/in"],
-    ["a user alone", "https://token@hooks.example.com/in"],
-    ["a password alone", "https://:secret@hooks.example.com/in"],
-  ] as const)(
-    "are 400 webhook_url_not_allowed with %s, so no read can show them",
-    async ([, url], { api, workspaceId }) => {
-      const kept = await api.POST(WEBHOOKS, {
-        params: { path: { workspaceId } },
-        body: { url: "https://hooks.example.com/" },
-      });
-      const errors = [
-        await rejectionOf(api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url } })),
-        await rejectionOf(api.PATCH(WEBHOOK, { params: { path: { workspaceId, webhookId: kept.id } }, body: { url } })),
-      ];
-      for (const error of errors) {
-        expect([error.status, error.code, error.problem?.errors?.map((e) => e.pointer)]).toEqual([
-          400,
-          "webhook_url_not_allowed",
+          code,
           ["/body/url"],
         ]);
       }
       const listed = await api.GET(WEBHOOKS, { params: { path: { workspaceId } } });
+      expect(listed.results.map((w) => w.url)).toEqual(["https://hooks.example.com/"]);
       expect(JSON.stringify(listed)).not.toContain("secret@");
     },
   );

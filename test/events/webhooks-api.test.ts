@@ -2,6 +2,7 @@
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
 import { createAudience } from "../support/factories.ts";
+import { metricSample } from "../support/metrics.ts";
 import { startReceiver, verifiedIndependently } from "./event-support.ts";
 import { it } from "./webhook-fixture.ts";
 
@@ -160,23 +161,22 @@ describe("webhook subscriptions", () => {
 
   it("are counted in /metrics: events published, attempts by outcome", async ({ api, workspaceId, ws, server }) => {
     const receiver = await startReceiver((_request, index) => (index === 0 ? 500 : 204));
-    const sample = async (series: string) => {
-      const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
-      const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-      return Number(line?.split(" ")[1] ?? 0);
-    };
     try {
       const [created, retried, succeeded] = await Promise.all([
-        sample('audience_events_published_total{type="audience.created"}'),
-        sample('audience_webhook_attempts_total{outcome="retry"}'),
-        sample('audience_webhook_attempts_total{outcome="succeeded"}'),
+        metricSample(server.baseUrl, 'audience_events_published_total{type="audience.created"}'),
+        metricSample(server.baseUrl, 'audience_webhook_attempts_total{outcome="retry"}'),
+        metricSample(server.baseUrl, 'audience_webhook_attempts_total{outcome="succeeded"}'),
       ]);
       await api.POST(WEBHOOKS, { params: { path: { workspaceId } }, body: { url: receiver.url } });
       await createAudience(ws);
       await receiver.waitFor(2);
-      await expect.poll(() => sample('audience_webhook_attempts_total{outcome="succeeded"}')).toBe(succeeded + 1);
-      expect(await sample('audience_webhook_attempts_total{outcome="retry"}')).toBe(retried + 1);
-      expect(await sample('audience_events_published_total{type="audience.created"}')).toBe(created + 1);
+      await expect
+        .poll(() => metricSample(server.baseUrl, 'audience_webhook_attempts_total{outcome="succeeded"}'))
+        .toBe(succeeded + 1);
+      expect(await metricSample(server.baseUrl, 'audience_webhook_attempts_total{outcome="retry"}')).toBe(retried + 1);
+      expect(await metricSample(server.baseUrl, 'audience_events_published_total{type="audience.created"}')).toBe(
+        created + 1,
+      );
     } finally {
       await receiver.close();
     }
