@@ -203,7 +203,8 @@ export interface paths {
          * Archive an audience
          * @description Archives the audience: it leaves the default listing, keeps its members and becomes
          *     read-only. Archiving an archived audience succeeds again. Its name becomes free for a new
-         *     audience.
+         *     audience. An audience that an unarchived audience's rule names cannot be archived (409
+         *     `audience_in_use`, naming them).
          */
         delete: operations["archiveAudience"];
         options?: never;
@@ -236,6 +237,33 @@ export interface paths {
          *     unarchived audience succeeds and changes nothing.
          */
         post: operations["restoreAudience"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Snapshot an audience
+         * @description Creates a new audience holding exactly this audience's members at this moment, as members
+         *     added by hand, with no rule: it does not follow member changes. The source must be
+         *     unarchived (409 `audience_archived`); the name follows the rules of `createAudience`.
+         */
+        post: operations["snapshotAudience"];
         delete?: never;
         options?: never;
         head?: never;
@@ -363,6 +391,71 @@ export interface paths {
         put: operations["setAudienceFilter"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the declared fields
+         * @description The custom fields with a declared type, by key. Any other field is a string.
+         */
+        get: operations["listFields"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/fields/{fieldKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description The custom field's key (not `firstName`, `lastName`, `role` or `company`). */
+                fieldKey: components["parameters"]["FieldKey"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Declare a field's type
+         * @description Gives a custom field a type. Every stored value of the field must parse as that type, or
+         *     nothing changes (409 `field_values_invalid`); from then on every write of the field is
+         *     checked (400 `invalid_field_value`; an import rejects the row, with its line). A field a
+         *     rule uses cannot change type (409 `field_in_use`). Values by type:
+         *
+         *     | type | values |
+         *     |---|---|
+         *     | `number` | a decimal number: `42`, `-3.5`, `1e3` (as a double; at most 1e300 in magnitude) |
+         *     | `date` | `2026-01-31` (its UTC midnight) or `2026-01-31T09:00:00Z` (an offset, `Z` or `+02:00`, is required; at most milliseconds) |
+         *     | `boolean` | `true` or `false` (any case) |
+         *     | `string` | any text |
+         *
+         *     `""` means no value, whatever the type. `firstName`, `lastName`, `role` and `company`
+         *     stay strings.
+         */
+        put: operations["declareField"];
+        post?: never;
+        /**
+         * Remove a field's declared type
+         * @description The field becomes a string again; its values are kept. A field a rule uses cannot (409 `field_in_use`).
+         */
+        delete: operations["deleteField"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1157,6 +1250,23 @@ export interface components {
         CreateAudienceRequest: {
             name: components["schemas"]["AudienceName"];
         };
+        SnapshotAudienceRequest: {
+            name: components["schemas"]["AudienceName"];
+        };
+        /** @enum {string} */
+        FieldType: "string" | "number" | "date" | "boolean";
+        FieldDefinition: {
+            key: string;
+            type: components["schemas"]["FieldType"];
+            /** @description When the field got its current type. */
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        FieldList: {
+            results: components["schemas"]["FieldDefinition"][];
+        };
+        DeclareFieldRequest: {
+            type: components["schemas"]["FieldType"];
+        };
         AudienceRef: {
             /** @description Identifier of the audience. */
             id: string;
@@ -1267,19 +1377,44 @@ export interface components {
          * @description A membership rule: a condition, or `all` / `any` of filters, or `not` a filter. At most 10
          *     levels deep and 100 conditions in all. String comparison is case-insensitive.
          *
-         *     A condition is `{field, op, value}`:
+         *     A condition is `{field, op, value}`; the operators depend on the field's declared type
+         *     (`declareField`; undeclared custom fields are strings):
          *
          *     | field | ops | value |
          *     |---|---|---|
-         *     | `id`, `email`, `anyEmail`, `fields.<key>` | `eq`, `ne`, `contains`, `startsWith`, `endsWith` | string |
+         *     | `id`, `email`, `anyEmail`, string `fields.<key>` | `eq`, `ne`, `contains`, `startsWith`, `endsWith` | string |
          *     | same | `in`, `notIn` | 1 to 100 strings |
          *     | same | `exists`, `notExists` | none |
-         *     | `createdAt` | `before`, `after` | ISO 8601 timestamp |
+         *     | number `fields.<key>` | `eq`, `ne`, `gt`, `gte`, `lt`, `lte` | a number |
+         *     | same | `between` | `[low, high]`, inclusive |
+         *     | same | `in`, `notIn` | 1 to 100 numbers |
+         *     | same | `exists`, `notExists` | none |
+         *     | date `fields.<key>`, `createdAt` | `before`, `after` | a date or timestamp |
+         *     | same | `between` | `[from, to]`, inclusive |
+         *     | same | `withinLast`, `notWithinLast` | an ISO 8601 duration (`P30D`, `PT12H`, `P1Y2M`), at most 10 years |
+         *     | date `fields.<key>` | `exists`, `notExists` | none |
+         *     | boolean `fields.<key>` | `eq` | `true` or `false` |
+         *     | same | `exists`, `notExists` | none |
+         *     | `audience` | `in`, `notIn` | an audience's id |
          *
          *     `email` is the primary e-mail, `anyEmail` the primary or any alternative one (a condition on
          *     it holds when one of the addresses satisfies it). A field counts as existing when it has a
          *     non-empty value. `ne`, `notIn` and `notExists` are the exact negations of `eq`, `in` and
-         *     `exists`: a member without the field matches `ne`.
+         *     `exists`: a member without the field matches `ne`. Every other operator needs a value: a
+         *     member without one matches neither `gt` nor `lte`, neither `withinLast` nor
+         *     `notWithinLast`.
+         *
+         *     Numbers compare by value (`9` < `10`), dates as instants (a date without a time is its UTC
+         *     midnight). `withinLast` holds for a value from the duration ago up to now, `notWithinLast`
+         *     for a value before that (or after now); an audience with such a rule follows the clock:
+         *     members enter and leave as time passes (`audience.members_changed` with reason `time`),
+         *     within `TIME_RULES_INTERVAL_SECONDS`.
+         *
+         *     `{field: audience, op: in, value: aud_…}` holds for the members of that audience, by rule
+         *     and by hand: intersections (`all`), unions (`any`) and differences (`notIn`) of audiences
+         *     are rules that stay exact as the audiences change (`reason` `dependency`). The audience must
+         *     be one of the workspace's unarchived audiences; a rule cannot lead back to its own audience
+         *     (`filter_cycle`), and chains of such conditions are at most 10 audiences deep.
          */
         Filter: components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"] | components["schemas"]["FilterCondition"];
         FilterAll: {
@@ -1292,11 +1427,11 @@ export interface components {
             not: components["schemas"]["Filter"];
         };
         FilterCondition: {
-            /** @description `id`, `email`, `anyEmail`, `createdAt` or `fields.<key>`. */
+            /** @description `id`, `email`, `anyEmail`, `createdAt`, `fields.<key>` or `audience`. */
             field: string;
             /** @enum {string} */
-            op: "eq" | "ne" | "in" | "notIn" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "before" | "after";
-            /** @description A string, a list of strings (`in`, `notIn`), a timestamp (`before`, `after`), or absent (`exists`, `notExists`). */
+            op: "eq" | "ne" | "in" | "notIn" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "before" | "after" | "gt" | "gte" | "lt" | "lte" | "between" | "withinLast" | "notWithinLast";
+            /** @description A string; a list of strings (`in`, `notIn` on a field, `between`); or absent (`exists`, `notExists`). */
             value?: string | string[];
         };
         AudienceFilter: {
@@ -1481,10 +1616,13 @@ export interface components {
                  * @description `manual`: added or removed by hand; `rule`: the audience's filter was set or
                  *     changed; `member_changed`: members' data changed (or they were created) and the
                  *     filter now says otherwise; `member_deleted`: members were deleted from the
-                 *     workspace; `merge`: the audience was created by a merge.
+                 *     workspace; `merge`: the audience was created by a merge; `time`: a `withinLast` /
+                 *     `notWithinLast` condition changed its mind as time passed; `dependency`: an
+                 *     audience its rule names changed; `snapshot`: the audience was created as a
+                 *     snapshot of another.
                  * @enum {string}
                  */
-                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge";
+                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "time" | "dependency" | "snapshot";
             };
         };
         MembersCreatedEvent: {
@@ -1701,6 +1839,12 @@ export interface components {
                 line: number;
                 message: string;
             }[];
+            /** @description For `field_in_use` and `audience_in_use`, the audiences whose rules name it. */
+            audienceIds?: string[];
+            /** @description For `field_values_invalid`, how many members hold a value that does not parse. */
+            count?: number;
+            /** @description For `field_values_invalid`, up to 10 of those members. */
+            memberIds?: string[];
             /** @description Why a `failed` job stopped (for example, its audience was archived). */
             failureReason: string | null;
             createdAt: components["schemas"]["Timestamp"];
@@ -1717,7 +1861,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, one entry per bad part of the request. */
@@ -1729,7 +1873,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `webhook_url_not_allowed`, `invalid_csv`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1769,7 +1913,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`, `webhook_not_found`, `delivery_not_found`, `import_not_found`). */
+        /** @description The addressed resource does not exist (`audience_not_found`, `member_not_found`, `workspace_not_found`, `api_key_not_found`, `webhook_not_found`, `delivery_not_found`, `import_not_found`, `field_not_found`). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -1787,7 +1931,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`, `import_finished`, `too_many_imports`). */
+        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`, `import_finished`, `too_many_imports`, `field_values_invalid`, `field_in_use`, `audience_in_use`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1967,6 +2111,8 @@ export interface components {
         MemberIdParam: components["schemas"]["MemberId"];
         /** @description Identifier of the workspace. */
         WorkspaceId: components["schemas"]["ResourceId"];
+        /** @description The custom field's key (not `firstName`, `lastName`, `role` or `company`). */
+        FieldKey: string;
         /** @description Identifier of the audience. */
         AudienceId: components["schemas"]["ResourceId"];
         /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
@@ -2394,6 +2540,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2476,6 +2623,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Audience"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    snapshotAudience: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SnapshotAudienceRequest"];
+            };
+        };
+        responses: {
+            /** @description The snapshot was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceRef"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2750,6 +2952,124 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AudienceFilter"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The declared fields. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    declareField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
+                 *     key and the same body (from the same API key, within 24 hours) gets the first response
+                 *     again, status and body, without executing again, marked with the response header
+                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description The custom field's key (not `firstName`, `lastName`, `role` or `company`). */
+                fieldKey: components["parameters"]["FieldKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclareFieldRequest"];
+            };
+        };
+        responses: {
+            /** @description The field's declaration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldDefinition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description The custom field's key (not `firstName`, `lastName`, `role` or `company`). */
+                fieldKey: components["parameters"]["FieldKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The field is a string again. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -138,3 +138,8 @@ export type ImportJob = Prisma.ImportJobModel
  * About 1 MiB of an import's file; removed when the job ends.
  */
 export type ImportPart = Prisma.ImportPartModel
+/**
+ * Model FieldType
+ * The declared type of a custom field (number, date or boolean); a field not listed is a string.
+ */
+export type FieldType = Prisma.FieldTypeModel

@@ -413,7 +413,8 @@ export const ModelName = {
   Webhook: 'Webhook',
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
-  ImportPart: 'ImportPart'
+  ImportPart: 'ImportPart',
+  FieldType: 'FieldType'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -429,7 +430,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1691,6 +1692,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    FieldType: {
+      payload: Prisma.$FieldTypePayload<ExtArgs>
+      fields: Prisma.FieldTypeFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FieldTypeFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FieldTypeFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        findFirst: {
+          args: Prisma.FieldTypeFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FieldTypeFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        findMany: {
+          args: Prisma.FieldTypeFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>[]
+        }
+        create: {
+          args: Prisma.FieldTypeCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        createMany: {
+          args: Prisma.FieldTypeCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FieldTypeCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>[]
+        }
+        delete: {
+          args: Prisma.FieldTypeDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        update: {
+          args: Prisma.FieldTypeUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        deleteMany: {
+          args: Prisma.FieldTypeDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FieldTypeUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FieldTypeUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>[]
+        }
+        upsert: {
+          args: Prisma.FieldTypeUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldTypePayload>
+        }
+        aggregate: {
+          args: Prisma.FieldTypeAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFieldType>
+        }
+        groupBy: {
+          args: Prisma.FieldTypeGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldTypeGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FieldTypeCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldTypeCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1960,6 +2035,16 @@ export const ImportPartScalarFieldEnum = {
 } as const
 
 export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
+
+
+export const FieldTypeScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  type: 'type',
+  createdAt: 'createdAt'
+} as const
+
+export type FieldTypeScalarFieldEnum = (typeof FieldTypeScalarFieldEnum)[keyof typeof FieldTypeScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2302,6 +2387,7 @@ export type GlobalOmitConfig = {
   webhookDelivery?: Prisma.WebhookDeliveryOmit
   importJob?: Prisma.ImportJobOmit
   importPart?: Prisma.ImportPartOmit
+  fieldType?: Prisma.FieldTypeOmit
 }
 
 /* Types for Logging */

@@ -67,7 +67,8 @@ export const ModelName = {
   Webhook: 'Webhook',
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
-  ImportPart: 'ImportPart'
+  ImportPart: 'ImportPart',
+  FieldType: 'FieldType'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -316,6 +317,16 @@ export const ImportPartScalarFieldEnum = {
 } as const
 
 export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
+
+
+export const FieldTypeScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  type: 'type',
+  createdAt: 'createdAt'
+} as const
+
+export type FieldTypeScalarFieldEnum = (typeof FieldTypeScalarFieldEnum)[keyof typeof FieldTypeScalarFieldEnum]
 
 
 export const SortOrder = {

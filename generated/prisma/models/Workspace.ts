@@ -224,6 +224,7 @@ export type WorkspaceWhereInput = {
   events?: Prisma.EventListRelationFilter
   webhooks?: Prisma.WebhookListRelationFilter
   imports?: Prisma.ImportJobListRelationFilter
+  fieldTypes?: Prisma.FieldTypeListRelationFilter
 }
 
 export type WorkspaceOrderByWithRelationInput = {
@@ -240,6 +241,7 @@ export type WorkspaceOrderByWithRelationInput = {
   events?: Prisma.EventOrderByRelationAggregateInput
   webhooks?: Prisma.WebhookOrderByRelationAggregateInput
   imports?: Prisma.ImportJobOrderByRelationAggregateInput
+  fieldTypes?: Prisma.FieldTypeOrderByRelationAggregateInput
 }
 
 export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
@@ -259,6 +261,7 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   events?: Prisma.EventListRelationFilter
   webhooks?: Prisma.WebhookListRelationFilter
   imports?: Prisma.ImportJobListRelationFilter
+  fieldTypes?: Prisma.FieldTypeListRelationFilter
 }, "id">
 
 export type WorkspaceOrderByWithAggregationInput = {
@@ -299,6 +302,7 @@ export type WorkspaceCreateInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateInput = {
@@ -315,6 +319,7 @@ export type WorkspaceUncheckedCreateInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUpdateInput = {
@@ -331,6 +336,7 @@ export type WorkspaceUpdateInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateInput = {
@@ -347,6 +353,7 @@ export type WorkspaceUncheckedUpdateInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateManyInput = {
@@ -542,6 +549,20 @@ export type WorkspaceUpdateOneRequiredWithoutImportsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutImportsInput, Prisma.WorkspaceUpdateWithoutImportsInput>, Prisma.WorkspaceUncheckedUpdateWithoutImportsInput>
 }
 
+export type WorkspaceCreateNestedOneWithoutFieldTypesInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedCreateWithoutFieldTypesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutFieldTypesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutFieldTypesNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedCreateWithoutFieldTypesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutFieldTypesInput
+  upsert?: Prisma.WorkspaceUpsertWithoutFieldTypesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutFieldTypesInput, Prisma.WorkspaceUpdateWithoutFieldTypesInput>, Prisma.WorkspaceUncheckedUpdateWithoutFieldTypesInput>
+}
+
 export type WorkspaceCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -555,6 +576,7 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
@@ -570,6 +592,7 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutApiKeysInput = {
@@ -601,6 +624,7 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
@@ -616,6 +640,7 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutAudiencesInput = {
@@ -631,6 +656,7 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
@@ -646,6 +672,7 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutAudiencesInput = {
@@ -677,6 +704,7 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
@@ -692,6 +720,7 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutOutboxInput = {
@@ -707,6 +736,7 @@ export type WorkspaceCreateWithoutOutboxInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutOutboxInput = {
@@ -722,6 +752,7 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutOutboxInput = {
@@ -753,6 +784,7 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
@@ -768,6 +800,7 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutTombstonesInput = {
@@ -783,6 +816,7 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
@@ -798,6 +832,7 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutTombstonesInput = {
@@ -829,6 +864,7 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
@@ -844,6 +880,7 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventHeadInput = {
@@ -859,6 +896,7 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
@@ -874,6 +912,7 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventHeadInput = {
@@ -905,6 +944,7 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
@@ -920,6 +960,7 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventsInput = {
@@ -935,6 +976,7 @@ export type WorkspaceCreateWithoutEventsInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventsInput = {
@@ -950,6 +992,7 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventsInput = {
@@ -981,6 +1024,7 @@ export type WorkspaceUpdateWithoutEventsInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventsInput = {
@@ -996,6 +1040,7 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutWebhooksInput = {
@@ -1011,6 +1056,7 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
@@ -1026,6 +1072,7 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutWebhooksInput = {
@@ -1057,6 +1104,7 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
@@ -1072,6 +1120,7 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutImportsInput = {
@@ -1087,6 +1136,7 @@ export type WorkspaceCreateWithoutImportsInput = {
   eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutImportsInput = {
@@ -1102,6 +1152,7 @@ export type WorkspaceUncheckedCreateWithoutImportsInput = {
   eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutImportsInput = {
@@ -1133,6 +1184,7 @@ export type WorkspaceUpdateWithoutImportsInput = {
   eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutImportsInput = {
@@ -1148,6 +1200,87 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
   eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutFieldTypesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutFieldTypesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutFieldTypesInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedCreateWithoutFieldTypesInput>
+}
+
+export type WorkspaceUpsertWithoutFieldTypesInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedUpdateWithoutFieldTypesInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedCreateWithoutFieldTypesInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutFieldTypesInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutFieldTypesInput, Prisma.WorkspaceUncheckedUpdateWithoutFieldTypesInput>
+}
+
+export type WorkspaceUpdateWithoutFieldTypesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutFieldTypesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 
@@ -1163,6 +1296,7 @@ export type WorkspaceCountOutputType = {
   events: number
   webhooks: number
   imports: number
+  fieldTypes: number
 }
 
 export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1173,6 +1307,7 @@ export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensi
   events?: boolean | WorkspaceCountOutputTypeCountEventsArgs
   webhooks?: boolean | WorkspaceCountOutputTypeCountWebhooksArgs
   imports?: boolean | WorkspaceCountOutputTypeCountImportsArgs
+  fieldTypes?: boolean | WorkspaceCountOutputTypeCountFieldTypesArgs
 }
 
 /**
@@ -1234,6 +1369,13 @@ export type WorkspaceCountOutputTypeCountImportsArgs<ExtArgs extends runtime.Typ
   where?: Prisma.ImportJobWhereInput
 }
 
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountFieldTypesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.FieldTypeWhereInput
+}
+
 
 export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1249,6 +1391,7 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
+  fieldTypes?: boolean | Prisma.Workspace$fieldTypesArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["workspace"]>
 
@@ -1286,6 +1429,7 @@ export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalAr
   events?: boolean | Prisma.Workspace$eventsArgs<ExtArgs>
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
+  fieldTypes?: boolean | Prisma.Workspace$fieldTypesArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type WorkspaceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1302,6 +1446,7 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
     events: Prisma.$EventPayload<ExtArgs>[]
     webhooks: Prisma.$WebhookPayload<ExtArgs>[]
     imports: Prisma.$ImportJobPayload<ExtArgs>[]
+    fieldTypes: Prisma.$FieldTypePayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1718,6 +1863,7 @@ export interface Prisma__WorkspaceClient<T, Null = never, ExtArgs extends runtim
   events<T extends Prisma.Workspace$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   webhooks<T extends Prisma.Workspace$webhooksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$webhooksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   imports<T extends Prisma.Workspace$importsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$importsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ImportJobPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  fieldTypes<T extends Prisma.Workspace$fieldTypesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$fieldTypesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$FieldTypePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2329,6 +2475,30 @@ export type Workspace$importsArgs<ExtArgs extends runtime.Types.Extensions.Inter
   take?: number
   skip?: number
   distinct?: Prisma.ImportJobScalarFieldEnum | Prisma.ImportJobScalarFieldEnum[]
+}
+
+/**
+ * Workspace.fieldTypes
+ */
+export type Workspace$fieldTypesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the FieldType
+   */
+  select?: Prisma.FieldTypeSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the FieldType
+   */
+  omit?: Prisma.FieldTypeOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.FieldTypeInclude<ExtArgs> | null
+  where?: Prisma.FieldTypeWhereInput
+  orderBy?: Prisma.FieldTypeOrderByWithRelationInput | Prisma.FieldTypeOrderByWithRelationInput[]
+  cursor?: Prisma.FieldTypeWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.FieldTypeScalarFieldEnum | Prisma.FieldTypeScalarFieldEnum[]
 }
 
 /**

@@ -169,3 +169,30 @@ export function unionFilter(a: Filter | null, b: Filter | null): Filter | null {
   const parts = (f: Filter) => ("any" in f ? f.any : [f]);
   return { any: [...parts(a), ...parts(b)] };
 }
+
+/** The conditions of a filter, in document order. */
+export function conditionsOf(filter: Filter | null): Condition[] {
+  if (filter === null) return [];
+  if ("all" in filter) return filter.all.flatMap(conditionsOf);
+  if ("any" in filter) return filter.any.flatMap(conditionsOf);
+  if ("not" in filter) return conditionsOf(filter.not);
+  return [filter];
+}
+
+/** The custom fields a filter reads (keys without `fields.`). */
+export const fieldsOf = (filter: Filter | null): string[] => [
+  ...new Set(
+    conditionsOf(filter)
+      .filter((c) => c.field.startsWith("fields."))
+      .map((c) => c.field.slice("fields.".length)),
+  ),
+];
+
+/** The audiences a filter's audience conditions name. */
+export const audiencesOf = (filter: Filter | null): string[] => [
+  ...new Set(
+    conditionsOf(filter)
+      .filter((c) => c.field === "audience")
+      .map((c) => c.value as string),
+  ),
+];
