@@ -8,6 +8,9 @@ export interface FieldError {
   message: string;
 }
 
+/** Members of a problem document beyond the standard ones, as the contract's Problem names them. */
+export type ProblemExtensions = Pick<components["schemas"]["Problem"], "audienceIds" | "count" | "memberIds">;
+
 /** An expected failure: becomes an application/problem+json response with this status and code. */
 export class AppError extends Error {
   constructor(
@@ -16,6 +19,7 @@ export class AppError extends Error {
     readonly title: string,
     readonly detail: string,
     readonly errors?: FieldError[],
+    readonly extensions?: ProblemExtensions,
   ) {
     super(detail);
     this.name = "AppError";
@@ -31,6 +35,8 @@ export class BadRequestError extends AppError {
       | "invalid_cursor"
       | "too_many_items"
       | "invalid_filter"
+      | "filter_cycle"
+      | "invalid_field_value"
       | "webhook_url_not_allowed"
       | "invalid_csv"
     >,
@@ -43,6 +49,8 @@ export class BadRequestError extends AppError {
       invalid_cursor: "Invalid cursor",
       too_many_items: "Too many items",
       invalid_filter: "Invalid filter",
+      filter_cycle: "Filter cycle",
+      invalid_field_value: "Invalid field value",
       webhook_url_not_allowed: "Webhook URL not allowed",
       invalid_csv: "Invalid CSV file",
     } as const;
@@ -74,6 +82,7 @@ export class NotFoundError extends AppError {
       | "webhook_not_found"
       | "delivery_not_found"
       | "import_not_found"
+      | "field_not_found"
     >,
     detail: string,
   ) {
@@ -86,6 +95,7 @@ export class NotFoundError extends AppError {
       webhook_not_found: "Webhook not found",
       delivery_not_found: "Delivery not found",
       import_not_found: "Import not found",
+      field_not_found: "Field not found",
     } as const;
     super(404, code, titles[code], detail);
   }
@@ -102,8 +112,12 @@ export class ConflictError extends AppError {
       | "webhook_disabled"
       | "import_finished"
       | "too_many_imports"
+      | "field_values_invalid"
+      | "field_in_use"
+      | "audience_in_use"
     >,
     detail: string,
+    extensions?: ProblemExtensions,
   ) {
     const titles = {
       audience_name_taken: "Audience name taken",
@@ -113,8 +127,11 @@ export class ConflictError extends AppError {
       webhook_disabled: "Webhook disabled",
       import_finished: "Import finished",
       too_many_imports: "Too many imports",
+      field_values_invalid: "Field values invalid",
+      field_in_use: "Field in use",
+      audience_in_use: "Audience in use",
     } as const;
-    super(409, code, titles[code], detail);
+    super(409, code, titles[code], detail, undefined, extensions);
   }
 }
 

@@ -42,6 +42,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
       code: error.code,
       requestId: String(request.id),
       ...(error.errors ? { errors: error.errors } : {}),
+      ...error.extensions,
     });
 }
 
