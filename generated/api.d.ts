@@ -1839,12 +1839,6 @@ export interface components {
                 line: number;
                 message: string;
             }[];
-            /** @description For `field_in_use` and `audience_in_use`, the audiences whose rules name it. */
-            audienceIds?: string[];
-            /** @description For `field_values_invalid`, how many members hold a value that does not parse. */
-            count?: number;
-            /** @description For `field_values_invalid`, up to 10 of those members. */
-            memberIds?: string[];
             /** @description Why a `failed` job stopped (for example, its audience was archived). */
             failureReason: string | null;
             createdAt: components["schemas"]["Timestamp"];
@@ -1870,6 +1864,12 @@ export interface components {
                 pointer: string;
                 message: string;
             }[];
+            /** @description For `field_in_use` and `audience_in_use`, the audiences whose rules name it. */
+            audienceIds?: string[];
+            /** @description For `field_values_invalid`, how many members hold a value that does not parse. */
+            count?: number;
+            /** @description For `field_values_invalid`, up to 10 of those members. */
+            memberIds?: string[];
         };
     };
     responses: {
