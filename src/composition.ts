@@ -19,6 +19,7 @@ import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
+import { fieldTypeRepo } from "./features/membership/field-type-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
 import { memberPageRepo } from "./features/membership/member-page-repo.ts";
@@ -78,6 +79,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     sets: membershipRepo,
     members: memberRepo,
     audiences: audienceRepo,
+    fieldTypes: fieldTypeRepo,
     events: {
       record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
@@ -133,7 +135,14 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       queued: () => webhookWorkers.deliveriesQueued(),
     }),
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
-    audiences: createAudienceService({ store, cache, membership, audiences: audienceRepo, members: memberRepo }),
+    audiences: createAudienceService({
+      store,
+      cache,
+      membership,
+      audiences: audienceRepo,
+      members: memberRepo,
+      fieldTypes: fieldTypeRepo,
+    }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -15,21 +15,25 @@ export type FieldTypes = ReadonlyMap<string, FieldType>;
 
 export const typeOf = (types: FieldTypes, key: string): FieldType => types.get(key) ?? "string";
 
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
-// Beyond these, float8 refuses the text (out of range) where JavaScript would round to 0 or ∞.
-const LARGEST = 1e300;
-const SMALLEST = 1e-300;
+/**
+ * A decimal number of at most 64 characters with an exponent of at most two digits: its size
+ * stays far inside a double's range, where float8 would refuse the text (out of range) and
+ * JavaScript round it to 0 or ∞. Both round the digits to the nearest double alike.
+ */
+export const NUMBER_PATTERN = "^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2})?$";
+const NUMBER = new RegExp(NUMBER_PATTERN);
 
 /** A number field's value, or undefined when the text is not one. */
 export function parseNumber(text: string): number | undefined {
   if (text.length > 64 || !NUMBER.test(text)) return undefined;
   const value = Number(text);
-  const size = Math.abs(value);
-  if (!(size <= LARGEST) || (size !== 0 && size < SMALLEST)) return undefined;
   return value === 0 ? 0 : value;
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:t(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(z|[+-]\d{2}:\d{2}))?$/i;
+/** A calendar date, or a date and time with an offset and at most milliseconds. */
+export const DATE_PATTERN =
+  "^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[tT]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\\.([0-9]{1,3}))?)?([zZ]|[+-][0-9]{2}:[0-9]{2}))?$";
+const DATE = new RegExp(DATE_PATTERN);
 
 /**
  * A date field's value as an instant (milliseconds since the epoch), or undefined: a calendar
@@ -51,7 +55,7 @@ export function parseDate(text: string): number | undefined {
   const offset = parts[8];
   if (offset === undefined || offset.toLowerCase() === "z") return at.getTime();
   const [hours, minutes] = offset.slice(1).split(":").map(Number) as [number, number];
-  if (hours > 23 || minutes > 59) return undefined;
+  if (hours > 15 || minutes > 59) return undefined;
   const sign = offset.startsWith("-") ? -1 : 1;
   return at.getTime() - sign * (hours * 60 + minutes) * 60_000;
 }
@@ -73,7 +77,7 @@ export function fitsType(type: FieldType, text: string): boolean {
 /** What a value of the type looks like, for error messages. */
 export const TYPE_FORMS: Record<FieldType, string> = {
   string: "any text",
-  number: 'a number such as "42", "-3.5" or "1e3"',
+  number: 'a number such as "42", "-3.5" or "1e3" (at most 64 characters)',
   date: 'a date ("2026-01-31") or a date and time with an offset ("2026-01-31T09:00:00Z")',
   boolean: '"true" or "false"',
 };

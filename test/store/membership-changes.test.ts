@@ -11,6 +11,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import { fieldTypeRepo } from "../../src/features/membership/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/filter.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
@@ -207,6 +208,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     sets: membershipRepo,
     members: memberRepo,
     audiences: audienceRepo,
+    fieldTypes: fieldTypeRepo,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
   });
   const data = (company: string) => ({ email: null, fields: { company }, alternativeEmails: [] });

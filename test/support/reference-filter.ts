@@ -10,6 +10,12 @@
 //   - eq / contains / startsWith / endsWith / in: some value qualifies; ne / notIn: none does
 //     (so a member without the field matches ne and notIn); exists / notExists: has any value;
 //   - createdAt before / after: strictly earlier / strictly later than the timestamp;
+//   - typed fields (a declared type; `context.types`): numbers compare by value, dates as instants
+//     (a date alone is its UTC midnight); eq / gt / gte / lt / lte / before / after / between /
+//     in need a value; ne and notIn are the negations of eq and in; a boolean is eq to
+//     "true" or "false"; withinLast D: from D before `context.now` up to now, inclusive;
+//     notWithinLast: has a value outside that window; createdAt takes the date operators;
+//   - audience in / notIn: whether `context.inAudience(id)` says the member is in it;
 //   - all: every part matches; any: at least one; not: the part does not; no filter: nobody.
 
 type Condition = { field: string; op: string; value?: string | string[] };
@@ -29,28 +35,43 @@ export interface PlainMember {
   createdAt: Date | string;
 }
 
-export function referenceMatches(filter: ReferenceFilter | null, member: PlainMember): boolean {
+/** Declared field types (key → number | date | boolean), the time, and other audiences' members. */
+export interface ReferenceContext {
+  types?: Record<string, string>;
+  now?: number;
+  inAudience?: (audienceId: string, member: PlainMember) => boolean;
+}
+
+export function referenceMatches(
+  filter: ReferenceFilter | null,
+  member: PlainMember,
+  context: ReferenceContext = {},
+): boolean {
   if (filter === null) return false;
   if ("all" in filter) {
-    for (const part of filter.all) if (!referenceMatches(part, member)) return false;
+    for (const part of filter.all) if (!referenceMatches(part, member, context)) return false;
     return true;
   }
   if ("any" in filter) {
-    for (const part of filter.any) if (referenceMatches(part, member)) return true;
+    for (const part of filter.any) if (referenceMatches(part, member, context)) return true;
     return false;
   }
-  if ("not" in filter) return !referenceMatches(filter.not, member);
-  return conditionHolds(filter, member);
+  if ("not" in filter) return !referenceMatches(filter.not, member, context);
+  return conditionHolds(filter, member, context);
 }
 
-function conditionHolds({ field, op, value }: Condition, member: PlainMember): boolean {
-  if (field === "createdAt") {
-    const created = new Date(member.createdAt).getTime();
-    const at = new Date(value as string).getTime();
-    if (op === "before") return created < at;
-    if (op === "after") return created > at;
-    throw new Error(`reference filter: ${op} is not an operator of createdAt`);
+function conditionHolds(condition: Condition, member: PlainMember, context: ReferenceContext): boolean {
+  const { field, op, value } = condition;
+  if (field === "audience") {
+    if (!context.inAudience) throw new Error("reference filter: an audience condition needs inAudience");
+    const inside = context.inAudience(value as string, member);
+    if (op === "in") return inside;
+    if (op === "notIn") return !inside;
+    throw new Error(`reference filter: ${op} is not an operator of audience`);
   }
+  if (field === "createdAt") return typedHolds("date", [new Date(member.createdAt).toISOString()], condition, context);
+  const type = field.startsWith("fields.") ? context.types?.[field.substring("fields.".length)] : undefined;
+  if (type !== undefined && type !== "string") return typedHolds(type, valuesOf(member, field), condition, context);
   const values = valuesOf(member, field).map(lower);
   const wanted = typeof value === "string" ? lower(value) : "";
   const list = Array.isArray(value) ? value.map(lower) : [];
@@ -79,6 +100,88 @@ function conditionHolds({ field, op, value }: Condition, member: PlainMember): b
       return values.length === 0;
   }
   throw new Error(`reference filter: unknown operator ${op}`);
+}
+
+function typedHolds(type: string, values: string[], { op, value }: Condition, context: ReferenceContext): boolean {
+  if (op === "exists") return values.length > 0;
+  if (op === "notExists") return values.length === 0;
+  if (op === "ne") return !typedHolds(type, values, { field: "", op: "eq", value }, context);
+  if (op === "notIn") return !typedHolds(type, values, { field: "", op: "in", value }, context);
+  if (values.length === 0) return false;
+  const text = values[0] as string;
+  if (type === "boolean") {
+    if (op !== "eq") throw new Error(`reference filter: ${op} is not an operator of booleans`);
+    return lower(text) === lower(value as string);
+  }
+  const read = type === "number" ? Number : instantOf;
+  const x = read(text);
+  const v = (t: unknown) => read(t as string);
+  switch (op) {
+    case "eq":
+      return x === v(value);
+    case "in":
+      return (value as string[]).some((item) => v(item) === x);
+    case "gt":
+    case "after":
+      return x > v(value);
+    case "gte":
+      return x >= v(value);
+    case "lt":
+    case "before":
+      return x < v(value);
+    case "lte":
+      return x <= v(value);
+    case "between":
+      return x >= v((value as string[])[0]) && x <= v((value as string[])[1]);
+    case "withinLast":
+    case "notWithinLast": {
+      if (context.now === undefined) throw new Error("reference filter: withinLast needs now");
+      const inside = x >= monthsAndDaysBefore(context.now, value as string) && x <= context.now;
+      return op === "withinLast" ? inside : !inside;
+    }
+  }
+  throw new Error(`reference filter: ${op} is not an operator of ${type}`);
+}
+
+/** A date value as an instant: a date alone is its UTC midnight. */
+function instantOf(text: string): number {
+  const upper = text.toUpperCase();
+  return Date.parse(upper.length === 10 ? `${upper}T00:00:00Z` : upper);
+}
+
+/**
+ * The instant an ISO 8601 duration before `now`: years and months on the UTC calendar (a day
+ * that the month lacks becomes its last), then weeks, days, hours, minutes and seconds.
+ */
+function monthsAndDaysBefore(now: number, duration: string): number {
+  const [datePart, timePart = ""] = duration.substring(1).split("T") as [string, string?];
+  const read = (part: string, unit: string) => Number(new RegExp(`(\\d+)${unit}`).exec(part)?.[1] ?? 0);
+  const totalMonths = read(datePart, "Y") * 12 + read(datePart, "M");
+  const start = new Date(now);
+  let year = start.getUTCFullYear();
+  let month = start.getUTCMonth() - totalMonths;
+  while (month < 0) {
+    month += 12;
+    year -= 1;
+  }
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const day = Math.min(start.getUTCDate(), lastDay);
+  const moved = Date.UTC(
+    year,
+    month,
+    day,
+    start.getUTCHours(),
+    start.getUTCMinutes(),
+    start.getUTCSeconds(),
+    start.getUTCMilliseconds(),
+  );
+  const seconds =
+    read(datePart, "W") * 7 * 86400 +
+    read(datePart, "D") * 86400 +
+    read(timePart, "H") * 3600 +
+    read(timePart, "M") * 60 +
+    read(timePart, "S");
+  return moved - seconds * 1000;
 }
 
 function valuesOf(member: PlainMember, field: string): string[] {

@@ -5,6 +5,7 @@ import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
+import type { FieldTypeRepo } from "../membership/field-type-repo.ts";
 import { type Filter, parseFilter, unionFilter } from "../membership/filter.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
@@ -28,9 +29,17 @@ export interface AudienceServiceDeps {
   membership: Pick<MembershipService, "write">;
   audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
   members: Pick<MemberRepo, "matching">;
+  fieldTypes: Pick<FieldTypeRepo, "types">;
 }
 
-export function createAudienceService({ store, cache, membership, audiences, members }: AudienceServiceDeps) {
+export function createAudienceService({
+  store,
+  cache,
+  membership,
+  audiences,
+  members,
+  fieldTypes,
+}: AudienceServiceDeps) {
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(rawName);
@@ -125,8 +134,11 @@ export function createAudienceService({ store, cache, membership, audiences, mem
 
     /** Replaces the rule and recomputes the membership before answering. */
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
-      const filter = rawFilter === null ? null : parseFilter(rawFilter);
       return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        // Checked under the member lock, which a field's declaration takes too: the types the
+        // rule is read with are the ones it is stored with.
+        const types = await fieldTypes.types(w.tx, workspaceId);
+        const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
         const audience = await w.locks.writable(id);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
@@ -140,8 +152,10 @@ export function createAudienceService({ store, cache, membership, audiences, mem
       workspaceId: string,
       request: { filter: unknown; limit?: number },
     ): Promise<Schemas["PreviewResult"]> {
-      const filter = parseFilter(request.filter);
-      const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, request.limit ?? 30);
+      const types = await fieldTypes.types(store.db, workspaceId);
+      const filter = parseFilter(request.filter, { types });
+      const context = { types, now: Date.now() };
+      const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, request.limit ?? 30);
       return { totalCount, results: rows.map(toMember) };
     },
 

@@ -1,31 +1,118 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
+import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../domain/field-types.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
-import { type Condition, type Filter, fold } from "./filter.ts";
+import { type Condition, type Filter, fold, kindOf } from "./filter.ts";
+import { windowStart } from "./filter-match.ts";
+import { bitOf, chunkOf, kind } from "./member-bits-sql.ts";
+
+/** What compiling a rule needs besides the rule: field types and the time it is evaluated at. */
+export interface SqlContext {
+  types: FieldTypes;
+  /** The instant relative-time conditions are evaluated at (milliseconds since the epoch). */
+  now: number;
+}
 
 /**
  * Compiles a filter to a parameterized SQL condition over `members AS m` (values are always bound
  * parameters, never SQL text). It compares against m.folded, the member's data case-folded by the
- * service itself, so it agrees exactly with the in-process `matches` on every store. Every leaf
- * yields true or false, never NULL, so NOT is the exact negation.
+ * service itself, so it agrees exactly with the in-process `matches` (filter-match.ts) on every
+ * store. Every leaf yields true or false, never NULL, so NOT is the exact negation.
  */
-export function filterSql(filter: Filter | null): Prisma.Sql {
+export function filterSql(filter: Filter | null, context: SqlContext): Prisma.Sql {
   // Whether a rule keeps few of a workspace's members or most decides the plan: one per run.
-  return Prisma.sql`${PLANNED_PER_RUN} ${filterCondition(filter)}`;
+  return Prisma.sql`${PLANNED_PER_RUN} ${filterCondition(filter, context)}`;
 }
 
-function filterCondition(filter: Filter | null): Prisma.Sql {
+function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql {
   if (filter === null) return Prisma.sql`false`;
-  if ("all" in filter) return Prisma.sql`(${Prisma.join(filter.all.map(filterCondition), " AND ")})`;
-  if ("any" in filter) return Prisma.sql`(${Prisma.join(filter.any.map(filterCondition), " OR ")})`;
-  if ("not" in filter) return Prisma.sql`(NOT ${filterCondition(filter.not)})`;
-  return conditionSql(filter);
+  if ("all" in filter)
+    return Prisma.sql`(${Prisma.join(
+      filter.all.map((f) => filterCondition(f, context)),
+      " AND ",
+    )})`;
+  if ("any" in filter)
+    return Prisma.sql`(${Prisma.join(
+      filter.any.map((f) => filterCondition(f, context)),
+      " OR ",
+    )})`;
+  if ("not" in filter) return Prisma.sql`(NOT ${filterCondition(filter.not, context)})`;
+  return conditionSql(filter, context);
 }
 
-function conditionSql({ field, op, value }: Condition): Prisma.Sql {
-  if (field === "createdAt") {
-    const operator = Prisma.raw(op === "before" ? "<" : ">");
-    return Prisma.sql`(m.created_at ${operator} ${value as string}::timestamptz)`;
+const seq = Prisma.sql`m.seq`;
+const fieldText = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
+
+function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
+  const { field, op } = condition;
+  const fieldKind = kindOf(field, context.types);
+  if (fieldKind === "audience") {
+    // The member's bit in that audience's member set, probed by key.
+    const bit = Prisma.sql`EXISTS (
+      SELECT 1 FROM membership_chunks AS ac
+      WHERE ac.workspace_id = m.workspace_id AND ac.audience_id = ${condition.value as string}::text
+        AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND get_bit(ac.bits, ${bitOf(seq)}) = 1)`;
+    return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;
   }
+  if (fieldKind === "string") return stringSql(condition);
+  if (fieldKind === "boolean") {
+    const text = fieldText(field);
+    return op === "eq" ? Prisma.sql`coalesce(${text} = ${condition.value as string}::text, false)` : presence(text, op);
+  }
+  if (op === "exists" || op === "notExists") return presence(fieldText(field), op);
+  // Stored values of a typed field all parse (the declaration and every write check them); the
+  // pattern only keeps the cast from ever seeing anything else.
+  const x =
+    fieldKind === "createdAt"
+      ? Prisma.sql`m.created_at`
+      : fieldKind === "number"
+        ? Prisma.sql`(CASE WHEN ${fieldText(field)} ~ ${NUMBER_PATTERN} THEN ${fieldText(field)}::float8 END)`
+        : dateOf(fieldText(field));
+  return comparison(x, condition, fieldKind === "number" ? "float8" : "timestamptz", context.now);
+}
+
+/** A date field's value as an instant: a calendar date is its UTC midnight. */
+const dateOf = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN ${text} ~ ${DATE_PATTERN}
+  THEN (CASE WHEN length(${text}) = 10 THEN ${text} || 'T00:00:00Z' ELSE ${text} END)::timestamptz END)`;
+
+const presence = (x: Prisma.Sql, op: Condition["op"]) =>
+  op === "exists" ? Prisma.sql`(${x} IS NOT NULL)` : Prisma.sql`(${x} IS NULL)`;
+
+function comparison(x: Prisma.Sql, { op, value }: Condition, type: "float8" | "timestamptz", now: number): Prisma.Sql {
+  const cast = Prisma.raw(type);
+  const v = (text: string) => Prisma.sql`${text}::${cast}`;
+  const operators: Partial<Record<Condition["op"], string>> = {
+    eq: "=",
+    gt: ">",
+    after: ">",
+    gte: ">=",
+    lt: "<",
+    before: "<",
+    lte: "<=",
+  };
+  const operator = operators[op];
+  if (operator !== undefined) return Prisma.sql`coalesce(${x} ${Prisma.raw(operator)} ${v(value as string)}, false)`;
+  switch (op) {
+    case "ne":
+      return Prisma.sql`(NOT coalesce(${x} = ${v(value as string)}, false))`;
+    case "in":
+      return Prisma.sql`coalesce(${x} = ANY(${value as string[]}::${Prisma.raw(`${type}[]`)}), false)`;
+    case "notIn":
+      return Prisma.sql`(NOT coalesce(${x} = ANY(${value as string[]}::${Prisma.raw(`${type}[]`)}), false))`;
+    case "between": {
+      const [low, high] = value as [string, string];
+      return Prisma.sql`coalesce(${x} BETWEEN ${v(low)} AND ${v(high)}, false)`;
+    }
+  }
+  // withinLast / notWithinLast: the window's ends are computed once, in process (filter-match.ts).
+  const from = new Date(windowStart(value as string, now)).toISOString();
+  const to = new Date(now).toISOString();
+  const within = Prisma.sql`(${x} >= ${from}::timestamptz AND ${x} <= ${to}::timestamptz)`;
+  return op === "withinLast"
+    ? Prisma.sql`coalesce(${within}, false)`
+    : Prisma.sql`coalesce(${x} IS NOT NULL AND NOT ${within}, false)`;
+}
+
+function stringSql({ field, op, value }: Condition): Prisma.Sql {
   const negated = op === "ne" || op === "notIn" || op === "notExists";
   const positive = { ne: "eq", notIn: "in", notExists: "exists" }[op as string] ?? op;
   const test = (x: Prisma.Sql) => valueTest(x, positive, value);
@@ -41,7 +128,7 @@ function conditionSql({ field, op, value }: Condition): Prisma.Sql {
         ? Prisma.sql`(m.folded->>'id')`
         : field === "email"
           ? Prisma.sql`(m.folded->>'email')`
-          : Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
+          : fieldText(field);
     sql = Prisma.sql`coalesce(${test(column)}, false)`;
   }
   return negated ? Prisma.sql`(NOT ${sql})` : sql;

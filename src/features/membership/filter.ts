@@ -1,5 +1,15 @@
 import type { components } from "../../../generated/api.d.ts";
+import { parseDuration } from "../../domain/durations.ts";
 import { BadRequestError } from "../../domain/errors.ts";
+import {
+  type FieldType,
+  type FieldTypes,
+  parseBoolean,
+  parseDate,
+  parseNumber,
+  TYPE_FORMS,
+  typeOf,
+} from "../../domain/field-types.ts";
 
 export type Filter = components["schemas"]["Filter"];
 export type Condition = components["schemas"]["FilterCondition"];
@@ -8,21 +18,40 @@ export type Op = Condition["op"];
 export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 100;
 
-const STRING_OPS = new Set<Op>(["eq", "ne", "contains", "startsWith", "endsWith"]);
-const LIST_OPS = new Set<Op>(["in", "notIn"]);
+/** The operators of each kind of field (DESIGN §6); `audience` is a condition on another audience. */
+const OPS: Record<FieldType | "createdAt" | "audience", readonly Op[]> = {
+  string: ["eq", "ne", "contains", "startsWith", "endsWith", "in", "notIn", "exists", "notExists"],
+  number: ["eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "notIn", "exists", "notExists"],
+  date: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast", "exists", "notExists"],
+  createdAt: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast"],
+  boolean: ["eq", "exists", "notExists"],
+  audience: ["in", "notIn"],
+};
 const PRESENCE_OPS = new Set<Op>(["exists", "notExists"]);
-const TIME_OPS = new Set<Op>(["before", "after"]);
 // Timestamps PostgreSQL can hold; the year 0000 and beyond 9999 are refused.
 const FIRST_TIME = Date.parse("0001-01-01T00:00:00.000Z");
 const LAST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
-const FIELD_PATTERN = /^(id|email|anyEmail|createdAt|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
+const FIELD_PATTERN = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
+const TEXT_LIMIT = "of at most 1,024 characters, without NUL";
+
+/** What a filter is checked against: the workspace's declared field types. */
+export interface FilterSchema {
+  types: FieldTypes;
+}
+
+/** The kind of field a condition reads, which decides its operators and how values compare. */
+export function kindOf(field: string, types: FieldTypes): FieldType | "createdAt" | "audience" {
+  if (field === "createdAt" || field === "audience") return field;
+  return field.startsWith("fields.") ? typeOf(types, field.slice("fields.".length)) : "string";
+}
 
 /**
  * Checks a filter a client sent and returns it normalized (timestamps in canonical form), or
  * throws invalid_filter pointing at the first bad node. The contract's schema describes the same
- * language; this is what enforces it, with limits the schema cannot express.
+ * language; this is what enforces it, with limits the schema cannot express. Whether the
+ * audiences that audience conditions name exist is for the caller (it needs the database).
  */
-export function parseFilter(input: unknown, pointer = "/body/filter"): Filter {
+export function parseFilter(input: unknown, schema: FilterSchema, pointer = "/body/filter"): Filter {
   let conditions = 0;
   const fail = (at: string, message: string): never => {
     throw new BadRequestError("invalid_filter", `${at} ${message}`, [{ pointer: at, message }]);
@@ -48,7 +77,7 @@ export function parseFilter(input: unknown, pointer = "/body/filter"): Filter {
       return { not: visit(record.not, `${at}/not`, depth + 1) };
     }
     if (++conditions > MAX_FILTER_CONDITIONS) fail(at, `exceeds ${MAX_FILTER_CONDITIONS} conditions in all`);
-    return parseCondition(record, at, fail);
+    return parseCondition(record, at, schema.types, fail);
   };
   return visit(input, pointer, 1);
 }
@@ -56,43 +85,87 @@ export function parseFilter(input: unknown, pointer = "/body/filter"): Filter {
 function parseCondition(
   record: Record<string, unknown>,
   at: string,
+  types: FieldTypes,
   fail: (at: string, message: string) => never,
 ): Condition {
   const unknownKey = Object.keys(record).find((key) => !["field", "op", "value"].includes(key));
   if (unknownKey !== undefined) fail(`${at}/${unknownKey}`, "is not part of a condition (field, op, value)");
   const { field, op, value } = record;
   if (typeof field !== "string" || !FIELD_PATTERN.test(field)) {
-    fail(`${at}/field`, "must be id, email, anyEmail, createdAt or fields.<key>");
+    fail(`${at}/field`, "must be id, email, anyEmail, createdAt, audience or fields.<key>");
   }
-  const isTime = field === "createdAt";
-  const allowed = isTime ? TIME_OPS : new Set([...STRING_OPS, ...LIST_OPS, ...PRESENCE_OPS]);
-  if (!allowed.has(op as Op)) {
-    fail(`${at}/op`, `must be one of ${[...allowed].join(", ")} for ${String(field)}`);
+  const kind = kindOf(field as string, types);
+  const allowed = OPS[kind];
+  if (!allowed.includes(op as Op)) {
+    const what = (field as string).startsWith("fields.") ? `${field} (a ${kind})` : String(field);
+    fail(`${at}/op`, `must be one of ${allowed.join(", ")} for ${what}`);
   }
   const condition = { field, op } as Condition;
+  const valueAt = `${at}/value`;
   if (PRESENCE_OPS.has(condition.op)) {
-    if (value !== undefined) fail(`${at}/value`, `must be absent for ${condition.op}`);
+    if (value !== undefined) fail(valueAt, `must be absent for ${condition.op}`);
     return condition;
   }
-  if (LIST_OPS.has(condition.op)) {
+  if (kind === "audience") {
+    if (typeof value !== "string" || !/^[A-Za-z0-9_-]{1,128}$/.test(value)) fail(valueAt, "must be an audience's id");
+    return { ...condition, value: value as string };
+  }
+  const one = (text: unknown, where: string): string => parseValue(kind, text, where, fail);
+  if (condition.op === "withinLast" || condition.op === "notWithinLast") {
+    const text = typeof value === "string" ? value.toUpperCase() : "";
+    if (parseDuration(text) === undefined) {
+      fail(valueAt, "must be an ISO 8601 duration (P30D, PT12H, P1Y2M) of at most 10 years");
+    }
+    return { ...condition, value: text };
+  }
+  if (condition.op === "between") {
+    if (!Array.isArray(value) || value.length !== 2) fail(valueAt, "must be [low, high]");
+    const [low, high] = (value as unknown[]).map((v, i) => one(v, `${valueAt}/${i}`)) as [string, string];
+    if (orderOf(kind, low) > orderOf(kind, high)) fail(valueAt, "must be [low, high] with low at most high");
+    return { ...condition, value: [low, high] };
+  }
+  if (condition.op === "in" || condition.op === "notIn") {
     const ok = Array.isArray(value) && value.length >= 1 && value.length <= 100;
     if (!ok || !(value as unknown[]).every((v) => typeof v === "string" && v.length <= 1024 && !v.includes("\u0000"))) {
-      fail(`${at}/value`, "must be a list of 1 to 100 strings of at most 1,024 characters");
+      fail(valueAt, "must be a list of 1 to 100 strings of at most 1,024 characters");
     }
-    return { ...condition, value: value as string[] };
+    return { ...condition, value: (value as unknown[]).map((v, i) => one(v, `${valueAt}/${i}`)) };
   }
-  if (typeof value !== "string" || value.length > 1024 || value.includes("\u0000")) {
-    fail(`${at}/value`, "must be a string of at most 1,024 characters, without NUL");
-  }
-  if (isTime) {
-    const time = Date.parse(value as string);
-    if (!/^\d{4}-\d{2}-\d{2}T/.test(value as string) || !(time >= FIRST_TIME && time <= LAST_TIME)) {
-      fail(`${at}/value`, "must be an ISO 8601 timestamp in the years 0001 to 9999");
-    }
-    return { ...condition, value: new Date(time).toISOString() };
-  }
-  return { ...condition, value: value as string };
+  return { ...condition, value: one(value, valueAt) };
 }
+
+/** A value of a condition on a field of this kind, normalized; fails unless it is one. */
+function parseValue(
+  kind: FieldType | "createdAt",
+  value: unknown,
+  at: string,
+  fail: (at: string, message: string) => never,
+): string {
+  if (typeof value !== "string" || value.length > 1024 || value.includes("\u0000")) {
+    return fail(at, `must be a string ${TEXT_LIMIT}`);
+  }
+  if (kind === "number" && parseNumber(value) === undefined) fail(at, `must be ${TYPE_FORMS.number}`);
+  if (kind === "boolean") {
+    if (parseBoolean(value) === undefined) fail(at, `must be ${TYPE_FORMS.boolean}`);
+    return value.toLowerCase();
+  }
+  if (kind === "date" || kind === "createdAt") {
+    const time = parseDate(value) ?? (kind === "createdAt" ? timestampOf(value) : undefined);
+    if (time === undefined || !(time >= FIRST_TIME && time <= LAST_TIME)) {
+      fail(at, `must be ${TYPE_FORMS.date}, in the years 0001 to 9999`);
+    }
+    return new Date(time as number).toISOString();
+  }
+  return value;
+}
+
+/** createdAt has always taken any ISO 8601 timestamp JavaScript reads (with or without an offset). */
+const timestampOf = (text: string): number | undefined =>
+  /^\d{4}-\d{2}-\d{2}T/.test(text) && !Number.isNaN(Date.parse(text)) ? Date.parse(text) : undefined;
+
+/** The order of two normalized values of a kind (numbers by value, instants as text sort). */
+const orderOf = (kind: FieldType | "createdAt", text: string): number | string =>
+  kind === "number" ? (parseNumber(text) as number) : text;
 
 /** Case folding shared by the stored member data and filter values, so both stores agree exactly. */
 export const fold = (text: string): string => text.toLowerCase();
@@ -115,51 +188,6 @@ export function foldMember(member: {
   const fields: Record<string, string> = {};
   for (const [key, value] of Object.entries(member.fields)) if (value !== "") fields[key] = fold(value);
   return { id: fold(member.id), email: member.email === null ? null : fold(member.email), emails, fields };
-}
-
-/** Evaluates a filter in process; src/features/membership/filter-sql.ts compiles the same semantics to SQL. */
-export function matches(filter: Filter | null, member: FoldedMember, createdAt: Date): boolean {
-  if (filter === null) return false;
-  if ("all" in filter) return filter.all.every((f) => matches(f, member, createdAt));
-  if ("any" in filter) return filter.any.some((f) => matches(f, member, createdAt));
-  if ("not" in filter) return !matches(filter.not, member, createdAt);
-  const { field, op, value } = filter;
-  if (field === "createdAt") {
-    const time = Date.parse(value as string);
-    return op === "before" ? createdAt.getTime() < time : createdAt.getTime() > time;
-  }
-  const values = valuesOf(member, field);
-  switch (op) {
-    case "exists":
-      return values.length > 0;
-    case "notExists":
-      return values.length === 0;
-    case "in":
-    case "notIn": {
-      const list = (value as string[]).map(fold);
-      const found = values.some((v) => list.includes(v));
-      return op === "in" ? found : !found;
-    }
-  }
-  const target = fold(value as string);
-  const test = {
-    eq: (v: string) => v === target,
-    ne: (v: string) => v === target,
-    contains: (v: string) => v.includes(target),
-    startsWith: (v: string) => v.startsWith(target),
-    endsWith: (v: string) => v.endsWith(target),
-  }[op as "eq" | "ne" | "contains" | "startsWith" | "endsWith"];
-  const found = values.some(test);
-  return op === "ne" ? !found : found;
-}
-
-function valuesOf(member: FoldedMember, field: string): string[] {
-  if (field === "id") return [member.id];
-  if (field === "email") return member.email === null ? [] : [member.email];
-  if (field === "anyEmail") return member.emails;
-  // Own keys only: `fields.constructor` or `fields.toString` must not find Object's members.
-  const key = field.slice("fields.".length);
-  return Object.hasOwn(member.fields, key) ? [member.fields[key] as string] : [];
 }
 
 /** The filter of an audience merged from two: either one matching, flattening nested `any`s. */

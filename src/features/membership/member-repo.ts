@@ -5,7 +5,7 @@ import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "./filter.ts";
-import { filterSql } from "./filter-sql.ts";
+import { filterSql, type SqlContext } from "./filter-sql.ts";
 
 type Reader = SqlClient;
 
@@ -103,8 +103,8 @@ export const memberRepo = {
   },
 
   /** How many members a filter matches, and the most recent of them. */
-  async matching(db: Reader, workspaceId: string, filter: Filter, limit: number) {
-    const condition = filterSql(filter);
+  async matching(db: Reader, workspaceId: string, filter: Filter, context: SqlContext, limit: number) {
+    const condition = filterSql(filter, context);
     const [count] = await db.$queryRaw<{ total: number }[]>`
       SELECT count(*)::int AS total FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}`;
     const rows = await db.$queryRaw<MemberRow[]>`

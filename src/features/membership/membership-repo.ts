@@ -1,8 +1,9 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
+import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { Filter } from "./filter.ts";
-import { filterSql } from "./filter-sql.ts";
+import { filterSql, type SqlContext } from "./filter-sql.ts";
 import {
   bitOf,
   CHUNK_SHIFT,
@@ -78,14 +79,20 @@ export const membershipRepo = {
   },
 
   /** Evaluates the audience's rule over every member of the workspace and recomputes its members. */
-  async recompute(tx: Tx, workspaceId: string, audienceId: string, filter: Filter | null): Promise<SetChange[]> {
+  async recompute(
+    tx: Tx,
+    workspaceId: string,
+    audienceId: string,
+    filter: Filter | null,
+    context: SqlContext,
+  ): Promise<SetChange[]> {
     const target = { workspaceId, audienceId };
     return changesOf(
       tx,
       workspaceId,
       Prisma.sql`
       WITH r AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter)}`)} AS r
+        SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`)} AS r
       ),
       cur AS MATERIALIZED (
         SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
@@ -155,7 +162,7 @@ export const membershipRepo = {
     tx: Tx,
     workspaceId: string,
     memberIds: string[],
-  ): Promise<{ id: string; filter: Filter; matched: number[] }[]> {
+  ): Promise<{ types: FieldTypes; rules: { id: string; filter: Filter; matched: number[] }[] }> {
     const seq = Prisma.sql`n.seq`;
     // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
     // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
@@ -173,16 +180,18 @@ export const membershipRepo = {
         WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
         GROUP BY t.audience_id`;
     // One JSON document: a hundred rules' rows converted column by column cost more than the query.
-    const [row] = await tx.$queryRaw<{ rules: string | null }[]>`
+    const [row] = await tx.$queryRaw<{ rules: string | null; types: string | null }[]>`
       WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
       rules AS MATERIALIZED (
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
       ),
       hits AS (${hits})
-      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules
+      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules,
+             (SELECT json_object_agg(key, type) FROM field_types WHERE workspace_id = ${workspaceId})::text AS types
       FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
     const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
-    return rules.map(([id, filter, matched]) => ({ id, filter, matched }));
+    const types = Object.entries(JSON.parse(row?.types ?? "{}") as Record<string, FieldType>);
+    return { types: new Map(types), rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })) };
   },
 
   /**

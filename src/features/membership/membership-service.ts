@@ -1,6 +1,8 @@
 import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
-import { type Filter, matches } from "./filter.ts";
+import type { FieldTypeRepo } from "./field-type-repo.ts";
+import type { Filter } from "./filter.ts";
+import { matches } from "./filter-match.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
@@ -25,6 +27,9 @@ export interface MembershipDeps {
   >;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
+  fieldTypes: Pick<FieldTypeRepo, "types">;
+  /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
+  clock?: () => number;
   events: EventSink;
 }
 
@@ -58,6 +63,7 @@ export interface MembershipWriter {
 
 export function createMembershipService(deps: MembershipDeps) {
   const { sets, events } = deps;
+  const clock = deps.clock ?? Date.now;
 
   /**
    * Every change of an audience's members passes through here, in the transaction that made it:
@@ -114,7 +120,12 @@ export function createMembershipService(deps: MembershipDeps) {
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "setting a rule");
         await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
-        return one(audienceId, "rule", report("rule", await sets.recompute(tx, workspaceId, audienceId, filter)));
+        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock() };
+        return one(
+          audienceId,
+          "rule",
+          report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context)),
+        );
       },
       async copyUnion(targetId, sourceIds) {
         // The member lock: no member the union holds can be deleted before the new audience exists.
@@ -125,7 +136,7 @@ export function createMembershipService(deps: MembershipDeps) {
       async followMembers(memberIds, known = []) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
-        const audiences = await sets.ruleMatches(tx, workspaceId, memberIds);
+        const { types, rules: audiences } = await sets.ruleMatches(tx, workspaceId, memberIds);
         if (audiences.length === 0) return [];
         // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
         // audiences whose rule now matches these members differently are locked and written, in
@@ -134,11 +145,12 @@ export function createMembershipService(deps: MembershipDeps) {
         const unknown = memberIds.filter((id) => !knownIds.has(id));
         const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
         const changed = members.map((m) => m.seq);
+        const context = { types, now: clock(), inAudience: () => false };
         const moving = audiences
           .map((audience) => ({
             audienceId: audience.id,
             was: new Set(audience.matched),
-            seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt)).map((m) => m.seq),
+            seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt, context)).map((m) => m.seq),
           }))
           .filter(({ was, seqs }) => was.size !== seqs.length || seqs.some((seq) => !was.has(seq)))
           .map(({ audienceId, seqs }) => ({ audienceId, seqs }));

@@ -3,6 +3,7 @@
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
 // Rules are evaluated by the tests' reference evaluator, not by the filter code under test.
 
+import type { FieldType } from "../../../src/domain/field-types.ts";
 import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/filter.ts";
 import { memberSetOf } from "../../../src/features/membership/member-set.ts";
@@ -46,6 +47,9 @@ export class FakeSets {
   /** Every number ever given, deleted members' too: changes name them after they are gone. */
   private readonly names = new Map<number, string>();
   private nextSeq = 0;
+  /** Declared field types, and the time rules are evaluated at. */
+  readonly types = new Map<string, FieldType>();
+  now = Date.UTC(2026, 5, 1);
 
   /** `rules`: the rule-based audiences, in id order (FakeAudiences keeps them). */
   constructor(private readonly rules: () => { id: string; filter: Filter }[] = () => []) {}
@@ -132,11 +136,12 @@ export class FakeSets {
     },
     ruleMatches: async (_tx, _ws, memberIds) => {
       const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
-      return this.rules().map(({ id, filter }) => ({
+      const rules = this.rules().map(({ id, filter }) => ({
         id,
         filter,
         matched: seqs.filter((seq) => this.of(id).match.has(seq)),
       }));
+      return { types: new Map(this.types), rules };
     },
     applyMatches: async (_tx, _ws, changed, matched) => {
       for (const { audienceId, seqs } of matched) {
@@ -158,7 +163,12 @@ export class FakeSets {
   };
 
   matching(filter: Filter | null): number[] {
-    return [...this.members.values()].filter((m) => referenceMatches(filter, m.plain)).map((m) => m.seq);
+    const context = {
+      types: Object.fromEntries(this.types),
+      now: this.now,
+      inAudience: (audienceId: string, member: PlainMember) => this.of(audienceId).member.has(this.seqOf(member.id)),
+    };
+    return [...this.members.values()].filter((m) => referenceMatches(filter, m.plain, context)).map((m) => m.seq);
   }
 
   readonly memberReads: MembershipDeps["members"] = {
@@ -224,6 +234,8 @@ export function fakeMembership(events: EventSink) {
     sets: sets.repo,
     members: sets.memberReads,
     audiences: audiences.repo,
+    fieldTypes: { types: async () => new Map(sets.types) },
+    clock: () => sets.now,
     events,
   });
   return { sets, audiences, membership };
