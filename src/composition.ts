@@ -27,6 +27,7 @@ import { createMemberPages } from "./features/membership/member-pages.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
 import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
+import { ruleRepo } from "./features/membership/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
@@ -77,6 +78,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     store,
     locks: lockRepo,
     sets: membershipRepo,
+    rules: ruleRepo,
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
@@ -142,6 +144,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       audiences: audienceRepo,
       members: memberRepo,
       fieldTypes: fieldTypeRepo,
+      rules: ruleRepo,
     }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({

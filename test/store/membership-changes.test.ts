@@ -22,6 +22,7 @@ import {
   type EventSink,
   type MembershipService,
 } from "../../src/features/membership/membership-service.ts";
+import { ruleRepo } from "../../src/features/membership/rule-repo.ts";
 import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
@@ -113,7 +114,7 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
         );
       });
     case "remove":
-      return write(ws, { memberWrites: false }, async (w) => {
+      return write(ws, { memberWrites: true }, async (w) => {
         await w.locks.writable(step.audience);
         await w.exclude(step.audience, step.ids);
       });
@@ -206,6 +207,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     store,
     locks: lockRepo,
     sets: membershipRepo,
+    rules: ruleRepo,
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,

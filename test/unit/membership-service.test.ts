@@ -228,7 +228,7 @@ describe("the membership module reports who entered and who left", () => {
     const { sets, audiences, write, sink } = setUp();
     audiences.add("aud_a");
     const ada = sets.addMember("ada");
-    await write(false, async (w) => {
+    await write(true, async (w) => {
       await w.locks.writable("aud_a");
       w.publish({ type: "audience.renamed", audienceId: "aud_a", name: "A" } as never);
       await w.include("aud_a", [ada.seq]);
@@ -292,6 +292,24 @@ describe("the membership module refuses writes without their locks", () => {
         return w.setRule("aud_a", null);
       },
       "setting a rule needs audience aud_a locked",
+    ],
+    [
+      "adding without the member lock",
+      false,
+      async (w) => {
+        await w.locks.writable("aud_a");
+        return w.include("aud_a", [0]);
+      },
+      "adding members needs the workspace's member lock",
+    ],
+    [
+      "removing without the member lock",
+      false,
+      async (w) => {
+        await w.locks.writable("aud_a");
+        return w.exclude("aud_a", ["ada"]);
+      },
+      "removing members needs the workspace's member lock",
     ],
     [
       "merging a source not locked",
@@ -365,7 +383,7 @@ describe("the membership module refuses writes without their locks", () => {
         calls.push(name);
         return fn(...args);
       };
-    sets.repo.ruleMatches = count("ruleMatches", sets.repo.ruleMatches);
+    sets.ruleRepo.ruleMatches = count("ruleMatches", sets.ruleRepo.ruleMatches);
     sets.repo.applyMatches = count("applyMatches", sets.repo.applyMatches);
     sets.memberReads.folded = count("folded", sets.memberReads.folded);
     sets.addMember("ada", { company: "Acme" });

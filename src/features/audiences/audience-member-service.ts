@@ -62,7 +62,8 @@ export function createAudienceMemberService({ membership, members, pages }: Audi
       request: Schemas["RemoveMembersRequest"],
     ): Promise<Schemas["RemoveMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
-      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+      // The member lock: the audiences whose rules name this one follow it in the same write.
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         await w.locks.writable(audienceId);
         const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
         return { removed, notMembers: memberIds.length - removed };

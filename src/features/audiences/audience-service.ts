@@ -1,16 +1,18 @@
 import type { components } from "../../../generated/api.d.ts";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
-import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
+import { audienceNotFound, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
 import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
+import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/audience-graph.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import type { FieldTypeRepo } from "../membership/field-type-repo.ts";
-import { type Filter, parseFilter, unionFilter } from "../membership/filter.ts";
+import { audienceConditions, audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/filter.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
 import { toMember } from "../membership/member-view.ts";
-import type { MembershipService } from "../membership/membership-service.ts";
+import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
+import type { RuleRepo } from "../membership/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 
 type Schemas = components["schemas"];
@@ -30,6 +32,7 @@ export interface AudienceServiceDeps {
   audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
   members: Pick<MemberRepo, "matching">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
+  rules: Pick<RuleRepo, "rules">;
 }
 
 export function createAudienceService({
@@ -39,7 +42,43 @@ export function createAudienceService({
   audiences,
   members,
   fieldTypes,
+  rules,
 }: AudienceServiceDeps) {
+  /**
+   * The audiences a new rule of audience `id` names must be the workspace's, unarchived (they are
+   * locked to be read, so none is archived before this write commits), not lead back to it, and
+   * make no chain of audience conditions longer than MAX_CHAIN.
+   */
+  async function checkNamedAudiences(w: MembershipWriter, id: string, filter: Filter | null): Promise<void> {
+    const conditions = audienceConditions(filter);
+    if (conditions.length === 0) return;
+    const named = [...new Set(conditions.map((c) => c.id))];
+    const problem = checkNewRule(audienceGraph(await rules.rules(w.tx, w.workspaceId)), id, named);
+    try {
+      await w.locks.sources(named);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      const unknown = conditions.find((c) => error.detail.includes(c.id)) ?? (conditions[0] as (typeof conditions)[0]);
+      throw new BadRequestError("invalid_filter", `${unknown.pointer} names no audience of this workspace`, [
+        { pointer: unknown.pointer, message: "names no audience of this workspace" },
+      ]);
+    }
+    if (problem === "cycle") {
+      throw new BadRequestError(
+        "filter_cycle",
+        "The filter names an audience whose rule leads back to this audience.",
+        conditions.map(({ pointer }) => ({ pointer, message: "leads back to this audience" })),
+      );
+    }
+    if (problem === "too deep") {
+      throw new BadRequestError(
+        "invalid_filter",
+        `Audience conditions would chain more than ${MAX_CHAIN} audiences.`,
+        conditions.map(({ pointer }) => ({ pointer, message: `chains more than ${MAX_CHAIN} audiences` })),
+      );
+    }
+  }
+
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(rawName);
@@ -92,6 +131,17 @@ export function createAudienceService({
         const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) return;
+        // Under the audience's lock, which a rule naming it takes to be stored: no such rule commits meanwhile.
+        const users = (await rules.rules(w.tx, workspaceId))
+          .filter((rule) => !rule.isArchived && audiencesOf(rule.filter).includes(id))
+          .map((rule) => rule.id);
+        if (users.length > 0) {
+          throw new ConflictError(
+            "audience_in_use",
+            `The rules of ${users.length} unarchived audience(s) name this audience; change them or archive them first.`,
+            { audienceIds: users },
+          );
+        }
         await audiences.archive(w.tx, workspaceId, id);
         w.publish({ type: "audience.archived", audienceId: id });
       });
@@ -140,6 +190,7 @@ export function createAudienceService({
         const types = await fieldTypes.types(w.tx, workspaceId);
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
         const audience = await w.locks.writable(id);
+        await checkNamedAudiences(w, id, filter);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter);

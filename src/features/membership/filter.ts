@@ -216,6 +216,15 @@ export const fieldsOf = (filter: Filter | null): string[] => [
   ),
 ];
 
+/** The audience conditions of a filter with their pointers (as parseFilter names nodes). */
+export function audienceConditions(filter: Filter | null, pointer = "/body/filter"): { id: string; pointer: string }[] {
+  if (filter === null) return [];
+  if ("all" in filter) return filter.all.flatMap((f, i) => audienceConditions(f, `${pointer}/all/${i}`));
+  if ("any" in filter) return filter.any.flatMap((f, i) => audienceConditions(f, `${pointer}/any/${i}`));
+  if ("not" in filter) return audienceConditions(filter.not, `${pointer}/not`);
+  return filter.field === "audience" ? [{ id: filter.value as string, pointer: `${pointer}/value` }] : [];
+}
+
 /** The audiences a filter's audience conditions name. */
 export const audiencesOf = (filter: Filter | null): string[] => [
   ...new Set(

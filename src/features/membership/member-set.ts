@@ -1,3 +1,4 @@
+import type { components } from "../../../generated/api.d.ts";
 import { setBitPositions } from "./bitset.ts";
 
 /**
@@ -52,7 +53,7 @@ const BITS_IN_BYTE = Uint8Array.from({ length: 256 }, (_, byte) => {
 });
 
 /** Why an audience's members changed; the event feed publishes it with the change. */
-export type ChangeReason = "manual" | "rule" | "member_changed" | "member_deleted" | "merge";
+export type ChangeReason = components["schemas"]["AudienceMembersChangedEvent"]["data"]["reason"];
 
 /** Who entered and who left one audience in one write. */
 export interface MembershipChange {

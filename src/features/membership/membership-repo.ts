@@ -153,48 +153,6 @@ export const membershipRepo = {
   },
 
   /**
-   * The rule-based audiences of the workspace with their rules (archived ones too: they keep
-   * following their rule, so they are current when restored), in id order, and the numbers of
-   * these members that each one's match set holds: one statement, without row locks (rules and
-   * match sets change only under the workspace's member lock, which the caller holds).
-   */
-  async ruleMatches(
-    tx: Tx,
-    workspaceId: string,
-    memberIds: string[],
-  ): Promise<{ types: FieldTypes; rules: { id: string; filter: Filter; matched: number[] }[] }> {
-    const seq = Prisma.sql`n.seq`;
-    // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
-    // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
-    const hits = readsByKey(memberIds.length)
-      ? Prisma.sql`
-        SELECT r.id AS audience_id, array_agg(n.seq) AS matched
-        FROM rules AS r CROSS JOIN n
-        ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
-        GROUP BY r.id`
-      : Prisma.sql`
-        SELECT t.audience_id, array_agg(n.seq) AS matched
-        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
-          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
-        GROUP BY t.audience_id`;
-    // One JSON document: a hundred rules' rows converted column by column cost more than the query.
-    const [row] = await tx.$queryRaw<{ rules: string | null; types: string | null }[]>`
-      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
-      rules AS MATERIALIZED (
-        SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-      ),
-      hits AS (${hits})
-      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules,
-             (SELECT json_object_agg(key, type) FROM field_types WHERE workspace_id = ${workspaceId})::text AS types
-      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
-    const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
-    const types = Object.entries(JSON.parse(row?.types ?? "{}") as Record<string, FieldType>);
-    return { types: new Map(types), rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })) };
-  },
-
-  /**
    * After members were created or their data changed: sets their bits in each rule-based
    * audience's match set as `matched` says (the rule evaluated in process), and their member
    * bits to include ∨ (match ∧ ¬exclude).

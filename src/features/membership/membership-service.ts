@@ -2,12 +2,13 @@ import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import type { Filter } from "./filter.ts";
-import { matches } from "./filter-match.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
+import { createRuleFollowing } from "./rule-following.ts";
+import type { RuleRepo } from "./rule-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
 /** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */
@@ -21,10 +22,8 @@ export interface EventSink {
 export interface MembershipDeps {
   store: Pick<Store, "transaction" | "db">;
   locks: LockRows;
-  sets: Pick<
-    MembershipRepo,
-    "include" | "exclude" | "recompute" | "copyUnion" | "ruleMatches" | "applyMatches" | "forget"
-  >;
+  sets: Pick<MembershipRepo, "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules">;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -64,6 +63,7 @@ export interface MembershipWriter {
 export function createMembershipService(deps: MembershipDeps) {
   const { sets, events } = deps;
   const clock = deps.clock ?? Date.now;
+  const following = createRuleFollowing({ ...deps, clock });
 
   /**
    * Every change of an audience's members passes through here, in the transaction that made it:
@@ -94,6 +94,7 @@ export function createMembershipService(deps: MembershipDeps) {
       // Stryker disable next-line ConditionalExpression: equivalent, the repositories report only the audience they were given
       changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
     const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
+    const w = { tx, workspaceId, locks, report };
 
     return {
       tx,
@@ -105,12 +106,18 @@ export function createMembershipService(deps: MembershipDeps) {
       async include(audienceId, seqs) {
         // Stryker disable next-line StringLiteral: equivalent, a lock is held for update or share, so any mode but "share" means update
         requireAudience(audienceId, "update", "adding members");
-        return one(audienceId, "manual", report("manual", await sets.include(tx, workspaceId, audienceId, seqs)));
+        // The member lock: the audiences whose rules name this one follow it, locked as they do.
+        requireMembers("adding members");
+        const changes = report("manual", await sets.include(tx, workspaceId, audienceId, seqs));
+        await following.followAudiences(w, changes);
+        return one(audienceId, "manual", changes);
       },
       async exclude(audienceId, memberIds) {
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "removing members");
+        requireMembers("removing members");
         const changes = report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
+        await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
       async setRule(audienceId, filter) {
@@ -121,11 +128,9 @@ export function createMembershipService(deps: MembershipDeps) {
         requireAudience(audienceId, "update", "setting a rule");
         await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
         const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock() };
-        return one(
-          audienceId,
-          "rule",
-          report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context)),
-        );
+        const changes = report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context));
+        await following.followAudiences(w, changes);
+        return one(audienceId, "rule", changes);
       },
       async copyUnion(targetId, sourceIds) {
         // The member lock: no member the union holds can be deleted before the new audience exists.
@@ -136,27 +141,7 @@ export function createMembershipService(deps: MembershipDeps) {
       async followMembers(memberIds, known = []) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
-        const { types, rules: audiences } = await sets.ruleMatches(tx, workspaceId, memberIds);
-        if (audiences.length === 0) return [];
-        // The rule is evaluated in process (the same semantics as its SQL compilation). Only the
-        // audiences whose rule now matches these members differently are locked and written, in
-        // one statement: a member edit touches the few audiences it moves in or out of.
-        const knownIds = new Set(known.map((m) => m.id));
-        const unknown = memberIds.filter((id) => !knownIds.has(id));
-        const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
-        const changed = members.map((m) => m.seq);
-        const context = { types, now: clock(), inAudience: () => false };
-        const moving = audiences
-          .map((audience) => ({
-            audienceId: audience.id,
-            was: new Set(audience.matched),
-            seqs: members.filter((m) => matches(audience.filter, m.folded, m.createdAt, context)).map((m) => m.seq),
-          }))
-          .filter(({ was, seqs }) => was.size !== seqs.length || seqs.some((seq) => !was.has(seq)))
-          .map(({ audienceId, seqs }) => ({ audienceId, seqs }));
-        if (moving.length === 0) return [];
-        await locks.following(moving.map((m) => m.audienceId));
-        return report("member_changed", await sets.applyMatches(tx, workspaceId, changed, moving));
+        return following.followMembers(w, memberIds, known);
       },
       async forgetMembers(seqs) {
         requireMembers("deleting members");

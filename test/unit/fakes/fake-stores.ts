@@ -134,15 +134,6 @@ export class FakeSets {
       if (target.member.size === 0) return [];
       return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
     },
-    ruleMatches: async (_tx, _ws, memberIds) => {
-      const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
-      const rules = this.rules().map(({ id, filter }) => ({
-        id,
-        filter,
-        matched: seqs.filter((seq) => this.of(id).match.has(seq)),
-      }));
-      return { types: new Map(this.types), rules };
-    },
     applyMatches: async (_tx, _ws, changed, matched) => {
       for (const { audienceId, seqs } of matched) {
         const match = this.of(audienceId).match;
@@ -162,6 +153,30 @@ export class FakeSets {
     },
   };
 
+  readonly ruleRepo: MembershipDeps["rules"] = {
+    ruleMatches: async (_tx, _ws, memberIds) => {
+      const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
+      const rules = this.rules().map(({ id, filter }) => ({
+        id,
+        filter,
+        matched: seqs.filter((seq) => this.of(id).match.has(seq)),
+      }));
+      const held = new Map(
+        [...new Set(rules.flatMap((rule) => namedAudiences(rule.filter)))].map((id) => {
+          const sets = this.of(id);
+          const among = (set: Set<number>) => seqs.filter((seq) => set.has(seq));
+          return [id, { include: among(sets.include), exclude: among(sets.exclude), member: among(sets.member) }];
+        }),
+      );
+      return { types: new Map(this.types), rules, held };
+    },
+    matchesAmong: async (_tx, _ws, filter, _context, seqs) => {
+      const matching = new Set(this.matching(filter));
+      return seqs.filter((seq) => matching.has(seq));
+    },
+    rules: async () => this.rules().map((rule) => ({ ...rule, isArchived: false })),
+  };
+
   matching(filter: Filter | null): number[] {
     const context = {
       types: Object.fromEntries(this.types),
@@ -174,6 +189,15 @@ export class FakeSets {
   readonly memberReads: MembershipDeps["members"] = {
     folded: async (_tx, _ws, ids) => ids.flatMap((id) => this.members.get(id) ?? []),
   };
+}
+
+/** The audiences a filter's audience conditions name (walked here, not by the code under test). */
+function namedAudiences(filter: Filter | null): string[] {
+  if (filter === null) return [];
+  if ("all" in filter) return filter.all.flatMap(namedAudiences);
+  if ("any" in filter) return filter.any.flatMap(namedAudiences);
+  if ("not" in filter) return namedAudiences(filter.not);
+  return filter.field === "audience" ? [filter.value as string] : [];
 }
 
 /** Audience rows in memory, and a lock repository over them that records every lock taken. */
@@ -232,6 +256,7 @@ export function fakeMembership(events: EventSink) {
     store: fakeStore,
     locks: audiences.locks,
     sets: sets.repo,
+    rules: sets.ruleRepo,
     members: sets.memberReads,
     audiences: audiences.repo,
     fieldTypes: { types: async () => new Map(sets.types) },

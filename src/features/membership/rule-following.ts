@@ -1,0 +1,147 @@
+import type { Tx } from "../../platform/db/database.ts";
+import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
+import type { FieldTypeRepo } from "./field-type-repo.ts";
+import type { Filter } from "./filter.ts";
+import { matches } from "./filter-match.ts";
+import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
+import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "./member-set.ts";
+import type { MembershipRepo, SetChange } from "./membership-repo.ts";
+import type { RuleRepo } from "./rule-repo.ts";
+import type { WriteLocks } from "./write-locks.ts";
+
+/**
+ * Past this many members moved in the audiences a rule names, the rule is evaluated over the
+ * whole workspace rather than member by member.
+ */
+const FEW_MEMBERS = 10_000;
+
+export interface RuleFollowingDeps {
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules">;
+  sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
+  members: Pick<MemberRepo, "folded">;
+  fieldTypes: Pick<FieldTypeRepo, "types">;
+  clock: () => number;
+}
+
+/** Reports a write's membership changes with their reason (membership-service.ts). */
+type Report = (reason: ChangeReason, changes: SetChange[]) => MembershipChange[];
+
+/** One write's view: its transaction, workspace, locks, and where its changes are reported. */
+export interface Following {
+  tx: Tx;
+  workspaceId: string;
+  locks: WriteLocks;
+  report: Report;
+}
+
+/**
+ * How rule-based audiences follow what changes under them: members' data (their rules are
+ * evaluated in process for those members), and other audiences' members (audience conditions:
+ * the audiences whose rules name a changed audience are evaluated again for the members that moved
+ * in it, in dependency order, in the same transaction).
+ */
+export function createRuleFollowing(deps: RuleFollowingDeps) {
+  return {
+    /**
+     * After members were created or changed: every rule-based audience follows. Rules are
+     * evaluated in dependency order, each audience condition reading the named audience's
+     * members as this write leaves them, and every audience that moves is written in one
+     * statement. A change is reported as `dependency` when an audience the rule names moved.
+     */
+    async followMembers(w: Following, memberIds: string[], known: FoldedMemberRow[]): Promise<MembershipChange[]> {
+      const { tx, workspaceId } = w;
+      const { types, rules, held } = await deps.rules.ruleMatches(tx, workspaceId, memberIds);
+      if (rules.length === 0) return [];
+      const knownIds = new Set(known.map((m) => m.id));
+      const unknown = memberIds.filter((id) => !knownIds.has(id));
+      const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
+      const changed = members.map((m) => m.seq);
+      const graph = audienceGraph(rules);
+      const byId = new Map(rules.map((rule) => [rule.id, rule]));
+      // The members of each named audience among these, as the write leaves them so far.
+      const inside = new Map([...held].map(([id, sets]) => [id, new Set(sets.member)]));
+      const moved = new Set<string>();
+      const now = deps.clock();
+      const moving: { audienceId: string; seqs: number[] }[] = [];
+      for (const id of inDependencyOrder(graph, new Set(byId.keys()))) {
+        const { filter, matched } = byId.get(id) as (typeof rules)[number];
+        const seqs = members
+          .filter((m) => {
+            const inAudience = (named: string) => inside.get(named)?.has(m.seq) ?? false;
+            return matches(filter, m.folded, m.createdAt, { types, now, inAudience });
+          })
+          .map((m) => m.seq);
+        const was = new Set(matched);
+        if (was.size !== seqs.length || seqs.some((seq) => !was.has(seq))) moving.push({ audienceId: id, seqs });
+        if (!graph.usedBy.has(id)) continue;
+        // member = include ∨ (match ∧ ¬exclude), as applyMatches will write it.
+        const sets = held.get(id);
+        const include = new Set(sets?.include);
+        const exclude = new Set(sets?.exclude);
+        const matching = new Set(seqs);
+        const after = new Set(changed.filter((s) => include.has(s) || (matching.has(s) && !exclude.has(s))));
+        const before = inside.get(id) ?? new Set();
+        if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
+        inside.set(id, after);
+      }
+      if (moving.length === 0) return [];
+      await w.locks.following(moving.map((m) => m.audienceId));
+      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving);
+      const byDependency = (c: SetChange) => (graph.uses.get(c.audienceId) ?? []).some((named) => moved.has(named));
+      return [
+        ...w.report(
+          "member_changed",
+          changes.filter((c) => !byDependency(c)),
+        ),
+        ...w.report("dependency", changes.filter(byDependency)),
+      ];
+    },
+
+    /**
+     * After audiences' members changed (by hand, by their rule, by the clock): every audience
+     * whose rule names one of them, directly or through others, follows, in dependency order,
+     * each reported as `dependency`.
+     */
+    async followAudiences(w: Following, changes: MembershipChange[]): Promise<MembershipChange[]> {
+      const { tx, workspaceId } = w;
+      const movedIn = new Map<string, number[] | "many">();
+      const note = (c: SetChange) => {
+        const size = sizeOf(c.entered) + sizeOf(c.left);
+        if (size > 0)
+          movedIn.set(c.audienceId, size > FEW_MEMBERS ? "many" : [...membersOf(c.entered), ...membersOf(c.left)]);
+      };
+      for (const change of changes) note(change);
+      if (movedIn.size === 0) return [];
+      const rules = await deps.rules.rules(tx, workspaceId);
+      const graph = audienceGraph(rules);
+      const order = followersInOrder(graph, movedIn.keys());
+      if (order.length === 0) return [];
+      await w.locks.following(order);
+      const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: deps.clock() };
+      const filters = new Map(rules.map((rule) => [rule.id, rule.filter]));
+      const followed: MembershipChange[] = [];
+      for (const id of order) {
+        const named = (graph.uses.get(id) ?? []).flatMap((n) => {
+          const moved = movedIn.get(n);
+          return moved === undefined ? [] : [moved];
+        });
+        if (named.length === 0) continue;
+        const filter = filters.get(id) as Filter;
+        const seqs = [...new Set(named.flatMap((moved) => (moved === "many" ? [] : moved)))];
+        const setChanges =
+          named.includes("many") || seqs.length > FEW_MEMBERS
+            ? await deps.sets.recompute(tx, workspaceId, id, filter, context)
+            : await deps.sets.applyMatches(tx, workspaceId, seqs, [
+                { audienceId: id, seqs: await deps.rules.matchesAmong(tx, workspaceId, filter, context, seqs) },
+              ]);
+        for (const change of w.report("dependency", setChanges)) {
+          note(change);
+          followed.push(change);
+        }
+      }
+      return followed;
+    },
+  };
+}
+
+export type RuleFollowing = ReturnType<typeof createRuleFollowing>;

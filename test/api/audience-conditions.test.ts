@@ -1,0 +1,186 @@
+import { describe, expect } from "vitest";
+import type { Filter } from "../../src/features/membership/filter.ts";
+import { readFeed } from "../events/event-support.ts";
+import { rejectionOf } from "../support/checked-client.ts";
+import {
+  addMembers,
+  allMemberIds,
+  createAudience,
+  createWorkspace,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
+import { it } from "../support/fixture.ts";
+
+const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+
+const setFilter = (ws: TestWorkspace, audienceId: string, filter: Filter | null) =>
+  ws.api.PUT(`${AUDIENCE}/filter`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { filter } });
+const remove = (ws: TestWorkspace, audienceId: string, memberIds: string[]) =>
+  ws.api.DELETE(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
+const archive = (ws: TestWorkspace, audienceId: string) =>
+  ws.api.DELETE(AUDIENCE, { params: { path: { workspaceId: ws.id, audienceId } } });
+const inA = (id: string): Filter => ({ field: "audience", op: "in", value: id });
+const notIn = (id: string): Filter => ({ field: "audience", op: "notIn", value: id });
+const sorted = async (ws: TestWorkspace, id: string) => (await allMemberIds(ws, id)).sort();
+
+/**
+ * The audience.members_changed events of the feed after a cursor, readably, once there are
+ * `count` (events are published just after their write commits).
+ */
+async function changesAfter(ws: TestWorkspace, cursor: string, count: number) {
+  let changes: ReturnType<typeof readable> = [];
+  await expect
+    .poll(async () => (changes = readable(await readFeed(ws.api, ws.id, cursor))).length, { timeout: 20_000 })
+    .toBeGreaterThanOrEqual(count);
+  return changes;
+}
+function readable(events: Awaited<ReturnType<typeof readFeed>>) {
+  return events.flatMap((event) =>
+    event.type === "audience.members_changed"
+      ? [
+          {
+            audienceId: event.data.audienceId,
+            reason: event.data.reason,
+            entered: [...event.data.entered].sort(),
+            left: [...event.data.left].sort(),
+          },
+        ]
+      : [],
+  );
+}
+const head = async (ws: TestWorkspace) =>
+  (await ws.api.GET("/v0/workspaces/{workspaceId}/events/latest", { params: { path: { workspaceId: ws.id } } })).cursor;
+
+describe("audience conditions", () => {
+  it("make a difference of audiences that stays exact as either changes, with dependency events", async ({ ws }) => {
+    const newsletter = await createAudience(ws, "Newsletter");
+    const customers = await createAudience(ws, "Customers");
+    const prospects = await createAudience(ws, "Newsletter without customers");
+    await addMembers(ws, newsletter, { memberIds: ["ada", "bob", "cy"] });
+    await addMembers(ws, customers, { memberIds: ["bob"] });
+    const set = await setFilter(ws, prospects, { all: [inA(newsletter), notIn(customers)] });
+    expect(set.memberCount).toBe(2);
+    expect(await sorted(ws, prospects)).toEqual(["ada", "cy"]);
+
+    const cursor = await head(ws);
+    await addMembers(ws, customers, { memberIds: ["ada"] });
+    await remove(ws, newsletter, ["cy"]);
+    await remove(ws, customers, ["bob"]);
+    await addMembers(ws, newsletter, { memberIds: ["dee"] });
+    expect(await sorted(ws, prospects)).toEqual(["bob", "dee"]);
+    expect(await changesAfter(ws, cursor, 8)).toEqual([
+      { audienceId: customers, reason: "manual", entered: ["ada"], left: [] },
+      { audienceId: prospects, reason: "dependency", entered: [], left: ["ada"] },
+      { audienceId: newsletter, reason: "manual", entered: [], left: ["cy"] },
+      { audienceId: prospects, reason: "dependency", entered: [], left: ["cy"] },
+      { audienceId: customers, reason: "manual", entered: [], left: ["bob"] },
+      { audienceId: prospects, reason: "dependency", entered: ["bob"], left: [] },
+      { audienceId: newsletter, reason: "manual", entered: ["dee"], left: [] },
+      { audienceId: prospects, reason: "dependency", entered: ["dee"], left: [] },
+    ]);
+  });
+
+  it("follow transitively, in dependency order, whatever moved the first audience", async ({ ws }) => {
+    const acme = await createAudience(ws, "Acme");
+    const middle = await createAudience(ws, "Middle");
+    const top = await createAudience(ws, "Top");
+    await setFilter(ws, acme, { field: "fields.company", op: "eq", value: "Acme" });
+    await setFilter(ws, middle, inA(acme));
+    await setFilter(ws, top, { any: [inA(middle), { field: "id", op: "eq", value: "zed" }] });
+    const cursor = await head(ws);
+    // A member's data moves it into the first audience: the others follow in the same write.
+    await upsertMembers(ws, [{ id: "ada", fields: { company: "Acme" } }]);
+    expect(await sorted(ws, top)).toEqual(["ada"]);
+    // A rule change of the first audience moves its members out of all three.
+    await setFilter(ws, acme, { field: "fields.company", op: "eq", value: "Initech" });
+    expect(await sorted(ws, middle)).toEqual([]);
+    expect(await sorted(ws, top)).toEqual([]);
+    // Removing by hand from the middle one: the top one follows, the first one does not.
+    await setFilter(ws, acme, null);
+    await addMembers(ws, middle, { memberIds: ["bob"] });
+    await remove(ws, middle, ["bob"]);
+    expect(await changesAfter(ws, cursor, 10)).toEqual([
+      { audienceId: acme, reason: "member_changed", entered: ["ada"], left: [] },
+      ...[middle, top].sort().map((audienceId) => ({ audienceId, reason: "dependency", entered: ["ada"], left: [] })),
+      { audienceId: acme, reason: "rule", entered: [], left: ["ada"] },
+      { audienceId: middle, reason: "dependency", entered: [], left: ["ada"] },
+      { audienceId: top, reason: "dependency", entered: [], left: ["ada"] },
+      { audienceId: middle, reason: "manual", entered: ["bob"], left: [] },
+      { audienceId: top, reason: "dependency", entered: ["bob"], left: [] },
+      { audienceId: middle, reason: "manual", entered: [], left: ["bob"] },
+      { audienceId: top, reason: "dependency", entered: [], left: ["bob"] },
+    ]);
+  });
+
+  it("count what the named audience holds by hand, and members deleted leave them all", async ({ ws }) => {
+    const a = await createAudience(ws);
+    const b = await createAudience(ws);
+    await setFilter(ws, a, { field: "fields.company", op: "eq", value: "Acme" });
+    await upsertMembers(ws, [
+      { id: "ada", fields: { company: "Acme" } },
+      { id: "bob", fields: { company: "Acme" } },
+    ]);
+    await setFilter(ws, b, inA(a));
+    await remove(ws, a, ["bob"]);
+    await addMembers(ws, a, { memberIds: ["cy"] });
+    expect(await sorted(ws, b)).toEqual(["ada", "cy"]);
+    await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
+      params: { path: { workspaceId: ws.id } },
+      body: { memberIds: ["ada"] },
+    });
+    expect(await sorted(ws, b)).toEqual(["cy"]);
+  });
+
+  it("refuse unknown, other workspaces', archived and self-naming audiences", async ({ ws, server }) => {
+    const a = await createAudience(ws);
+    const b = await createAudience(ws);
+    const unknown = await rejectionOf(setFilter(ws, a, { all: [inA(b), inA("aud_nope")] }));
+    expect(unknown.problem).toMatchObject({
+      status: 400,
+      code: "invalid_filter",
+      errors: [{ pointer: "/body/filter/all/1/value", message: "names no audience of this workspace" }],
+    });
+    const other = await createAudience(await createWorkspace(server));
+    expect((await rejectionOf(setFilter(ws, a, inA(other)))).code).toBe("invalid_filter");
+    expect((await rejectionOf(setFilter(ws, a, notIn(a)))).problem).toMatchObject({
+      status: 400,
+      code: "filter_cycle",
+    });
+    await setFilter(ws, b, inA(a));
+    expect((await rejectionOf(setFilter(ws, a, { not: inA(b) }))).code).toBe("filter_cycle");
+    const c = await createAudience(ws);
+    await archive(ws, c);
+    expect((await rejectionOf(setFilter(ws, a, inA(c)))).problem).toMatchObject({
+      status: 409,
+      code: "audience_archived",
+    });
+    expect(await ws.api.GET(`${AUDIENCE}/filter`, { params: { path: { workspaceId: ws.id, audienceId: a } } })).toEqual(
+      { filter: null, memberCount: 0 },
+    );
+  });
+
+  it("refuse a chain of more than 10 audiences, and accept one of 10", async ({ ws }) => {
+    const ids: string[] = [];
+    for (let i = 0; i < 11; i++) ids.push(await createAudience(ws));
+    for (let i = 1; i < 10; i++) await setFilter(ws, ids[i] as string, inA(ids[i - 1] as string));
+    const tooLong = await rejectionOf(setFilter(ws, ids[10] as string, inA(ids[9] as string)));
+    expect(tooLong.problem).toMatchObject({ status: 400, code: "invalid_filter" });
+    // Lengthening the chain from below counts the audiences above too.
+    const below = await createAudience(ws);
+    expect((await rejectionOf(setFilter(ws, ids[0] as string, inA(below)))).code).toBe("invalid_filter");
+  });
+
+  it("keep a named audience from being archived while an unarchived rule names it", async ({ ws }) => {
+    const a = await createAudience(ws);
+    const b = await createAudience(ws);
+    const c = await createAudience(ws);
+    await setFilter(ws, b, inA(a));
+    await setFilter(ws, c, { not: inA(a) });
+    const refused = await rejectionOf(archive(ws, a));
+    expect(refused.problem).toMatchObject({ status: 409, code: "audience_in_use", audienceIds: [b, c].sort() });
+    await archive(ws, b);
+    await setFilter(ws, c, null);
+    await archive(ws, a);
+  });
+});
