@@ -30,9 +30,11 @@ const sorted = async (ws: TestWorkspace, id: string) => (await allMemberIds(ws, 
  */
 async function changesAfter(ws: TestWorkspace, cursor: string, count: number) {
   let changes: ReturnType<typeof readable> = [];
-  await expect
-    .poll(async () => (changes = readable(await readFeed(ws.api, ws.id, cursor))).length, { timeout: 20_000 })
-    .toBeGreaterThanOrEqual(count);
+  const read = async () => {
+    changes = readable(await readFeed(ws.api, ws.id, cursor));
+    return changes.length;
+  };
+  await expect.poll(read, { timeout: 20_000 }).toBeGreaterThanOrEqual(count);
   return changes;
 }
 function readable(events: Awaited<ReturnType<typeof readFeed>>) {

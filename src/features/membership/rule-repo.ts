@@ -78,9 +78,9 @@ export const ruleRepo = {
     const types = Object.entries(JSON.parse(row?.types ?? "{}") as Record<string, FieldType>);
     const held = new Map<string, HeldBy>();
     for (const [audienceId, setKind, seqs] of JSON.parse(row?.held ?? "[]") as [string, keyof HeldBy, number[]][]) {
-      let sets = held.get(audienceId);
-      if (!sets) held.set(audienceId, (sets = { include: [], exclude: [], member: [] }));
+      const sets = held.get(audienceId) ?? { include: [], exclude: [], member: [] };
       sets[setKind] = seqs;
+      held.set(audienceId, sets);
     }
     return { types: new Map(types), rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })), held };
   },
