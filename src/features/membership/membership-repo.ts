@@ -1,5 +1,4 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { Filter } from "./filter.ts";
