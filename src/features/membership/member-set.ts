@@ -52,7 +52,7 @@ const BITS_IN_BYTE = Uint8Array.from({ length: 256 }, (_, byte) => {
 });
 
 /** Why an audience's members changed; the event feed publishes it with the change. */
-export type ChangeReason = "manual" | "rule" | "member_changed" | "member_deleted" | "merge";
+export type ChangeReason = "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "snapshot";
 
 /** Who entered and who left one audience in one write. */
 export interface MembershipChange {
