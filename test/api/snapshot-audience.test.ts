@@ -84,6 +84,14 @@ describe("snapshotAudience", () => {
     });
     expect((await allMemberIds(ws, copy)).sort()).toEqual(["ada", "m1"]);
     expect((await allMemberIds(ws, source)).sort()).toEqual(["ada", "cy", "m2", "m3"]);
+    // Added by hand, they stay whatever rule it is given later (ada, now Beta, does not match it);
+    // the source's removal of bob is not copied: the new rule brings bob in.
+    const rule = await api.PUT(`${AUDIENCE}/filter`, {
+      params: { path: { workspaceId, audienceId: copy } },
+      body: { filter: ACME },
+    });
+    expect(rule.memberCount).toBe(4);
+    expect((await allMemberIds(ws, copy)).sort()).toEqual(["ada", "bob", "dee", "m1"]);
   });
 
   it("of an empty audience: an empty audience", async ({ ws, api, workspaceId }) => {
