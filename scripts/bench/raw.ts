@@ -246,6 +246,17 @@ export const rawSql = {
     );
   },
 
+  /** An audience's members copied into another as its includes and members: one statement. */
+  async copyMembers(db: RawDb, workspaceId: string, targetId: string, sourceId: string) {
+    await db.query(
+      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
+       SELECT $1, $2, k.kind, t.chunk, t.bits, t.count FROM membership_chunks AS t
+       CROSS JOIN (VALUES (${kinds("include")}), (${kinds("member")})) AS k(kind)
+       WHERE t.workspace_id = $1 AND t.audience_id = $3 AND t.kind = ${kinds("member")}`,
+      [workspaceId, targetId, sourceId],
+    );
+  },
+
   /** The union of two audiences' includes, members and rule matches into a third: one statement. */
   async union(db: RawDb, workspaceId: string, targetId: string, sourceIds: string[]) {
     await db.query(

@@ -25,6 +25,7 @@ import type {
   StoreWriter,
 } from "./scenarios/scenario-context.ts";
 import { search } from "./scenarios/search.ts";
+import { snapshotAudience } from "./scenarios/snapshot.ts";
 import { webhookDelivery } from "./scenarios/webhooks.ts";
 import type { TargetKey } from "./targets.ts";
 
@@ -127,6 +128,13 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["bigAudience"],
     targets: ["merge_audiences"],
     run: (ctx) => mergeAudiences(ctx),
+  }),
+  scenario({
+    name: "snapshot",
+    what: "a snapshot of the big audience",
+    needs: ["bigAudience"],
+    targets: ["snapshot_audience"],
+    run: (ctx, { bigAudience }) => snapshotAudience(ctx, bigAudience),
   }),
   scenario({
     name: "rules",

@@ -59,6 +59,7 @@ export const TARGETS = {
   bulk_add_with_data_merge: [ratio("≥", 0.35, "raw")],
   export_csv: [ratio("≥", 0.5, "raw")],
   merge_audiences: [atMost(3, "s")],
+  snapshot_audience: [atMost(0.5, "s")],
   filter_recompute: [atMost(10, "s")],
   update_spread: [ratio("≤", 5, "raw")],
   patch_member_with_rules: [atMost(10, "ms", "p50")],

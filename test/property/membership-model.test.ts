@@ -9,7 +9,7 @@ import { referenceMatches } from "../support/reference-filter.ts";
 
 /**
  * Drives random sequences of member upserts, updates and deletes, filter changes, adds, removes,
- * merges, archives and restores against a live server, and after every step compares each
+ * merges, snapshots, archives and restores against a live server, and after every step compares each
  * audience's materialized members with a brute-force evaluation of
  *   member ∈ A ⇔ include(A, m) ∨ (filter(A) matches m ∧ ¬exclude(A, m))
  * over all members, by the reference evaluator of test/support/reference-filter.ts (and every
@@ -80,6 +80,7 @@ const step = fc.oneof(
   }),
   fc.record({ kind: fc.constant("remove" as const), audience, ids: fc.subarray(MEMBER_IDS, { minLength: 1 }) }),
   fc.record({ kind: fc.constant("merge" as const), a: audience, b: audience }),
+  fc.record({ kind: fc.constant("snapshot" as const), audience }),
   fc.record({ kind: fc.constant("archive" as const), audience }),
   fc.record({ kind: fc.constant("restore" as const), audience }),
 );
@@ -228,6 +229,18 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
         if (!union.has(m.id) && referenceMatches(merged.filter, m)) merged.exclude.add(m.id);
       }
       audiences.push(merged);
+      return;
+    }
+    case "snapshot": {
+      const a = audiences[s.audience] as ModelAudience;
+      const { data, response } = await raw.POST(`${A}/snapshot`, {
+        ...at(a),
+        body: { name: `Snapshot ${audiences.length}` },
+      });
+      if (a.archived) return void expect(response.status).toBe(409);
+      expect(response.status).toBe(201);
+      const include = new Set(expected(a, members));
+      audiences.push({ id: data?.id as string, filter: null, include, exclude: new Set(), archived: false });
       return;
     }
     case "archive":

@@ -5,7 +5,7 @@ import { seededRandom, seedFromEnv } from "./random.ts";
 
 /**
  * Concurrency: many clients add and remove the same members in the same audiences, merge the
- * same pairs, change member data a rule-based audience matches, and change its rule, all at
+ * same pairs, snapshot them, change member data a rule-based audience matches, and change its rule, all at
  * once. No request may fail with a 5xx (serialization failures and deadlocks are the service's
  * to retry), and every count must come out exact.
  */
@@ -75,6 +75,7 @@ describe(`concurrent clients on the ${storeName}`, () => {
     ]);
     const count = (audience: string, delta: number) => netAdded.set(audience, (netAdded.get(audience) ?? 0) + delta);
     const merged: string[] = [];
+    const snapshots: string[] = [];
     /** run() sends one request (recording what a success did) and answers the whole response. */
     type Op = { name: string; run: () => Promise<{ response: Response; error?: unknown }> };
     const operation = (client: number, n: number): Op => {
@@ -125,7 +126,7 @@ describe(`concurrent clients on the ${storeName}`, () => {
           run: () => api.raw.POST("/v0/workspaces/{workspaceId}/members", { params: { path: { workspaceId } }, body }),
         };
       }
-      if (roll < 0.95) {
+      if (roll < 0.88) {
         const body = { name: `Storm merge ${client}.${n}`, audienceIds: pick(pairs) };
         return {
           name: "mergeAudiences",
@@ -136,6 +137,18 @@ describe(`concurrent clients on the ${storeName}`, () => {
               body,
             });
             if (answer.data) merged.push(answer.data.id);
+            return answer;
+          },
+        };
+      }
+      if (roll < 0.95) {
+        const source = { params: { path: { workspaceId, audienceId: pick([a, b, r]) } } };
+        const body = { name: `Storm snapshot ${client}.${n}` };
+        return {
+          name: "snapshotAudience",
+          run: async () => {
+            const answer = await api.raw.POST(`${AUDIENCE}/snapshot`, { ...source, body });
+            if (answer.data) snapshots.push(answer.data.id);
             return answer;
           },
         };
@@ -175,7 +188,7 @@ describe(`concurrent clients on the ${storeName}`, () => {
     console.log(
       [
         `concurrency on the ${storeName} (seed ${seed}):`,
-        `  concurrent clients: ${CLIENTS}, operations: ${operations}, merged audiences: ${merged.length}`,
+        `  concurrent clients: ${CLIENTS}, operations: ${operations}, merged audiences: ${merged.length}, snapshots: ${snapshots.length}`,
         `  answers: ${[...statuses]
           .sort()
           .map(([key, count]) => `${key} ×${count}`)
@@ -201,7 +214,9 @@ describe(`concurrent clients on the ${storeName}`, () => {
     expect((await countedMembers(ws, r)).sort()).toEqual(matching.sort());
     expect(rule.memberCount).toBe(matching.length);
     // Every merged audience: a set of pool members, its totalCount the number listed.
-    for (const id of merged) expect((await countedMembers(ws, id)).every((m) => POOL.includes(m))).toBe(true);
+    for (const id of [...merged, ...snapshots]) {
+      expect((await countedMembers(ws, id)).every((m) => POOL.includes(m))).toBe(true);
+    }
 
     // A sequential, known final state.
     const gold = POOL.filter((_, i) => i % 3 === 0);
@@ -221,6 +236,6 @@ describe(`concurrent clients on the ${storeName}`, () => {
       expect(added).toEqual({ added: known.length, alreadyMembers: 0, created: 0, merged: 0 });
       expect((await countedMembers(ws, audience)).sort()).toEqual(known);
     }
-    for (const id of merged) await countedMembers(ws, id);
+    for (const id of [...merged, ...snapshots]) await countedMembers(ws, id);
   }, 300_000);
 });

@@ -218,6 +218,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     createApiKey: { name: "isolation-probe" },
     createAudience: { name: `Probe ${hex()}` },
     mergeAudiences: { name: `Probe merge ${hex()}`, audienceIds: [ids.audienceId, ids.otherAudienceId] },
+    snapshotAudience: { name: `Probe snapshot ${hex()}` },
     updateAudience: { name: `Probe rename ${hex()}` },
     addAudienceMembers: { memberIds: [ids.memberId] },
     removeAudienceMembers: { memberIds: [ids.memberId] },

@@ -50,6 +50,7 @@ type Step =
   | { op: "add" | "remove"; audience: string; ids: string[] }
   | { op: "rule"; audience: string; rule: number }
   | { op: "merge"; sources: [string, string] }
+  | { op: "snapshot"; source: string }
   | { op: "delete"; ids: string[] };
 
 const ids = fc.subarray(MEMBERS, { minLength: 1 });
@@ -65,6 +66,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constantFrom("add" as const, "remove" as const), audience, ids }),
   fc.record({ op: fc.constant("rule" as const), audience, rule: fc.integer({ min: 0, max: RULES.length - 1 }) }),
   fc.record({ op: fc.constant("merge" as const), sources: fc.uniqueArray(audience, { minLength: 2, maxLength: 2 }) }),
+  fc.record({ op: fc.constant("snapshot" as const), source: audience }),
   fc.record({ op: fc.constant("delete" as const), ids }),
 ) as fc.Arbitrary<Step>;
 
@@ -134,6 +136,15 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
         await w.copyUnion(id, step.sources);
       });
     }
+    case "snapshot": {
+      const id = `aud_merged_${rules.size}`;
+      rules.set(id, null);
+      return write(ws, { memberWrites: true }, async (w) => {
+        await w.locks.sources([step.source]);
+        await world.createAudience(w.tx, id, null);
+        await w.snapshot(id, step.source);
+      });
+    }
     case "delete":
       for (const id of step.ids) existing.delete(id);
       return write(ws, { memberWrites: true }, async (w) => {
@@ -183,7 +194,7 @@ describe("membership changes reported by the store's statements", () => {
         for (const s of steps) {
           real.seen.length = 0;
           fakes.seen.length = 0;
-          const mergedId = `aud_merged_${rules[0].size}`; // the id run() gives a merge
+          const mergedId = `aud_merged_${rules[0].size}`; // the id run() gives a merge or a snapshot
           await run(real.world, ws, s, existing[0], rules[0]);
           await run(fakes.world, "ws", s, existing[1], rules[1]);
           const expected = sorted(model.apply(s, mergedId));
@@ -321,6 +332,9 @@ class RuleModel {
         });
         return "merge";
       }
+      case "snapshot":
+        this.audiences.set(mergedId, { rule: null, include: this.membersOf(step.source), exclude: new Set() });
+        return "snapshot";
       case "delete":
         for (const id of step.ids) {
           this.members.delete(id);

@@ -159,6 +159,31 @@ describe("the membership module reports who entered and who left", () => {
     ]);
   });
 
+  it("snapshotting: the copy's members all entered, reason snapshot, added by hand; the source reports nothing", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a", { filter: ACME });
+    sets.addMember("ada", { company: "Acme" });
+    sets.addMember("bob", { company: "Acme" });
+    const cy = sets.addMember("cy", { company: "Beta" });
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.setRule("aud_a", ACME);
+      await w.exclude("aud_a", ["bob"]);
+      await w.include("aud_a", [cy.seq]);
+    });
+    reported.length = 0;
+    const change = await write(true, async (w) => {
+      await w.locks.sources(["aud_a"]);
+      return w.snapshot("aud_copy", "aud_a");
+    });
+    expect(change.reason).toBe("snapshot");
+    expect(reported).toEqual([{ reason: "snapshot", audienceId: "aud_copy", entered: ["ada", "cy"], left: [] }]);
+    const copy = sets.of("aud_copy");
+    expect([...copy.include].map(sets.idOf).sort()).toEqual(["ada", "cy"]);
+    expect([copy.match.size, copy.exclude.size]).toEqual([0, 0]);
+    expect(sets.memberIds("aud_a")).toEqual(["ada", "cy"]);
+  });
+
   it("deleting members: they left every audience that held them, reason member_deleted", async () => {
     const { sets, audiences, reported, write } = setUp();
     audiences.add("aud_a");
@@ -327,6 +352,21 @@ describe("the membership module refuses writes without their locks", () => {
       "merging needs the workspace's member lock",
     ],
     [
+      "snapshotting a source not locked",
+      true,
+      (w) => w.snapshot("aud_new", "aud_a"),
+      "snapshotting needs audience aud_a locked",
+    ],
+    [
+      "snapshotting without the member lock",
+      false,
+      async (w) => {
+        await w.locks.sources(["aud_a"]);
+        return w.snapshot("aud_new", "aud_a");
+      },
+      "snapshotting needs the workspace's member lock",
+    ],
+    [
       "following members without the member lock",
       false,
       (w) => w.followMembers(["ada"]),
@@ -366,6 +406,7 @@ describe("the membership module refuses writes without their locks", () => {
     await write(true, async (w) => {
       await w.locks.sources(["aud_a", "aud_b"]);
       expect(await w.copyUnion("aud_c", ["aud_a", "aud_b"])).toStrictEqual(nothing("aud_c", "merge"));
+      expect(await w.snapshot("aud_d", "aud_a")).toStrictEqual(nothing("aud_d", "snapshot"));
       await w.locks.writable("aud_a");
       expect(await w.include("aud_a", [])).toStrictEqual(nothing("aud_a", "manual"));
       expect(await w.setRule("aud_a", null)).toStrictEqual(nothing("aud_a", "rule"));

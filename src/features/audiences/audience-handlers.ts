@@ -30,6 +30,10 @@ export function createAudienceHandlers({ audiences, audienceMembers, memberFiles
       reply.code(201);
       return audiences.merge(request.params.workspaceId, request.body);
     },
+    async snapshotAudience(request, reply) {
+      reply.code(201);
+      return audiences.snapshot(request.params.workspaceId, request.params.audienceId, request.body.name);
+    },
 
     addAudienceMembers: (request) =>
       audienceMembers.add(request.params.workspaceId, request.params.audienceId, request.body),

@@ -234,6 +234,18 @@ export function createAudienceService({
         return { id: merged.id };
       });
     },
+
+    /** A new audience holding the source's members at this moment, added by hand, with no rule. */
+    snapshot(workspaceId: string, sourceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
+      const name = normalizeName(rawName);
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        await w.locks.sources([sourceId]);
+        const snapshot = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
+        w.publish({ type: "audience.created", audienceId: snapshot.id, name });
+        await w.snapshot(snapshot.id, sourceId);
+        return { id: snapshot.id };
+      });
+    },
   };
 }
 

@@ -242,6 +242,30 @@ export const membershipRepo = {
       WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${memberId} AND get_bit(t.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1
       ORDER BY a.created_at DESC, a.id DESC`;
   },
+
+  /**
+   * Gives a new audience the source's members as its own, added by hand (include and member,
+   * no rule, no exclude): a copy of the source's member chunks, so its cost is the number of
+   * chunks, not of members. Chunks that removals left empty are not copied.
+   */
+  async copyMembers(tx: Tx, workspaceId: string, targetId: string, sourceId: string): Promise<SetChange[]> {
+    return changesOf(
+      tx,
+      workspaceId,
+      Prisma.sql`
+      WITH src AS MATERIALIZED (
+        SELECT t.chunk, t.bits FROM membership_chunks AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${sourceId} AND t.kind = ${kind("member")}
+          AND t.bits <> ${NO_BITS}
+      ),
+      d AS (SELECT ${targetId}::text AS audience_id, chunk, ${NO_BITS} AS old, bits AS new FROM src),
+      copied AS (
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
+        SELECT ${workspaceId}, ${targetId}, k.kind, src.chunk, src.bits, bit_count(src.bits)
+        FROM src CROSS JOIN (VALUES (${kind("include")}), (${kind("member")})) AS k(kind)
+      )`,
+    );
+  },
 };
 
 export type MembershipRepo = typeof membershipRepo;

@@ -22,7 +22,10 @@ export interface EventSink {
 export interface MembershipDeps {
   store: Pick<Store, "transaction" | "db">;
   locks: LockRows;
-  sets: Pick<MembershipRepo, "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget">;
+  sets: Pick<
+    MembershipRepo,
+    "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
+  >;
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules">;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
@@ -58,6 +61,8 @@ export interface MembershipWriter {
   followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
   /** Members being deleted leave every audience (member lock, every audience locked). */
   forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
+  /** Fills a new audience with the members of a source locked with locks.sources, added by hand. */
+  snapshot(targetId: string, sourceId: string): Promise<MembershipChange>;
 }
 
 export function createMembershipService(deps: MembershipDeps) {
@@ -147,6 +152,14 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("deleting members");
         if (!locks.holdsAll()) throw new LockOrderError("deleting members needs every audience locked");
         return report("member_deleted", await sets.forget(tx, workspaceId, seqs));
+      },
+      async snapshot(targetId, sourceId) {
+        // As for a merge: under the member lock, no member the copy holds can be deleted before
+        // the new audience exists (a deletion locks every audience it can see, not this one).
+        requireMembers("snapshotting");
+        requireAudience(sourceId, "share", "snapshotting");
+        const changes = report("snapshot", await sets.copyMembers(tx, workspaceId, targetId, sourceId));
+        return one(targetId, "snapshot", changes);
       },
     };
   }

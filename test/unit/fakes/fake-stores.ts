@@ -151,6 +151,14 @@ export class FakeSets {
       }
       return changes;
     },
+    copyMembers: async (_tx, _ws, targetId, sourceId) => {
+      const members = [...this.of(sourceId).member];
+      const target = this.of(targetId);
+      target.include = new Set(members);
+      target.member = new Set(members);
+      if (members.length === 0) return [];
+      return [{ audienceId: targetId, entered: memberSetOf(members), left: memberSetOf([]) }];
+    },
   };
 
   readonly ruleRepo: MembershipDeps["rules"] = {
