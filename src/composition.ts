@@ -13,12 +13,14 @@ import { createEventWorkers } from "./features/events/event-workers.ts";
 import { outboxRepo } from "./features/events/outbox-repo.ts";
 import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
+import { createFieldService } from "./features/fields/field-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
+import { fieldTypeRepo } from "./features/membership/field-type-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
 import { memberPageRepo } from "./features/membership/member-page-repo.ts";
@@ -134,6 +136,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
     audiences: createAudienceService({ store, cache, membership, audiences: audienceRepo, members: memberRepo }),
+    fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, audiences: audienceRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -164,6 +164,12 @@ export const audienceRepo = {
       WHERE workspace_id = ${workspaceId} AND id = ${id}`;
   },
 
+  /** Every audience with a rule, archived ones too, with its rule: what the fields feature checks a field's use against. */
+  withRules(db: Reader, workspaceId: string): Promise<{ id: string; filter: Filter }[]> {
+    return db.$queryRaw`
+      SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL ORDER BY id COLLATE "C"`;
+  },
+
   /** Audiences whose rule matches must be computed again (after an upgrade), across workspaces. */
   listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
     return db.$queryRaw`SELECT workspace_id AS "workspaceId", id FROM audiences WHERE rule_outdated`;
