@@ -47,7 +47,7 @@ export function createFieldService({ store, membership, fieldTypes, audiences }:
      * rule change takes too: no value is written and no rule saved between the checks and the
      * declaration. A string is stored as no declaration at all.
      */
-    declare(workspaceId: string, key: string, type: FieldType): Promise<Schemas["FieldDefinition"]> {
+    async declare(workspaceId: string, key: string, type: FieldType): Promise<Schemas["FieldDefinition"]> {
       if ((NAMED_FIELDS as readonly string[]).includes(key)) {
         throw new BadRequestError("invalid_request", `${key} is a named field and stays a string.`, [
           { pointer: "/params/fieldKey", message: "must not be firstName, lastName, role or company" },
