@@ -211,3 +211,21 @@ describe("every write of a declared field is checked", () => {
     expect((await rejectionOf(getMember(ws, "m2"))).status).toBe(404);
   });
 });
+
+describe("Idempotency-Key on declareField", () => {
+  it("replays the first answer and refuses the same key with another type: 422", async ({ ws }) => {
+    const put = (type: FieldType) =>
+      ws.api.raw.PUT(FIELD, {
+        params: { path: { workspaceId: ws.id, fieldKey: "score" }, header: { "Idempotency-Key": "declare-1" } },
+        body: { type },
+      });
+    const first = await put("number");
+    const again = await put("number");
+    expect([first.response.status, again.response.status]).toEqual([200, 200]);
+    expect(again.data).toEqual(first.data);
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    const other = await put("date");
+    expect([other.response.status, other.error?.code]).toEqual([422, "idempotency_key_reused"]);
+    expect((await listFields(ws)).map((f) => f.type)).toEqual(["number"]);
+  });
+});
