@@ -10,6 +10,7 @@ import { createAdminHandlers } from "./features/admin/admin-handlers.ts";
 import { createAudienceCache } from "./features/audiences/audience-cache.ts";
 import { createAudienceHandlers } from "./features/audiences/audience-handlers.ts";
 import { createEventHandlers } from "./features/events/event-handlers.ts";
+import { createFieldHandlers } from "./features/fields/field-handlers.ts";
 import { createImportHandlers } from "./features/imports/import-handlers.ts";
 import { createMemberHandlers } from "./features/members/member-handlers.ts";
 import { createWebhookHandlers } from "./features/webhooks/webhook-handlers.ts";
@@ -109,6 +110,7 @@ function handlersOf(services: Services, store: Store): Handlers {
     ...createEventHandlers(services),
     ...createWebhookHandlers(services),
     ...createImportHandlers(services),
+    ...createFieldHandlers(services),
   } satisfies Handlers;
 }
 

@@ -13,6 +13,7 @@ import { createEventWorkers } from "./features/events/event-workers.ts";
 import { outboxRepo } from "./features/events/outbox-repo.ts";
 import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
+import { createFieldService } from "./features/fields/field-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
@@ -146,6 +147,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       fieldTypes: fieldTypeRepo,
       rules: ruleRepo,
     }),
+    fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -8,6 +8,7 @@ export const CONTRACT_PATH = join(PROJECT_ROOT, "openapi", "openapi.yaml");
 interface Operation {
   operationId?: string;
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
+  parameters?: { $ref?: string }[];
 }
 
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
@@ -21,6 +22,18 @@ export function operationsRequiringBody(): Set<string> {
   for (const item of Object.values(readContract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.requestBody?.required && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}
+
+/** The operations that take the Idempotency-Key header (every POST but a file upload, and declareField). */
+export function operationsTakingIdempotencyKey(): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      const takesKey = operation?.parameters?.some((p) => p.$ref === "#/components/parameters/IdempotencyKey");
+      if (takesKey && operation.operationId) ids.add(operation.operationId);
     }
   }
   return ids;

@@ -1,4 +1,5 @@
-import { type AppError, BadRequestError, ConflictError } from "./errors.ts";
+import { type AppError, BadRequestError, ConflictError, type FieldError } from "./errors.ts";
+import { type FieldTypes, fitsType, TYPE_FORMS, typeOf } from "./field-types.ts";
 import {
   emailKeysOf,
   emptyMemberData,
@@ -32,7 +33,17 @@ export interface PlanOptions {
    * import's bad row must not stop the rest of its file.
    */
   rejectBadInputs?: boolean;
+  /**
+   * The declared types of the workspace's fields: an input with a value that does not parse as
+   * its field's type is refused (400 invalid_field_value), or left out with `rejectBadInputs`.
+   */
+  types?: FieldTypes;
+  /** Where input `index`'s field `key` is in the request, for the errors' pointers. */
+  fieldPointer?: (index: number, key: string) => string;
 }
+
+/** A problem lists at most this many bad values (a batch of 10,000 could hold half a million). */
+const MAX_VALUE_ERRORS = 100;
 
 export const MAX_FIELDS = 50;
 export const MAX_ALTERNATIVE_EMAILS = 100;
@@ -66,7 +77,25 @@ export function planMemberUpserts(
     rejected.push({ index, message });
   };
 
+  const misfits = (input: MemberInput) => misfitValues(input, options.types);
+  if (!options.rejectBadInputs) {
+    // Every bad value of the batch, so a client fixes them at once; nothing is written.
+    const errors = inputs.flatMap((input, index) =>
+      misfits(input).map(({ key, type }) => ({
+        pointer: (options.fieldPointer ?? memberFieldPointer)(index, key),
+        message: `is not a ${type}: send ${TYPE_FORMS[type]}`,
+      })),
+    );
+    if (errors.length > 0) throw invalidFieldValues(errors);
+  }
+
   for (const [index, input] of inputs.entries()) {
+    const misfit = misfits(input)[0];
+    if (misfit !== undefined) {
+      const shown = JSON.stringify(misfit.value.slice(0, 80));
+      rejected.push({ index, message: `${misfit.key}: not a ${misfit.type} (${shown})` });
+      continue;
+    }
     const keyOwners = new Set<string>();
     // Stryker disable next-line ArrayDeclaration: equivalent, an address nobody owns is looked up for nothing
     for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
@@ -120,6 +149,25 @@ export function planMemberUpserts(
     outcomes,
     rejected,
   };
+}
+
+const memberFieldPointer = (index: number, key: string) => `/body/members/${index}/fields/${key}`;
+
+/** The input's non-empty values that do not parse as their field's declared type, in key order. */
+function misfitValues(input: MemberInput, types: FieldTypes | undefined) {
+  if (types === undefined || types.size === 0) return [];
+  return Object.entries(input.fields ?? {}).flatMap(([key, value]) => {
+    const type = typeOf(types, key);
+    return fitsType(type, value) ? [] : [{ key, value, type }];
+  });
+}
+
+function invalidFieldValues(errors: FieldError[]): BadRequestError {
+  const detail =
+    errors.length === 1
+      ? "A field value does not parse as its field's declared type."
+      : `${errors.length} field values do not parse as their fields' declared types.`;
+  return new BadRequestError("invalid_field_value", detail, errors.slice(0, MAX_VALUE_ERRORS));
 }
 
 function identityConflict(index: number, target: string, other: string, byId: boolean): ConflictError {

@@ -19,6 +19,8 @@ export interface Tenant {
   webhook: { id: string; deliveryId: string; secret: string };
   /** An import job of the workspace, ended. */
   importId: string;
+  /** A custom field with a declared type (number). */
+  fieldKey: string;
   memberIds: string[];
   emails: string[];
   values: string[];
@@ -122,6 +124,11 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
   const events = await ws.api.GET("/v0/workspaces/{workspaceId}/events", {
     params: { path: { workspaceId }, query: { limit: 1 } },
   });
+  const fieldKey = `${tag}Score${h}`;
+  await ws.api.PUT("/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+    params: { path: { workspaceId, fieldKey } },
+    body: { type: "number" },
+  });
   const imported = await importCsv(ws, `email,company\nimported-${h}@example.com,${Tag} imports ${h}\n`);
   return {
     ws,
@@ -130,6 +137,7 @@ export async function populate(server: { baseUrl: string }, tag: string): Promis
     audiences,
     webhook: { id: webhook.id, deliveryId: delivery.id, secret: webhook.secret },
     importId: imported.id,
+    fieldKey,
     memberIds: members.map((m) => m.id),
     emails: members.flatMap((m) => [m.email, ...m.alternativeEmails]),
     values: [...members.flatMap((m) => Object.values(m.fields)), ...Object.values(sharedMember.fields)],
@@ -153,7 +161,7 @@ export function secretsOf(t: Tenant): string[] {
   const { webhook } = t;
   return [
     ...[t.hex, t.ws.id, t.keyId, t.ws.key, secret, ...ids, ...t.names, ...t.memberIds, ...t.emails, ...t.values],
-    ...[webhook.id, webhook.deliveryId, webhook.secret, t.importId],
+    ...[webhook.id, webhook.deliveryId, webhook.secret, t.importId, t.fieldKey],
   ];
 }
 
@@ -190,6 +198,7 @@ export async function apiView(t: Tenant): Promise<unknown> {
       params: { path: { workspaceId, webhookId } },
     });
   }
+  view.fields = await api.GET("/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
   view.events = await api.GET("/v0/workspaces/{workspaceId}/events", {
     params: { path: { workspaceId }, query: { limit: 1000 } },
   });
@@ -205,6 +214,7 @@ export interface Ids {
   webhookId: string;
   deliveryId: string;
   importId: string;
+  fieldKey: string;
 }
 
 /** A valid request for the operation on these ids (path, and a body when it takes one). */
@@ -229,6 +239,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     updateMember: { fields: { role: "probe" } },
     createWebhook: { url: "https://93.184.215.14/probe", enabled: false },
     updateWebhook: { description: "probe" },
+    declareField: { type: "number" },
     recoverWebhook: { since: "2026-01-01T00:00:00.000Z" },
   };
   const body = bodies[shape.operationId];

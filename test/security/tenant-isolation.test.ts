@@ -123,6 +123,7 @@ const idsOf = (t: Tenant, memberId = t.memberIds[0] as string): Ids => ({
   webhookId: t.webhook.id,
   deliveryId: t.webhook.deliveryId,
   importId: t.importId,
+  fieldKey: t.fieldKey,
 });
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
@@ -230,6 +231,12 @@ describe("tenant isolation between workspaces A and B", () => {
         OK,
       );
       expect(deleted.data).toEqual({ deleted: 0, notFound: memberIds.length });
+      const fieldPath = urlOf("/v0/workspaces/{workspaceId}/fields/{fieldKey}", { workspaceId, fieldKey: B.fieldKey });
+      await attempt(
+        "remove B's field type",
+        { method: "DELETE", path: fieldPath },
+        { status: 404, code: "field_not_found" },
+      );
       const matchB = [
         { field: "anyEmail", op: "endsWith", value: `@bravo-${B.hex}.example` },
         { field: "fields.company", op: "eq", value: `BravoCorp${B.hex}` },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
-import { planMemberUpserts } from "../../src/domain/member-identity.ts";
+import { type MemberInput, planMemberUpserts } from "../../src/domain/member-identity.ts";
 import type { MemberData } from "../../src/domain/member-merge.ts";
 
 const ada: MemberData = {
@@ -211,5 +211,40 @@ describe("resolving member inputs, leaving bad ones out (an import's rows)", () 
       },
     ]);
     expect(plan.claims).toEqual([{ emailKey: "new@example.com", memberId: "m_grace" }]);
+  });
+});
+
+describe("declared field types", () => {
+  const types = new Map([
+    ["score", "number"],
+    ["since", "date"],
+  ] as const);
+  const inputs: MemberInput[] = [
+    { id: "m_ada", fields: { score: "7", since: "" } },
+    { email: "x@example.com", fields: { score: "seven", since: "yesterday" } },
+    { id: "m_grace", fields: { score: "1e3", note: "free text" } },
+  ];
+
+  it("refuses the batch, pointing at every value that does not parse", () => {
+    const error = conflict(() => planMemberUpserts(inputs, stored, owners, ids(), { types }));
+    expect([error.status, error.code]).toEqual([400, "invalid_field_value"]);
+    expect(error.errors?.map((e) => e.pointer)).toEqual([
+      "/body/members/1/fields/score",
+      "/body/members/1/fields/since",
+    ]);
+    expect(error.errors?.[0]?.message).toBe('is not a number: send a number such as "42", "-3.5" or "1e3"');
+    const patch = conflict(() =>
+      planMemberUpserts([inputs[1] ?? {}], stored, owners, ids(), {
+        types,
+        fieldPointer: (_i, key) => `/body/fields/${key}`,
+      }),
+    );
+    expect(patch.errors?.map((e) => e.pointer)).toEqual(["/body/fields/score", "/body/fields/since"]);
+  });
+
+  it("with rejectBadInputs, leaves the row out with why and applies the others", () => {
+    const plan = planMemberUpserts(inputs, stored, owners, ids(), { types, rejectBadInputs: true });
+    expect(plan.rejected).toEqual([{ index: 1, message: 'score: not a number ("seven")' }]);
+    expect(plan.outcomes.map((o) => o.id)).toEqual(["m_ada", "m_grace"]);
   });
 });

@@ -58,7 +58,7 @@ export function createMemberService({ store, membership, members, memberAudience
           workspaceId,
           [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }],
           [],
-          { known: [existing] },
+          { known: [existing], fieldPointer: (_index, key) => `/body/fields/${key}` },
         );
         // What was written is known here: the member is not read back.
         let data: MemberData = resolved.written.get(memberId) ?? existing;

@@ -1,12 +1,83 @@
 import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
+import { fitsType } from "../../domain/field-types.ts";
+import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 
-/** The declared types of a workspace's custom fields (a field not declared is a string). */
+type Reader = SqlClient;
+
+/** A declared field as field_types stores it (a string field has no row). */
+export interface FieldTypeRow {
+  key: string;
+  type: Exclude<FieldType, "string">;
+  createdAt: Date;
+}
+
+/** The members whose stored value of a field does not parse as a type. */
+export interface MisfitValues {
+  count: number;
+  /** The first of them by member number, at most `sample`. */
+  memberIds: string[];
+}
+
+/**
+ * Values are read a page at a time and checked in process with fitsType, the same function that
+ * checks every write: a second definition of "parses as a number" in SQL could disagree with it at
+ * the edges (exponents, leap days, offsets), and an audience's rule relies on every stored value
+ * of a declared field parsing.
+ */
+const PAGE = 5_000;
+
+/** The declared types of a workspace's custom fields (src/domain/field-types.ts). */
 export const fieldTypeRepo = {
-  async types(db: SqlClient, workspaceId: string): Promise<FieldTypes> {
-    const rows = await db.$queryRaw<{ key: string; type: FieldType }[]>`
-      SELECT key, type FROM field_types WHERE workspace_id = ${workspaceId}`;
+  /** The declared fields, by key. */
+  list(db: Reader, workspaceId: string): Promise<FieldTypeRow[]> {
+    return db.$queryRaw<FieldTypeRow[]>`
+      SELECT key, type, created_at AS "createdAt" FROM field_types
+      WHERE workspace_id = ${workspaceId} ORDER BY key COLLATE "C"`;
+  },
+
+  /** The declared types as writes check them; a key not in the map is a string. */
+  async types(db: Reader, workspaceId: string): Promise<FieldTypes> {
+    const rows = await fieldTypeRepo.list(db, workspaceId);
     return new Map(rows.map((row) => [row.key, row.type]));
+  },
+
+  /** Declares (or changes) a field's type; its creation time is now. */
+  async declare(tx: Tx, workspaceId: string, key: string, type: Exclude<FieldType, "string">): Promise<FieldTypeRow> {
+    const [row] = await tx.$queryRaw<FieldTypeRow[]>`
+      INSERT INTO field_types (workspace_id, key, type) VALUES (${workspaceId}, ${key}, ${type})
+      ON CONFLICT (workspace_id, key) DO UPDATE SET type = excluded.type, created_at = excluded.created_at
+      RETURNING key, type, created_at AS "createdAt"`;
+    return row as FieldTypeRow;
+  },
+
+  /** Removes a field's declaration (it is a string again); whether there was one. */
+  async remove(tx: Tx, workspaceId: string, key: string): Promise<boolean> {
+    const removed = await tx.$executeRaw`DELETE FROM field_types WHERE workspace_id = ${workspaceId} AND key = ${key}`;
+    return removed > 0;
+  },
+
+  /**
+   * The members whose non-empty value of `key` does not parse as `type`: how many, and the first
+   * `sample` of them. Keyset pages by member number; the caller holds the workspace's member lock,
+   * so no write changes the values meanwhile.
+   */
+  async misfits(tx: Tx, workspaceId: string, key: string, type: FieldType, sample = 10): Promise<MisfitValues> {
+    const found: MisfitValues = { count: 0, memberIds: [] };
+    let after = -1;
+    for (;;) {
+      const rows = await tx.$queryRaw<{ id: string; seq: number; value: string }[]>`
+        SELECT m.id, m.seq, m.fields ->> ${key} AS value FROM members AS m
+        WHERE m.workspace_id = ${workspaceId} AND m.seq > ${after} AND m.fields ->> ${key} <> ''
+        ORDER BY m.seq LIMIT ${PAGE}`;
+      for (const row of rows) {
+        if (fitsType(type, row.value)) continue;
+        found.count += 1;
+        if (found.memberIds.length < sample) found.memberIds.push(row.id);
+      }
+      if (rows.length < PAGE) return found;
+      after = (rows[rows.length - 1] as { seq: number }).seq;
+    }
   },
 };
 

@@ -4,6 +4,7 @@ import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { fieldTypeRepo } from "./field-type-repo.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "./filter.ts";
 import { filterSql, type SqlContext } from "./filter-sql.ts";
 
@@ -94,6 +95,9 @@ export const memberRepo = {
       )
       SELECT id, seq FROM gone`;
   },
+
+  /** The declared types of the workspace's fields, which every member write checks. */
+  fieldTypes: (db: Reader, workspaceId: string) => fieldTypeRepo.types(db, workspaceId),
 
   /** Removes addresses a member no longer has (only a PATCH can drop one). */
   async releaseEmails(tx: Tx, workspaceId: string, memberId: string, keep: string[]): Promise<void> {

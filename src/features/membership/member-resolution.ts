@@ -5,13 +5,16 @@ import {
   planMemberUpserts,
   type UpsertPlan,
 } from "../../domain/member-identity.ts";
-import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
+import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
 import { memberSetOf } from "./member-set.ts";
 import { changedKeys, type OutboxEntry } from "./outbox-entries.ts";
 
-export type MemberWrites = Pick<MemberRepo, "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails">;
+export type MemberWrites = Pick<
+  MemberRepo,
+  "insert" | "findByIds" | "findEmailOwners" | "updateData" | "claimEmails" | "fieldTypes"
+>;
 
 export interface ResolvedMembers {
   memberIds: string[];
@@ -36,6 +39,12 @@ export interface ResolveOptions extends PlanOptions {
   /** Members the caller read in this transaction (under the member lock), not read again. */
   known?: NumberedMemberRow[];
 }
+
+const NAMED = new Set<string>(NAMED_FIELDS);
+
+/** Whether an input sends a custom field a value (only those can break a declared type). */
+const hasCustomValues = (inputs: MemberInput[]) =>
+  inputs.some((input) => Object.entries(input.fields ?? {}).some(([key, value]) => value !== "" && !NAMED.has(key)));
 
 /** The events of a batch: the members it created (by number) and what changed of the others. */
 function eventsOf(createdSeqs: number[], updated: { id: string; changed: string[] }[]): OutboxEntry[] {
@@ -95,7 +104,9 @@ export async function resolveMemberInputs(
     ]),
   );
 
-  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), options);
+  // Read under the member lock, which declareField takes too: no declaration changes meanwhile.
+  const types = hasCustomValues(inputs) ? await members.fieldTypes(tx, workspaceId) : undefined;
+  const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), { ...options, types });
   const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
   for (const row of rows) seqs.set(row.id, row.seq);
   await members.updateData(tx, workspaceId, plan.update);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { operationsRequiringBody } from "../../contract/contract.ts";
+import { operationsRequiringBody, operationsTakingIdempotencyKey } from "../../contract/contract.ts";
 import { BadRequestError } from "../../domain/errors.ts";
 import { requireCsvBody } from "./csv-body.ts";
 import type { idempotencyHooks } from "./idempotency.ts";
@@ -44,8 +44,10 @@ export const contractHooks = fp(
     // Hooks only some operations need are attached to those routes, so that the others (the hot
     // reads above all) do not pay for them: the text guard where there is a body or a query, the
     // Idempotency-Key handling on POST (not on a file upload, whose body is not read before it
-    // runs; the contract offers no Idempotency-Key there), the media type of a file upload.
+    // runs; the contract offers no Idempotency-Key there) and on any other operation whose
+    // contract offers it (declareField's PUT), the media type of a file upload.
     const bodyRequired = operationsRequiringBody();
+    const takesKey = operationsTakingIdempotencyKey();
     app.addHook("onRoute", (route) => {
       const schema = route.schema as { operationId?: string; body?: unknown; querystring?: unknown } | undefined;
       const takesFile = schema?.operationId !== undefined && fileOperations.has(schema.operationId);
@@ -58,7 +60,8 @@ export const contractHooks = fp(
       if (schema?.body || schema?.querystring) preValidation.push(rejectMalformedTextHook);
       if (schema?.operationId && bodyRequired.has(schema.operationId)) preValidation.push(requireBody);
       if (preValidation.length > 0) route.preValidation = preValidation;
-      if (route.method === "POST" && !takesFile) {
+      const offersKey = schema?.operationId !== undefined && takesKey.has(schema.operationId);
+      if ((route.method === "POST" && !takesFile) || offersKey) {
         route.preHandler = idempotency.preHandler;
         route.onSend = idempotency.onSend;
       }
