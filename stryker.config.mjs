@@ -6,7 +6,7 @@
 export const MUTATED = [
   "src/features/membership/bitset.ts",
   "src/domain/cursor.ts",
-  "src/features/membership/filter.ts",
+  "src/features/membership/rules/filter.ts",
   "src/features/imports/import-columns.ts",
   "src/domain/member-identity.ts",
   "src/domain/member-merge.ts",

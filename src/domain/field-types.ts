@@ -1,7 +1,7 @@
 /**
  * Typed custom fields: what each declared type accepts, and the value a rule compares. Values stay
  * strings in the API and in storage; a declared type is a promise that every stored value of the
- * field parses, which the database's casts (src/features/membership/filter-sql.ts) rely on. Every
+ * field parses, which the database's casts (src/features/membership/rules/filter-sql.ts) rely on. Every
  * form accepted here is read to the same value by JavaScript and by PostgreSQL: numbers are
  * doubles of bounded magnitude (float8 refuses what overflows, JavaScript would not), dates have
  * an explicit offset and at most milliseconds.

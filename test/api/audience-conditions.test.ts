@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import type { Filter } from "../../src/features/membership/filter.ts";
+import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { readFeed } from "../events/event-support.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import {

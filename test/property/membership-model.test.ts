@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import type { Filter } from "../../src/features/membership/filter.ts";
+import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { readFeed } from "../events/event-support.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";

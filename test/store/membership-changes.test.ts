@@ -11,8 +11,6 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
-import { fieldTypeRepo } from "../../src/features/membership/field-type-repo.ts";
-import { type Filter, unionFilter } from "../../src/features/membership/filter.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
@@ -22,7 +20,9 @@ import {
   type EventSink,
   type MembershipService,
 } from "../../src/features/membership/membership-service.ts";
-import { ruleRepo } from "../../src/features/membership/rule-repo.ts";
+import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
+import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
+import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";

@@ -1,5 +1,5 @@
 // The filter language evaluated the naive way, written from the contract and DESIGN.md and
-// sharing no code with src/features/membership/filter.ts: the oracle that the in-memory fakes, the property
+// sharing no code with src/features/membership/rules/filter.ts: the oracle that the in-memory fakes, the property
 // test and the filter's unit tests compare the service against. It favours being obviously right
 // over being fast: every case spelled out, no folding done ahead, nothing cached.
 //
@@ -19,7 +19,7 @@
 //   - all: every part matches; any: at least one; not: the part does not; no filter: nobody.
 
 type Condition = { field: string; op: string; value?: string | string[] };
-/** The shape of src/features/membership/filter.ts's Filter, restated so nothing is imported from it. */
+/** The shape of src/features/membership/rules/filter.ts's Filter, restated so nothing is imported from it. */
 export type ReferenceFilter =
   | { all: ReferenceFilter[] }
   | { any: ReferenceFilter[] }

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
 import type { FieldType } from "../../src/domain/field-types.ts";
 import { createFieldService } from "../../src/features/fields/field-service.ts";
-import type { FieldTypeRow } from "../../src/features/membership/field-type-repo.ts";
-import type { Filter } from "../../src/features/membership/filter.ts";
+import type { FieldTypeRow } from "../../src/features/membership/rules/field-type-repo.ts";
+import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { fakeStore, fakeTx } from "./fakes/fake-stores.ts";
 
 /** The service on fakes: declarations in a map, rules in a list, every step logged. */

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
-import { type Filter, foldMember, parseFilter, unionFilter } from "../../src/features/membership/filter.ts";
-import { matches } from "../../src/features/membership/filter-match.ts";
+import { type Filter, foldMember, parseFilter, unionFilter } from "../../src/features/membership/rules/filter.ts";
+import { matches } from "../../src/features/membership/rules/filter-match.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
 
 const NO_TYPES = { types: new Map() };

@@ -232,7 +232,9 @@ describe("declared field types", () => {
       "/body/members/1/fields/score",
       "/body/members/1/fields/since",
     ]);
-    expect(error.errors?.[0]?.message).toBe('is not a number: send a number such as "42", "-3.5" or "1e3"');
+    expect(error.errors?.[0]?.message).toBe(
+      'is not a number: send a number such as "42", "-3.5" or "1e3" (at most 64 characters)',
+    );
     const patch = conflict(() =>
       planMemberUpserts([inputs[1] ?? {}], stored, owners, ids(), {
         types,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Filter } from "../../src/features/membership/filter.ts";
 import { type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
+import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { LockOrderError } from "../../src/features/membership/write-locks.ts";
 import { fakeMembership, fakeTx } from "./fakes/fake-stores.ts";
 

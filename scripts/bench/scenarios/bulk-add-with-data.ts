@@ -1,4 +1,4 @@
-import { foldMember } from "../../../src/features/membership/filter.ts";
+import { foldMember } from "../../../src/features/membership/rules/filter.ts";
 import { createClient } from "../http.ts";
 import { type MemberWithData, rawSql, timed } from "../raw.ts";
 import { pad, range } from "./member-ids.ts";

@@ -1,4 +1,4 @@
-import { fold } from "../../../src/features/membership/filter.ts";
+import { fold } from "../../../src/features/membership/rules/filter.ts";
 import { rawSql, timed } from "../raw.ts";
 import { bigId, range } from "./member-ids.ts";
 import { rateRow, thousands } from "./result-rows.ts";

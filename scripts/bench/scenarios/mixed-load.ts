@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { fold } from "../../../src/features/membership/filter.ts";
+import { fold } from "../../../src/features/membership/rules/filter.ts";
 import type { Client } from "../http.ts";
 import { cpuSeconds } from "../process-memory.ts";
 import { type RawDb, rawSql } from "../raw.ts";

@@ -1,4 +1,4 @@
-import { foldMember } from "../../../src/features/membership/filter.ts";
+import { foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { Client } from "../http.ts";
 import { timed } from "../raw.ts";
 import { summarize } from "../stats.ts";

@@ -4,15 +4,15 @@ import { audienceNotFound, BadRequestError, ConflictError, NotFoundError } from 
 import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
-import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/audience-graph.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
-import type { FieldTypeRepo } from "../membership/field-type-repo.ts";
-import { audienceConditions, audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/filter.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
-import type { RuleRepo } from "../membership/rule-repo.ts";
+import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
+import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
+import { audienceConditions, audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
+import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 
 type Schemas = components["schemas"];

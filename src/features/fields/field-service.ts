@@ -3,10 +3,10 @@ import { BadRequestError, ConflictError, NotFoundError } from "../../domain/erro
 import type { FieldType } from "../../domain/field-types.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { FieldTypeRepo, FieldTypeRow } from "../membership/field-type-repo.ts";
-import { fieldsOf } from "../membership/filter.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
-import type { RuleRepo } from "../membership/rule-repo.ts";
+import type { FieldTypeRepo, FieldTypeRow } from "../membership/rules/field-type-repo.ts";
+import { fieldsOf } from "../membership/rules/filter.ts";
+import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 
 type Schemas = components["schemas"];
 

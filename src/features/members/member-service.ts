@@ -2,7 +2,6 @@ import type { components } from "../../../generated/api.d.ts";
 import { memberNotFound } from "../../domain/errors.ts";
 import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
-import { foldMember } from "../membership/filter.ts";
 import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
@@ -10,6 +9,7 @@ import { toMember } from "../membership/member-view.ts";
 import type { MembershipRepo } from "../membership/membership-repo.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
 import { changedKeys } from "../membership/outbox-entries.ts";
+import { foldMember } from "../membership/rules/filter.ts";
 
 type Schemas = components["schemas"];
 

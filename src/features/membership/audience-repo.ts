@@ -5,7 +5,7 @@ import { nameKey } from "../../domain/names.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import { isUniqueViolation } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { Filter } from "./filter.ts";
+import type { Filter } from "./rules/filter.ts";
 
 type Reader = SqlClient;
 

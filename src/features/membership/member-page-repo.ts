@@ -3,9 +3,9 @@ import type { Position } from "../../domain/cursor.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
-import { fold } from "./filter.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import { fold } from "./rules/filter.ts";
 
 type Reader = SqlClient;
 

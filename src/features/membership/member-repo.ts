@@ -4,9 +4,9 @@ import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { fieldTypeRepo } from "./field-type-repo.ts";
-import { type Filter, type FoldedMember, fold, foldMember } from "./filter.ts";
-import { filterSql, type SqlContext } from "./filter-sql.ts";
+import { fieldTypeRepo } from "./rules/field-type-repo.ts";
+import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
+import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 
 type Reader = SqlClient;
 
@@ -20,7 +20,7 @@ export interface NumberedMemberRow extends MemberRow {
   seq: number;
 }
 
-/** A member as rules see it (src/features/membership/filter.ts `matches`). */
+/** A member as rules see it (src/features/membership/rules/filter-match.ts). */
 export interface FoldedMemberRow {
   id: string;
   seq: number;

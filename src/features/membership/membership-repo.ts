@@ -1,8 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { Filter } from "./filter.ts";
-import { filterSql, type SqlContext } from "./filter-sql.ts";
 import {
   bitOf,
   CHUNK_SHIFT,
@@ -27,6 +25,8 @@ import {
   setBits,
   upsertChanged,
 } from "./membership-sql.ts";
+import type { Filter } from "./rules/filter.ts";
+import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 
 export type { SetChange } from "./membership-sql.ts";
 

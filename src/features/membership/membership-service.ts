@@ -1,14 +1,14 @@
 import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
-import type { FieldTypeRepo } from "./field-type-repo.ts";
-import type { Filter } from "./filter.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
-import { createRuleFollowing } from "./rule-following.ts";
-import type { RuleRepo } from "./rule-repo.ts";
+import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
+import type { Filter } from "./rules/filter.ts";
+import { createRuleFollowing } from "./rules/rule-following.ts";
+import type { RuleRepo } from "./rules/rule-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
 /** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */

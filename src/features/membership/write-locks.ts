@@ -15,9 +15,9 @@ export class LockOrderError extends Error {
  * writes never wait on each other in a cycle:
  *
  * 1. the workspace's member lock, before anything else, by every write that creates, changes or
- *    deletes members, evaluates a rule or locks more than one audience (so those run one at a
- *    time per workspace);
- * 2. then audience rows, each call's in id order.
+ *    deletes members, changes an audience's members, evaluates a rule or locks more than one
+ *    audience (so those run one at a time per workspace);
+ * 2. then audience rows, each call's in id order (calls out of order only under the member lock).
  *
  * A write without the member lock locks one audience at most: holding a single lock, it cannot
  * close a cycle. Calls that break these rules throw LockOrderError before touching the database.

@@ -5,7 +5,6 @@
 
 import type { FieldType } from "../../../src/domain/field-types.ts";
 import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
-import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/filter.ts";
 import { memberSetOf } from "../../../src/features/membership/member-set.ts";
 import type { SetChange } from "../../../src/features/membership/membership-repo.ts";
 import {
@@ -13,6 +12,7 @@ import {
   type EventSink,
   type MembershipDeps,
 } from "../../../src/features/membership/membership-service.ts";
+import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
 import type { Tx } from "../../../src/platform/db/database.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";

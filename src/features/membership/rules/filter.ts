@@ -1,6 +1,6 @@
-import type { components } from "../../../generated/api.d.ts";
-import { parseDuration } from "../../domain/durations.ts";
-import { BadRequestError } from "../../domain/errors.ts";
+import type { components } from "../../../../generated/api.d.ts";
+import { parseDuration } from "../../../domain/durations.ts";
+import { BadRequestError } from "../../../domain/errors.ts";
 import {
   type FieldType,
   type FieldTypes,
@@ -9,7 +9,7 @@ import {
   parseNumber,
   TYPE_FORMS,
   typeOf,
-} from "../../domain/field-types.ts";
+} from "../../../domain/field-types.ts";
 
 export type Filter = components["schemas"]["Filter"];
 export type Condition = components["schemas"]["FilterCondition"];

@@ -1,11 +1,11 @@
-import { Prisma } from "../../../generated/prisma/client.ts";
-import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
-import type { Tx } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { Prisma } from "../../../../generated/prisma/client.ts";
+import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
+import type { Tx } from "../../../platform/db/database.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
+import { joinChunk, readsByKey, seqsOf } from "../membership-sql.ts";
 import type { Filter } from "./filter.ts";
 import { filterSql, type SqlContext } from "./filter-sql.ts";
-import { bitOf, chunkOf, kind } from "./member-bits-sql.ts";
-import { joinChunk, readsByKey, seqsOf } from "./membership-sql.ts";
 
 /** A rule-based audience, and which of the members asked about its match set holds. */
 export interface RuleMatches {

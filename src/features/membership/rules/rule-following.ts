@@ -1,13 +1,13 @@
-import type { Tx } from "../../platform/db/database.ts";
+import type { Tx } from "../../../platform/db/database.ts";
+import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
+import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
+import type { MembershipRepo, SetChange } from "../membership-repo.ts";
+import type { WriteLocks } from "../write-locks.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import type { Filter } from "./filter.ts";
 import { matches } from "./filter-match.ts";
-import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
-import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "./member-set.ts";
-import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { RuleRepo } from "./rule-repo.ts";
-import type { WriteLocks } from "./write-locks.ts";
 
 /**
  * Past this many members moved in the audiences a rule names, the rule is evaluated over the

@@ -1,5 +1,5 @@
-import { durationBefore, parseDuration } from "../../domain/durations.ts";
-import { type FieldTypes, parseDate, parseNumber } from "../../domain/field-types.ts";
+import { durationBefore, parseDuration } from "../../../domain/durations.ts";
+import { type FieldTypes, parseDate, parseNumber } from "../../../domain/field-types.ts";
 import { type Condition, type Filter, type FoldedMember, fold, kindOf } from "./filter.ts";
 
 /** What evaluating a rule needs besides the member: field types, the time, other audiences. */

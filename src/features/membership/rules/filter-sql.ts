@@ -1,9 +1,9 @@
-import { Prisma } from "../../../generated/prisma/client.ts";
-import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../domain/field-types.ts";
-import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
+import { Prisma } from "../../../../generated/prisma/client.ts";
+import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../../domain/field-types.ts";
+import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
+import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
 import { type Condition, type Filter, fold, kindOf } from "./filter.ts";
 import { windowStart } from "./filter-match.ts";
-import { bitOf, chunkOf, kind } from "./member-bits-sql.ts";
 
 /** What compiling a rule needs besides the rule: field types and the time it is evaluated at. */
 export interface SqlContext {

@@ -1,7 +1,7 @@
-import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
-import { fitsType } from "../../domain/field-types.ts";
-import type { Tx } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
+import { fitsType } from "../../../domain/field-types.ts";
+import type { Tx } from "../../../platform/db/database.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
 
 type Reader = SqlClient;
 
