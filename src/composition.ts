@@ -27,6 +27,7 @@ import { createMemberPages } from "./features/membership/member-pages.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
 import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
+import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
@@ -106,6 +107,12 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     onError,
   });
   const statistics = store.kind === "embedded" ? createStatisticsWorker(store.db, onError) : undefined;
+  const clockWorker = createClockWorker({
+    intervalMs: settings.rules.timeIntervalSeconds * 1000,
+    dueForClock: (before) => ruleRepo.dueForClock(store.db, before),
+    followClock: (workspaceId) => membership.followClock(workspaceId),
+    onError,
+  });
   const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
 
   return {
@@ -121,9 +128,16 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
         webhookWorkers.start();
         importRunner.start();
         statistics?.start();
+        clockWorker.start();
       },
       async stop(): Promise<void> {
-        await Promise.all([eventWorkers.stop(), webhookWorkers.stop(), importRunner.stop(), statistics?.stop()]);
+        await Promise.all([
+          eventWorkers.stop(),
+          webhookWorkers.stop(),
+          importRunner.stop(),
+          statistics?.stop(),
+          clockWorker.stop(),
+        ]);
       },
     },
     /** Each webhook's pending and failed deliveries, read when /metrics is scraped. */

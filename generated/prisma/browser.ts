@@ -119,3 +119,10 @@ export type ImportPart = Prisma.ImportPartModel
  * The declared type of a custom field (number, date or boolean); a field not listed is a string.
  */
 export type FieldType = Prisma.FieldTypeModel
+/**
+ * Model MemberDate
+ * A date field's value as an instant, per member and declared date field with a value: kept by
+ * the statements that write members, so that relative-time rules find the members near a window's
+ * edge through an index. No foreign key to members: the statement that deletes members deletes these.
+ */
+export type MemberDate = Prisma.MemberDateModel

@@ -39,6 +39,7 @@ export const VARIABLES = {
   BODY_LIMIT: integer(1024, 104_857_600, DEFAULTS.server.bodyLimit),
   RATE_LIMIT_PER_MINUTE: integer(0, 10_000_000, DEFAULTS.rateLimit.perMinute),
   EVENT_RETENTION_DAYS: integer(1, 3650, DEFAULTS.events.retentionDays),
+  TIME_RULES_INTERVAL_SECONDS: integer(1, 3600, DEFAULTS.rules.timeIntervalSeconds),
   WEBHOOK_ALLOW_PRIVATE: boolean(DEFAULTS.webhooks.allowPrivate),
   WEBHOOK_TIMEOUT_MS: integer(1000, 60_000, DEFAULTS.webhooks.timeoutMs),
   IMPORT_MAX_BYTES: integer(1024, 1_099_511_627_776, DEFAULTS.imports.maxBytes),
@@ -128,6 +129,7 @@ function sections(v: Record<Variable, any>): Config {
       },
       rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE },
       events: { retentionDays: v.EVENT_RETENTION_DAYS },
+      rules: { timeIntervalSeconds: v.TIME_RULES_INTERVAL_SECONDS },
       webhooks: { allowPrivate: v.WEBHOOK_ALLOW_PRIVATE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
       imports: {
         maxBytes: v.IMPORT_MAX_BYTES,

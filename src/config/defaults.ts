@@ -40,6 +40,10 @@ export const DEFAULTS = {
   /** How long a read audience is trusted without change reports from other processes. */
   cache: { audienceTtlMs: 5_000 },
   events: { retentionDays: 7 },
+  rules: {
+    /** How often relative-time rules (withinLast) catch up with the clock. */
+    timeIntervalSeconds: 60,
+  },
   webhooks: {
     /** Deliver to loopback and private addresses too (self-hosted receivers, tests). */
     allowPrivate: false,

@@ -22,6 +22,7 @@ export interface Settings {
   rateLimit: { perMinute: number };
   cache: { audienceTtlMs: number };
   events: { retentionDays: number };
+  rules: { timeIntervalSeconds: number };
   webhooks: {
     allowPrivate: boolean;
     timeoutMs: number;
@@ -64,6 +65,7 @@ export function resolveSettings(given: PartialSettings = {}): Settings {
     rateLimit: { ...DEFAULTS.rateLimit },
     cache: { ...DEFAULTS.cache },
     events: { ...DEFAULTS.events },
+    rules: { ...DEFAULTS.rules },
     webhooks: { ...DEFAULTS.webhooks, resolve: undefined, attemptOffsetsMs: undefined },
     imports: {
       maxBytes: DEFAULTS.imports.maxBytes,

@@ -161,6 +161,7 @@ const INDEX_KINDS = { id: "primary key", unique: "unique index", normal: "index"
 const MIGRATION_ONLY = [
   facts.index("index", "members", "members_search_trgm", ["(expression)"], "gin"),
   `${facts.index("index", "webhook_deliveries", "webhook_deliveries_leased_idx", ["workspace_id", "webhook_id"], "btree")} WHERE …`,
+  `${facts.index("index", "audiences", "audiences_evaluated_at_idx", ["evaluated_at"], "btree")} WHERE …`,
 ];
 
 export function schemaFacts(dm: Datamodel): string[] {

@@ -414,7 +414,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
-  FieldType: 'FieldType'
+  FieldType: 'FieldType',
+  MemberDate: 'MemberDate'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -430,7 +431,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1766,6 +1767,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MemberDate: {
+      payload: Prisma.$MemberDatePayload<ExtArgs>
+      fields: Prisma.MemberDateFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemberDateFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemberDateFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        findFirst: {
+          args: Prisma.MemberDateFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemberDateFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        findMany: {
+          args: Prisma.MemberDateFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>[]
+        }
+        create: {
+          args: Prisma.MemberDateCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        createMany: {
+          args: Prisma.MemberDateCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemberDateCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>[]
+        }
+        delete: {
+          args: Prisma.MemberDateDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        update: {
+          args: Prisma.MemberDateUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        deleteMany: {
+          args: Prisma.MemberDateDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemberDateUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemberDateUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>[]
+        }
+        upsert: {
+          args: Prisma.MemberDateUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberDatePayload>
+        }
+        aggregate: {
+          args: Prisma.MemberDateAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemberDate>
+        }
+        groupBy: {
+          args: Prisma.MemberDateGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberDateGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemberDateCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberDateCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1838,6 +1913,7 @@ export const AudienceScalarFieldEnum = {
   archivedAt: 'archivedAt',
   memberCount: 'memberCount',
   ruleOutdated: 'ruleOutdated',
+  evaluatedAt: 'evaluatedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -2045,6 +2121,16 @@ export const FieldTypeScalarFieldEnum = {
 } as const
 
 export type FieldTypeScalarFieldEnum = (typeof FieldTypeScalarFieldEnum)[keyof typeof FieldTypeScalarFieldEnum]
+
+
+export const MemberDateScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  seq: 'seq',
+  at: 'at'
+} as const
+
+export type MemberDateScalarFieldEnum = (typeof MemberDateScalarFieldEnum)[keyof typeof MemberDateScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2388,6 +2474,7 @@ export type GlobalOmitConfig = {
   importJob?: Prisma.ImportJobOmit
   importPart?: Prisma.ImportPartOmit
   fieldType?: Prisma.FieldTypeOmit
+  memberDate?: Prisma.MemberDateOmit
 }
 
 /* Types for Logging */

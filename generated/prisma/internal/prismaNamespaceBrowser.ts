@@ -68,7 +68,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
-  FieldType: 'FieldType'
+  FieldType: 'FieldType',
+  MemberDate: 'MemberDate'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -120,6 +121,7 @@ export const AudienceScalarFieldEnum = {
   archivedAt: 'archivedAt',
   memberCount: 'memberCount',
   ruleOutdated: 'ruleOutdated',
+  evaluatedAt: 'evaluatedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -327,6 +329,16 @@ export const FieldTypeScalarFieldEnum = {
 } as const
 
 export type FieldTypeScalarFieldEnum = (typeof FieldTypeScalarFieldEnum)[keyof typeof FieldTypeScalarFieldEnum]
+
+
+export const MemberDateScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  seq: 'seq',
+  at: 'at'
+} as const
+
+export type MemberDateScalarFieldEnum = (typeof MemberDateScalarFieldEnum)[keyof typeof MemberDateScalarFieldEnum]
 
 
 export const SortOrder = {

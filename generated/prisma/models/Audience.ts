@@ -43,6 +43,7 @@ export type AudienceMinAggregateOutputType = {
   archivedAt: Date | null
   memberCount: number | null
   ruleOutdated: boolean | null
+  evaluatedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -56,6 +57,7 @@ export type AudienceMaxAggregateOutputType = {
   archivedAt: Date | null
   memberCount: number | null
   ruleOutdated: boolean | null
+  evaluatedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -70,6 +72,7 @@ export type AudienceCountAggregateOutputType = {
   archivedAt: number
   memberCount: number
   ruleOutdated: number
+  evaluatedAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -93,6 +96,7 @@ export type AudienceMinAggregateInputType = {
   archivedAt?: true
   memberCount?: true
   ruleOutdated?: true
+  evaluatedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -106,6 +110,7 @@ export type AudienceMaxAggregateInputType = {
   archivedAt?: true
   memberCount?: true
   ruleOutdated?: true
+  evaluatedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -120,6 +125,7 @@ export type AudienceCountAggregateInputType = {
   archivedAt?: true
   memberCount?: true
   ruleOutdated?: true
+  evaluatedAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -221,6 +227,7 @@ export type AudienceGroupByOutputType = {
   archivedAt: Date | null
   memberCount: number
   ruleOutdated: boolean
+  evaluatedAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: AudienceCountAggregateOutputType | null
@@ -258,6 +265,7 @@ export type AudienceWhereInput = {
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
   ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
+  evaluatedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -274,6 +282,7 @@ export type AudienceOrderByWithRelationInput = {
   archivedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   memberCount?: Prisma.SortOrder
   ruleOutdated?: Prisma.SortOrder
+  evaluatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
@@ -295,6 +304,7 @@ export type AudienceWhereUniqueInput = Prisma.AtLeast<{
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
   ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
+  evaluatedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -311,6 +321,7 @@ export type AudienceOrderByWithAggregationInput = {
   archivedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   memberCount?: Prisma.SortOrder
   ruleOutdated?: Prisma.SortOrder
+  evaluatedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.AudienceCountOrderByAggregateInput
@@ -333,6 +344,7 @@ export type AudienceScalarWhereWithAggregatesInput = {
   archivedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntWithAggregatesFilter<"Audience"> | number
   ruleOutdated?: Prisma.BoolWithAggregatesFilter<"Audience"> | boolean
+  evaluatedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Audience"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Audience"> | Date | string
 }
@@ -346,6 +358,7 @@ export type AudienceCreateInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
@@ -362,6 +375,7 @@ export type AudienceUncheckedCreateInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
@@ -376,6 +390,7 @@ export type AudienceUpdateInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
@@ -392,6 +407,7 @@ export type AudienceUncheckedUpdateInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
@@ -407,6 +423,7 @@ export type AudienceCreateManyInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -420,6 +437,7 @@ export type AudienceUpdateManyMutationInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -434,6 +452,7 @@ export type AudienceUncheckedUpdateManyInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -468,6 +487,7 @@ export type AudienceCountOrderByAggregateInput = {
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
   ruleOutdated?: Prisma.SortOrder
+  evaluatedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -485,6 +505,7 @@ export type AudienceMaxOrderByAggregateInput = {
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
   ruleOutdated?: Prisma.SortOrder
+  evaluatedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -498,6 +519,7 @@ export type AudienceMinOrderByAggregateInput = {
   archivedAt?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
   ruleOutdated?: Prisma.SortOrder
+  evaluatedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -584,6 +606,7 @@ export type AudienceCreateWithoutWorkspaceInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
@@ -598,6 +621,7 @@ export type AudienceUncheckedCreateWithoutWorkspaceInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
@@ -642,6 +666,7 @@ export type AudienceScalarWhereInput = {
   archivedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   memberCount?: Prisma.IntFilter<"Audience"> | number
   ruleOutdated?: Prisma.BoolFilter<"Audience"> | boolean
+  evaluatedAt?: Prisma.DateTimeNullableFilter<"Audience"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
 }
@@ -655,6 +680,7 @@ export type AudienceCreateWithoutChunksInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
@@ -670,6 +696,7 @@ export type AudienceUncheckedCreateWithoutChunksInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -699,6 +726,7 @@ export type AudienceUpdateWithoutChunksInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
@@ -714,6 +742,7 @@ export type AudienceUncheckedUpdateWithoutChunksInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -727,6 +756,7 @@ export type AudienceCreateManyWorkspaceInput = {
   archivedAt?: Date | string | null
   memberCount?: number
   ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -740,6 +770,7 @@ export type AudienceUpdateWithoutWorkspaceInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
@@ -754,6 +785,7 @@ export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
@@ -768,6 +800,7 @@ export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
   archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
   ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -813,6 +846,7 @@ export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   archivedAt?: boolean
   memberCount?: boolean
   ruleOutdated?: boolean
+  evaluatedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -830,6 +864,7 @@ export type AudienceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   archivedAt?: boolean
   memberCount?: boolean
   ruleOutdated?: boolean
+  evaluatedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -845,6 +880,7 @@ export type AudienceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   archivedAt?: boolean
   memberCount?: boolean
   ruleOutdated?: boolean
+  evaluatedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -860,11 +896,12 @@ export type AudienceSelectScalar = {
   archivedAt?: boolean
   memberCount?: boolean
   ruleOutdated?: boolean
+  evaluatedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type AudienceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "name" | "nameKey" | "filter" | "isArchived" | "archivedAt" | "memberCount" | "ruleOutdated" | "createdAt" | "updatedAt", ExtArgs["result"]["audience"]>
+export type AudienceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "name" | "nameKey" | "filter" | "isArchived" | "archivedAt" | "memberCount" | "ruleOutdated" | "evaluatedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["audience"]>
 export type AudienceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
@@ -906,6 +943,10 @@ export type $AudiencePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * The stored rule matches need computing again (set by an upgrade; the service does it at start).
      */
     ruleOutdated: boolean
+    /**
+     * When its relative-time conditions were last brought up to date; NULL when it has none.
+     */
+    evaluatedAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["audience"]>
@@ -1342,6 +1383,7 @@ export interface AudienceFieldRefs {
   readonly archivedAt: Prisma.FieldRef<"Audience", 'DateTime'>
   readonly memberCount: Prisma.FieldRef<"Audience", 'Int'>
   readonly ruleOutdated: Prisma.FieldRef<"Audience", 'Boolean'>
+  readonly evaluatedAt: Prisma.FieldRef<"Audience", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Audience", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Audience", 'DateTime'>
 }

@@ -157,10 +157,20 @@ export const audienceRepo = {
     );
   },
 
-  /** Stores the rule; the caller computes its matches in the same transaction (membershipRepo.recompute). */
-  async setFilter(tx: Tx, workspaceId: string, id: string, filter: Filter | null): Promise<void> {
+  /**
+   * Stores the rule; the caller computes its matches in the same transaction (membershipRepo.recompute)
+   * at `evaluatedAt`, the time its relative-time conditions are followed from (NULL: it has none).
+   */
+  async setFilter(
+    tx: Tx,
+    workspaceId: string,
+    id: string,
+    filter: Filter | null,
+    evaluatedAt: Date | null,
+  ): Promise<void> {
     await tx.$executeRaw`
-      UPDATE audiences SET filter = ${filterJson(filter)}::jsonb, rule_outdated = false, updated_at = now()
+      UPDATE audiences SET filter = ${filterJson(filter)}::jsonb, rule_outdated = false, updated_at = now(),
+        evaluated_at = ${evaluatedAt}
       WHERE workspace_id = ${workspaceId} AND id = ${id}`;
   },
 

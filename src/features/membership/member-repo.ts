@@ -7,6 +7,7 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { fieldTypeRepo } from "./rules/field-type-repo.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
 import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
+import { forgetMemberDates, syncMemberDates } from "./rules/member-dates-sql.ts";
 
 type Reader = SqlClient;
 
@@ -92,7 +93,8 @@ export const memberRepo = {
       released AS (
         DELETE FROM member_emails AS e USING gone
         WHERE e.workspace_id = ${hidden(workspaceId)} AND e.member_id = gone.id
-      )
+      ),
+      ${forgetMemberDates(workspaceId, "gone")}
       SELECT id, seq FROM gone`;
   },
 
@@ -164,8 +166,9 @@ export const memberRepo = {
         INSERT INTO members (workspace_id, id, seq, created_at, email, fields, alternative_emails, folded)
         SELECT ${workspaceId}, f.id, ${numberOf("f")}, tick.at, f.email, f.fields, f.alternatives, f.folded
         FROM fresh AS f CROSS JOIN tick
-        RETURNING id, seq
-      )
+        RETURNING id, seq, fields
+      ),
+      ${syncMemberDates(workspaceId, "inserted")}
       SELECT (SELECT json_agg(json_build_array(id, seq)) FROM inserted) AS created,
              (SELECT json_agg(json_build_array(id, seq)) FROM bare WHERE seq IS NOT NULL) AS existing`;
     const dataIds = new Set(withData.map((m) => m.id));
@@ -179,11 +182,16 @@ export const memberRepo = {
   async updateData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
     if (members.length === 0) return;
     await tx.$executeRaw`
-      UPDATE members AS m
-      SET email = v.email, fields = v.fields, folded = v.folded, updated_at = now(),
-          alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives))
-      FROM ${dataRows(members)}
-      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id`;
+      WITH updated AS (
+        UPDATE members AS m
+        SET email = v.email, fields = v.fields, folded = v.folded, updated_at = now(),
+            alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives))
+        FROM ${dataRows(members)}
+        WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id
+        RETURNING m.seq, m.fields
+      ),
+      ${syncMemberDates(workspaceId, "updated")}
+      SELECT 1`;
   },
 
   /**

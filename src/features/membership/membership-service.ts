@@ -6,7 +6,7 @@ import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
-import type { Filter } from "./rules/filter.ts";
+import { type Filter, timeConditionsOf } from "./rules/filter.ts";
 import { createRuleFollowing } from "./rules/rule-following.ts";
 import type { RuleRepo } from "./rules/rule-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
@@ -26,7 +26,7 @@ export interface MembershipDeps {
     MembershipRepo,
     "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
   >;
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules" | "timeRules" | "inRanges" | "evaluated">;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -59,6 +59,11 @@ export interface MembershipWriter {
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
+  /**
+   * Relative-time rules catch up with the clock: the members whose dates crossed a window's edge
+   * since their audience was last brought up to date enter or leave (member lock).
+   */
+  followClock(): Promise<MembershipChange[]>;
   /** Members being deleted leave every audience (member lock, every audience locked). */
   forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
   /** Fills a new audience with the members of a source locked with locks.sources, added by hand. */
@@ -131,8 +136,15 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("setting a rule");
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "setting a rule");
-        await deps.audiences.setFilter(tx, workspaceId, audienceId, filter);
         const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock() };
+        const followsClock = timeConditionsOf(filter).length > 0;
+        await deps.audiences.setFilter(
+          tx,
+          workspaceId,
+          audienceId,
+          filter,
+          followsClock ? new Date(context.now) : null,
+        );
         const changes = report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context));
         await following.followAudiences(w, changes);
         return one(audienceId, "rule", changes);
@@ -147,6 +159,10 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
         return following.followMembers(w, memberIds, known);
+      },
+      async followClock() {
+        requireMembers("following the clock");
+        return following.followClock(w);
       },
       async forgetMembers(seqs) {
         requireMembers("deleting members");
@@ -188,6 +204,9 @@ export function createMembershipService(deps: MembershipDeps) {
 
   return {
     write,
+
+    /** Brings a workspace's relative-time rules up to date with the clock (clock-worker.ts). */
+    followClock: (workspaceId: string) => write(workspaceId, { memberWrites: true }, (w) => w.followClock()),
 
     /**
      * Computes the rule matches that an upgrade could not (it marks such audiences rule_outdated):

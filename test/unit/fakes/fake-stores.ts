@@ -52,7 +52,10 @@ export class FakeSets {
   now = Date.UTC(2026, 5, 1);
 
   /** `rules`: the rule-based audiences, in id order (FakeAudiences keeps them). */
-  constructor(private readonly rules: () => { id: string; filter: Filter }[] = () => []) {}
+  constructor(
+    private readonly rules: () => { id: string; filter: Filter }[] = () => [],
+    private readonly evaluatedAt = new Map<string, Date>(),
+  ) {}
 
   addMember(id: string, fields: Record<string, string> = {}): FakeMember {
     const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, this.nextSeq + 1));
@@ -183,6 +186,18 @@ export class FakeSets {
       return seqs.filter((seq) => matching.has(seq));
     },
     rules: async () => this.rules().map((rule) => ({ ...rule, isArchived: false })),
+    timeRules: async () =>
+      this.rules().flatMap((rule) => {
+        const at = this.evaluatedAt.get(rule.id);
+        return at ? [{ ...rule, evaluatedAt: at }] : [];
+      }),
+    // Every member of the workspace for each range: more than the database reads, which the
+    // evaluation that follows must not mind.
+    inRanges: async (_tx, _ws, ranges) =>
+      new Map(ranges.map((range) => [range.audienceId, [...this.members.values()].map((m) => m.seq)])),
+    evaluated: async (_tx, _ws, ids, at) => {
+      for (const id of ids) this.evaluatedAt.set(id, at);
+    },
   };
 
   matching(filter: Filter | null): number[] {
@@ -211,6 +226,8 @@ function namedAudiences(filter: Filter | null): string[] {
 /** Audience rows in memory, and a lock repository over them that records every lock taken. */
 export class FakeAudiences {
   readonly rows = new Map<string, AudienceRow & { ruleOutdated?: boolean }>();
+  /** When each audience that follows the clock was last brought up to date. */
+  readonly evaluatedAt = new Map<string, Date>();
   readonly taken: string[] = [];
 
   add(id: string, row: Partial<AudienceRow> = {}): AudienceRow {
@@ -246,10 +263,12 @@ export class FakeAudiences {
   };
 
   readonly repo: MembershipDeps["audiences"] = {
-    setFilter: async (_tx, _ws, id, filter) => {
+    setFilter: async (_tx, _ws, id, filter, evaluatedAt) => {
       const row = this.rows.get(id) as AudienceRow & { ruleOutdated?: boolean };
       row.filter = filter;
       row.ruleOutdated = false;
+      if (evaluatedAt === null) this.evaluatedAt.delete(id);
+      else this.evaluatedAt.set(id, evaluatedAt);
     },
     listRuleOutdated: async () =>
       [...this.rows.values()].filter((row) => row.ruleOutdated).map((row) => ({ workspaceId: "ws", id: row.id })),
@@ -259,7 +278,7 @@ export class FakeAudiences {
 /** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
 export function fakeMembership(events: EventSink) {
   const audiences = new FakeAudiences();
-  const sets = new FakeSets(audiences.ruleBased);
+  const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,

@@ -2,6 +2,7 @@ import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import { fitsType } from "../../../domain/field-types.ts";
 import type { Tx } from "../../../platform/db/database.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import { dropMemberDates, fillMemberDates } from "./member-dates-sql.ts";
 
 type Reader = SqlClient;
 
@@ -48,12 +49,16 @@ export const fieldTypeRepo = {
       INSERT INTO field_types (workspace_id, key, type) VALUES (${workspaceId}, ${key}, ${type})
       ON CONFLICT (workspace_id, key) DO UPDATE SET type = excluded.type, created_at = excluded.created_at
       RETURNING key, type, created_at AS "createdAt"`;
+    // member_dates follows the declaration: filled for a date, emptied for any other type.
+    await tx.$executeRaw(dropMemberDates(workspaceId, key));
+    if (type === "date") await tx.$executeRaw(fillMemberDates(workspaceId, key));
     return row as FieldTypeRow;
   },
 
   /** Removes a field's declaration (it is a string again); whether there was one. */
   async remove(tx: Tx, workspaceId: string, key: string): Promise<boolean> {
     const removed = await tx.$executeRaw`DELETE FROM field_types WHERE workspace_id = ${workspaceId} AND key = ${key}`;
+    await tx.$executeRaw(dropMemberDates(workspaceId, key));
     return removed > 0;
   },
 

@@ -71,7 +71,7 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
 }
 
 /** A date field's value as an instant: a calendar date is its UTC midnight. */
-const dateOf = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN ${text} ~ ${DATE_PATTERN}
+export const dateOf = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN ${text} ~ ${DATE_PATTERN}
   THEN (CASE WHEN length(${text}) = 10 THEN ${text} || 'T00:00:00Z' ELSE ${text} END)::timestamptz END)`;
 
 const presence = (x: Prisma.Sql, op: Condition["op"]) =>

@@ -225,6 +225,12 @@ export function audienceConditions(filter: Filter | null, pointer = "/body/filte
   return filter.field === "audience" ? [{ id: filter.value as string, pointer: `${pointer}/value` }] : [];
 }
 
+/** The relative-time conditions of a filter: the field and the window's duration of each. */
+export const timeConditionsOf = (filter: Filter | null): { field: string; duration: string }[] =>
+  conditionsOf(filter)
+    .filter((c) => c.op === "withinLast" || c.op === "notWithinLast")
+    .map((c) => ({ field: c.field, duration: c.value as string }));
+
 /** The audiences a filter's audience conditions name. */
 export const audiencesOf = (filter: Filter | null): string[] => [
   ...new Set(

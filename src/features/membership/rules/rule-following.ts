@@ -5,8 +5,8 @@ import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import type { WriteLocks } from "../write-locks.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
-import type { Filter } from "./filter.ts";
-import { matches } from "./filter-match.ts";
+import { type Filter, timeConditionsOf } from "./filter.ts";
+import { matches, windowStart } from "./filter-match.ts";
 import type { RuleRepo } from "./rule-repo.ts";
 
 /**
@@ -16,7 +16,7 @@ import type { RuleRepo } from "./rule-repo.ts";
 const FEW_MEMBERS = 10_000;
 
 export interface RuleFollowingDeps {
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules" | "timeRules" | "inRanges" | "evaluated">;
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -41,7 +41,7 @@ export interface Following {
  * in it, in dependency order, in the same transaction).
  */
 export function createRuleFollowing(deps: RuleFollowingDeps) {
-  return {
+  const following = {
     /**
      * After members were created or changed: every rule-based audience follows. Rules are
      * evaluated in dependency order, each audience condition reading the named audience's
@@ -141,7 +141,51 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       }
       return followed;
     },
+
+    /**
+     * Relative-time rules catch up with the clock. A `withinLast` window [now − d, now] moved from
+     * [t0 − d, t0] to [t1 − d, t1]: only members whose value lies in [t0 − d, t1 − d] (leaving it)
+     * or in [t0, t1] (entering it) can have changed their minds, and only those are read (an index
+     * range each) and evaluated again; each audience is then up to date at t1. Reported as `time`;
+     * the audiences whose rules name one that moved follow.
+     */
+    async followClock(w: Following): Promise<MembershipChange[]> {
+      const { tx, workspaceId } = w;
+      const audiences = await deps.rules.timeRules(tx, workspaceId);
+      if (audiences.length === 0) return [];
+      const now = deps.clock();
+      const ranges = audiences.flatMap(({ id, filter, evaluatedAt }) => {
+        const before = evaluatedAt.getTime();
+        // A clock behind the one that last evaluated the audience waits for it.
+        if (now <= before) return [];
+        return timeConditionsOf(filter).flatMap(({ field, duration }) => {
+          const key = field === "createdAt" ? "" : field.slice("fields.".length);
+          const from = windowStart(duration, before);
+          const to = windowStart(duration, now);
+          return [
+            { audienceId: id, key, from: new Date(from), to: new Date(to) },
+            { audienceId: id, key, from: new Date(before), to: new Date(now) },
+          ];
+        });
+      });
+      const candidates = await deps.rules.inRanges(tx, workspaceId, ranges);
+      const changes: MembershipChange[] = [];
+      if (candidates.size > 0) {
+        await w.locks.following([...candidates.keys()]);
+        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now };
+        const filters = new Map(audiences.map((a) => [a.id, a.filter]));
+        for (const [id, seqs] of candidates) {
+          const hits = await deps.rules.matchesAmong(tx, workspaceId, filters.get(id) as Filter, context, seqs);
+          const setChanges = await deps.sets.applyMatches(tx, workspaceId, seqs, [{ audienceId: id, seqs: hits }]);
+          changes.push(...w.report("time", setChanges));
+        }
+      }
+      const current = audiences.filter((a) => a.evaluatedAt.getTime() < now).map((a) => a.id);
+      if (current.length > 0) await deps.rules.evaluated(tx, workspaceId, current, new Date(now));
+      return [...changes, ...(await following.followAudiences(w, changes))];
+    },
   };
+  return following;
 }
 
 export type RuleFollowing = ReturnType<typeof createRuleFollowing>;

@@ -1,6 +1,7 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import type { Tx } from "../../../platform/db/database.ts";
+import { jsonRows } from "../../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
 import { joinChunk, readsByKey, seqsOf } from "../membership-sql.ts";
@@ -92,6 +93,59 @@ export const ruleRepo = {
       SELECT m.seq FROM members AS m
       WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[]) AND ${filterSql(filter, context)}`;
     return rows.map((r) => r.seq);
+  },
+
+  /** The audiences that follow the clock, with their rules and when they were last brought up to date. */
+  timeRules(tx: Tx, workspaceId: string): Promise<{ id: string; filter: Filter; evaluatedAt: Date }[]> {
+    return tx.$queryRaw`
+      SELECT id, filter, evaluated_at AS "evaluatedAt" FROM audiences
+      WHERE workspace_id = ${workspaceId} AND evaluated_at IS NOT NULL ORDER BY id`;
+  },
+
+  /** The workspaces with an audience whose relative-time conditions were brought up to date before `before`. */
+  async dueForClock(db: SqlClient, before: Date): Promise<string[]> {
+    const rows = await db.$queryRaw<{ workspaceId: string }[]>`
+      SELECT DISTINCT workspace_id AS "workspaceId" FROM audiences
+      WHERE evaluated_at IS NOT NULL AND evaluated_at < ${before}`;
+    return rows.map((row) => row.workspaceId);
+  },
+
+  /**
+   * The members whose value of a field lies in a range (inclusive), per audience: `key` "" for
+   * createdAt (the members' own index), a date field's key otherwise (member_dates's index), so
+   * that only the members near a window's edge are read.
+   */
+  async inRanges(
+    tx: Tx,
+    workspaceId: string,
+    ranges: { audienceId: string; key: string; from: Date; to: Date }[],
+  ): Promise<Map<string, number[]>> {
+    if (ranges.length === 0) return new Map();
+    const rows = await tx.$queryRaw<{ audienceId: string; seqs: number[] }[]>`
+      SELECT r.audience_id AS "audienceId", array_agg(DISTINCT x.seq) AS seqs
+      FROM ${jsonRows("r", {
+        audience_id: ranges.map((range) => range.audienceId),
+        key: ranges.map((range) => range.key),
+        from_at: ranges.map((range) => range.from.toISOString()),
+        to_at: ranges.map((range) => range.to.toISOString()),
+      })}
+      CROSS JOIN LATERAL (
+        SELECT m.seq FROM members AS m
+        WHERE r.key = '' AND m.workspace_id = ${workspaceId}
+          AND m.created_at BETWEEN r.from_at::timestamptz AND r.to_at::timestamptz
+        UNION ALL
+        SELECT d.seq FROM member_dates AS d
+        WHERE r.key <> '' AND d.workspace_id = ${workspaceId} AND d.key = r.key
+          AND d.at BETWEEN r.from_at::timestamptz AND r.to_at::timestamptz
+      ) AS x
+      GROUP BY r.audience_id`;
+    return new Map(rows.map((row) => [row.audienceId, row.seqs]));
+  },
+
+  /** Records that these audiences' relative-time conditions are up to date at `at`. */
+  async evaluated(tx: Tx, workspaceId: string, ids: string[], at: Date): Promise<void> {
+    await tx.$executeRaw`
+      UPDATE audiences SET evaluated_at = ${at} WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
   },
 
   /** Every audience of the workspace that has a rule, with it, in id order. */
