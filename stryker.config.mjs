@@ -6,7 +6,10 @@
 export const MUTATED = [
   "src/features/membership/bitset.ts",
   "src/domain/cursor.ts",
+  "src/domain/durations.ts",
+  "src/domain/field-types.ts",
   "src/features/membership/filter.ts",
+  "src/features/membership/filter-match.ts",
   "src/features/imports/import-columns.ts",
   "src/domain/member-identity.ts",
   "src/domain/member-merge.ts",
