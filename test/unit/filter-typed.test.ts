@@ -50,8 +50,14 @@ describe("kindOf", () => {
     expect(kindOf("createdAt", TYPES)).toBe("createdAt");
     expect(kindOf("audience", TYPES)).toBe("audience");
     expect(kindOf("email", TYPES)).toBe("string");
-    // A built-in field is never typed, even when a custom key of its name is.
+    // A built-in field is never typed, even when a custom key of its name (or of its tail) is.
     expect(kindOf("score", TYPES)).toBe("string");
+    const tails = new Map<string, FieldType>([
+      ["l", "number"],
+      ["", "date"],
+    ]);
+    expect(kindOf("anyEmail", tails)).toBe("string");
+    expect(kindOf("email", tails)).toBe("string");
   });
 });
 
@@ -107,6 +113,26 @@ describe("parseFilter accepts typed conditions, normalized", () => {
     expect(parse(cond("createdAt", "between", ["2025-12-31T23:00:00-02:00", "2026-02-01"]))).toStrictEqual(
       cond("createdAt", "between", ["2026-01-01T01:00:00.000Z", "2026-02-01T00:00:00.000Z"]),
     );
+  });
+
+  it("createdAt, as before, as any ISO 8601 timestamp with an offset that JavaScript reads", () => {
+    expect(parse(cond("createdAt", "after", "2026-01-31T09:00:00.123456Z"))).toStrictEqual(
+      cond("createdAt", "after", "2026-01-31T09:00:00.123Z"),
+    );
+    expect(
+      parse(cond("createdAt", "between", ["2026-01-31T09:00:00.5+01:00", "2026-01-31T09:00:00.987654-01:00"])),
+    ).toStrictEqual(cond("createdAt", "between", ["2026-01-31T08:00:00.500Z", "2026-01-31T10:00:00.987Z"]));
+    // The same timestamps are no values of a date field, whose every form PostgreSQL reads alike.
+    expect(refusal(cond("fields.born", "after", "2026-01-31T09:00:00.123456Z"))).toMatchObject({
+      pointer: V,
+      message: DATE,
+    });
+    // A timestamp JavaScript reads but that does not start as ISO 8601 does is refused.
+    expect(refusal(cond("createdAt", "after", "2026-01-31 09:00:00Z"))).toMatchObject({ pointer: V, message: DATE });
+    expect(refusal(cond("createdAt", "after", "2026-01-31T09:00:00.123456Q"))).toMatchObject({
+      pointer: V,
+      message: DATE,
+    });
   });
 
   it("durations for withinLast and notWithinLast, in upper case", () => {

@@ -366,6 +366,29 @@ describe("matches", () => {
     );
   });
 
+  it("tells the string operators apart, whatever the property test happens to draw", () => {
+    const m: PlainMember = {
+      id: "m",
+      email: null,
+      alternativeEmails: [],
+      fields: { company: "ACME Labs" },
+      createdAt: new Date(0),
+    };
+    const on = (op: string, value: string) => holds(cond("fields.company", op, value) as Filter, m);
+    expect([on("startsWith", "acme"), on("endsWith", "acme"), on("contains", "acme"), on("eq", "acme")]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect([on("startsWith", "labs"), on("endsWith", "labs"), on("contains", "e l"), on("ne", "acme labs")]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
+  });
+
   it("finds only a member's own fields, not the properties every object has", () => {
     const m: PlainMember = { id: "m", email: null, alternativeEmails: [], fields: {}, createdAt: new Date(0) };
     expect(holds(cond("fields.constructor", "exists") as Filter, m)).toBe(false);
