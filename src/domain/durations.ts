@@ -46,6 +46,7 @@ export function parseDuration(text: string): Duration | undefined {
 export function durationBefore(now: number, duration: Duration): number {
   const at = new Date(now);
   const months = duration.years * 12 + duration.months;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, moving by zero months lands on the same day (the test only skips the calendar steps)
   if (months > 0) {
     const day = at.getUTCDate();
     at.setUTCDate(1);

@@ -70,7 +70,10 @@ function conditionHolds(condition: Condition, member: PlainMember, context: Refe
     throw new Error(`reference filter: ${op} is not an operator of audience`);
   }
   if (field === "createdAt") return typedHolds("date", [new Date(member.createdAt).toISOString()], condition, context);
-  const type = field.startsWith("fields.") ? context.types?.[field.substring("fields.".length)] : undefined;
+  // Own keys only, as for the member's fields: `fields.toString` must not find Object's toString.
+  const key = field.substring("fields.".length);
+  const type =
+    field.startsWith("fields.") && context.types && Object.hasOwn(context.types, key) ? context.types[key] : undefined;
   if (type !== undefined && type !== "string") return typedHolds(type, valuesOf(member, field), condition, context);
   const values = valuesOf(member, field).map(lower);
   const wanted = typeof value === "string" ? lower(value) : "";

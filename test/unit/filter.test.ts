@@ -213,16 +213,89 @@ describe("unionFilter", () => {
 
 // matches() against the reference evaluator, over members and filters built from a few values
 // chosen so that every operator meets both outcomes (case, prefixes, suffixes, absent fields).
+// Typed fields (issue 30): numbers equal in several spellings, dates at the edges of the windows
+// that the durations below open at the instants of NOW (a month back from 31 March is 28 February).
+const TYPES = { score: "number", born: "date", vip: "boolean" } as const;
+const BORN = [
+  "2026-01-31",
+  "2026-01-31T01:00:00+01:00",
+  "2026-02-28T12:00:00Z",
+  "2026-02-28T11:59:59.999Z",
+  "2026-03-31T12:00:00.000Z",
+  "2026-03-31T12:00:00.001Z",
+  "2026-03-31t14:00:00+02:00",
+  "0050-01-01",
+];
+const NOW = ["2026-03-31T12:00:00.000Z", "2026-03-30T00:00:00.000Z", "2026-04-01T00:00:00.000Z"].map(Date.parse);
+const NUMBERS = ["9", "10", "1e1", "10.0", "-1.5", "0", "99.5"];
+const TIMES = [...BORN, "2026-02-28T13:00:00+01:00", "2026-01-01T00:00:00.000Z"];
+const DURATIONS = ["P1M", "P30D", "PT12H", "P1Y2M", "P1W", "P1M1D", "P2M", "PT36H"];
+const AUDIENCE_IDS = ["m1", "M1", "acme", "Ärger"];
+const typedCondition: fc.Arbitrary<Filter> = fc.oneof(
+  fc.record({
+    field: fc.constant("fields.score"),
+    op: fc.constantFrom("eq", "ne", "gt", "gte", "lt", "lte"),
+    value: fc.constantFrom(...NUMBERS),
+  }),
+  fc.record({
+    field: fc.constant("fields.score"),
+    op: fc.constantFrom("in", "notIn"),
+    value: fc.subarray(NUMBERS, { minLength: 1 }),
+  }),
+  fc.record({
+    field: fc.constant("fields.score"),
+    op: fc.constant("between"),
+    // Every low is at most every high, so that parseFilter takes the pair.
+    value: fc.tuple(fc.constantFrom("-1.5", "0", "9", "1e1"), fc.constantFrom("1e1", "10.0", "100")),
+  }),
+  fc.record({
+    field: fc.constantFrom("fields.born", "createdAt"),
+    op: fc.constantFrom("before", "after", "gt", "gte", "lt", "lte"),
+    value: fc.constantFrom(...TIMES),
+  }),
+  fc.record({
+    field: fc.constantFrom("fields.born", "createdAt"),
+    op: fc.constant("between"),
+    value: fc.tuple(
+      fc.constantFrom("2026-01-31", "2026-02-28T12:00:00Z", "0050-01-01"),
+      fc.constantFrom("2026-02-28T13:00:00+01:00", "2026-03-31T12:00:00.000Z"),
+    ),
+  }),
+  fc.record({
+    field: fc.constantFrom("fields.born", "createdAt"),
+    op: fc.constantFrom("withinLast", "notWithinLast"),
+    value: fc.constantFrom(...DURATIONS),
+  }),
+  fc.record({ field: fc.constant("fields.vip"), op: fc.constant("eq"), value: fc.constantFrom("true", "FALSE") }),
+  fc.record({
+    field: fc.constantFrom("fields.score", "fields.born", "fields.vip"),
+    op: fc.constantFrom("exists", "notExists"),
+  }),
+  fc.record({ field: fc.constant("audience"), op: fc.constantFrom("in", "notIn"), value: fc.constantFrom("a", "b") }),
+) as fc.Arbitrary<Filter>;
+
 const WORDS = ["Acme", "acme", "ACME Labs", "labs", "ärger", "ÄRGER", "a", "", "me", "x@acme.io", "X@Acme.IO"];
 const plainMember: fc.Arbitrary<PlainMember> = fc.record({
   id: fc.constantFrom("m1", "M1", "acme", "Ärger"),
   email: fc.option(fc.constantFrom("x@acme.io", "Y@Beta.org", "me@acme.io"), { nil: null }),
   alternativeEmails: fc.subarray(["X@ACME.io", "z@labs.io"]),
   fields: fc.record(
-    { company: fc.constantFrom(...WORDS), role: fc.constantFrom(...WORDS), toString: fc.constantFrom(...WORDS) },
+    {
+      company: fc.constantFrom(...WORDS),
+      role: fc.constantFrom(...WORDS),
+      toString: fc.constantFrom(...WORDS),
+      score: fc.constantFrom("9", "10", "10.0", "1e1", "-1.5", "100", "0", "-0", ""),
+      born: fc.constantFrom(...BORN, ""),
+      vip: fc.constantFrom("true", "TRUE", "False", "false", ""),
+    },
     { requiredKeys: [] },
   ),
-  createdAt: fc.constantFrom(new Date("2026-01-01T00:00:00.000Z"), new Date("2026-06-01T12:00:00.000Z")),
+  createdAt: fc.constantFrom(
+    new Date("2026-01-01T00:00:00.000Z"),
+    new Date("2026-06-01T12:00:00.000Z"),
+    new Date("2026-02-28T12:00:00.000Z"),
+    new Date("2026-03-31T12:00:00.000Z"),
+  ),
 });
 const condition: fc.Arbitrary<Filter> = fc.oneof(
   fc.record({
@@ -252,6 +325,8 @@ const condition: fc.Arbitrary<Filter> = fc.oneof(
     op: fc.constantFrom("before", "after"),
     value: fc.constantFrom("2026-01-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z", "2026-06-01T12:00:00.000Z"),
   }) as fc.Arbitrary<Filter>,
+  typedCondition,
+  typedCondition,
 );
 const filter = fc.letrec<{ f: Filter }>((tie) => ({
   f: fc.oneof(
@@ -268,16 +343,50 @@ describe("matches", () => {
   const holds = (f: Filter | null, m: PlainMember) => matches(f, foldMember(m), new Date(m.createdAt), context);
 
   it("agrees with the reference evaluator on every condition and combination", () => {
+    const types = new Map(Object.entries(TYPES));
     fc.assert(
       fc.property(
         fc.option(filter, { nil: null, freq: 20 }),
         fc.array(plainMember, { minLength: 4, maxLength: 4 }),
-        (f, members) => {
-          for (const m of members) expect(holds(f, m)).toBe(referenceMatches(f, m));
+        fc.constantFrom(...NOW),
+        fc.record({ a: fc.subarray(AUDIENCE_IDS), b: fc.subarray(AUDIENCE_IDS) }),
+        (f, members, now, audiences) => {
+          // The service evaluates the filter as parseFilter normalized it; the reference reads it as sent.
+          const parsed = f === null ? null : parseFilter(f, { types });
+          const inAudience = (id: string, m: PlainMember) => audiences[id as "a" | "b"].includes(m.id);
+          for (const m of members) {
+            const context = { types, now, inAudience: (id: string) => inAudience(id, m) };
+            expect(matches(parsed, foldMember(m), new Date(m.createdAt), context)).toBe(
+              referenceMatches(f, m, { types: TYPES, now, inAudience }),
+            );
+          }
         },
       ),
       { numRuns: 400 },
     );
+  });
+
+  it("tells the string operators apart, whatever the property test happens to draw", () => {
+    const m: PlainMember = {
+      id: "m",
+      email: null,
+      alternativeEmails: [],
+      fields: { company: "ACME Labs" },
+      createdAt: new Date(0),
+    };
+    const on = (op: string, value: string) => holds(cond("fields.company", op, value) as Filter, m);
+    expect([on("startsWith", "acme"), on("endsWith", "acme"), on("contains", "acme"), on("eq", "acme")]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect([on("startsWith", "labs"), on("endsWith", "labs"), on("contains", "e l"), on("ne", "acme labs")]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it("finds only a member's own fields, not the properties every object has", () => {
