@@ -2081,10 +2081,10 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-         *     key and the same body (from the same API key, within 24 hours) gets the first response
-         *     again, status and body, without executing again, marked with the response header
-         *     `Idempotent-Replayed: true`. The same key with a different body is refused
+         * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+         *     executes; a later one with the same key and the same body (from the same API key, within
+         *     24 hours) gets the first response again, status and body, without executing again, marked
+         *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
          *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
          *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
          *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2211,10 +2211,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2258,10 +2258,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2381,10 +2381,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2433,10 +2433,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2593,10 +2593,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2644,10 +2644,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2751,10 +2751,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -2846,10 +2846,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3001,10 +3001,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3141,10 +3141,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3435,10 +3435,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3594,10 +3594,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3644,10 +3644,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3734,10 +3734,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
@@ -3787,10 +3787,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe. The first request with a key executes; a later one with the same
-                 *     key and the same body (from the same API key, within 24 hours) gets the first response
-                 *     again, status and body, without executing again, marked with the response header
-                 *     `Idempotent-Replayed: true`. The same key with a different body is refused
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
                  *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
