@@ -441,7 +441,7 @@ export interface paths {
          *
          *     | type | values |
          *     |---|---|
-         *     | `number` | a decimal number: `42`, `-3.5`, `1e3` (as a double; at most 1e300 in magnitude) |
+         *     | `number` | a decimal number: `42`, `-3.5`, `1e3` (read as a double; at most 64 characters, an exponent of at most two digits) |
          *     | `date` | `2026-01-31` (its UTC midnight) or `2026-01-31T09:00:00Z` (an offset, `Z` or `+02:00`, is required; at most milliseconds) |
          *     | `boolean` | `true` or `false` (any case) |
          *     | `string` | any text |
@@ -1389,7 +1389,7 @@ export interface components {
          *     | same | `between` | `[low, high]`, inclusive |
          *     | same | `in`, `notIn` | 1 to 100 numbers |
          *     | same | `exists`, `notExists` | none |
-         *     | date `fields.<key>`, `createdAt` | `before`, `after` | a date or timestamp |
+         *     | date `fields.<key>`, `createdAt` | `before`, `after` (the same as `lt`, `gt`), `gt`, `gte`, `lt`, `lte` | a date or timestamp |
          *     | same | `between` | `[from, to]`, inclusive |
          *     | same | `withinLast`, `notWithinLast` | an ISO 8601 duration (`P30D`, `PT12H`, `P1Y2M`), at most 10 years |
          *     | date `fields.<key>` | `exists`, `notExists` | none |
@@ -1858,7 +1858,7 @@ export interface components {
             code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
-            /** @description For `invalid_request`, one entry per bad part of the request. */
+            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle` and `invalid_field_value`, one entry per bad part of the request. */
             errors?: {
                 /** @description JSON pointer into the request: /body/…, /query/…, /params/… */
                 pointer: string;

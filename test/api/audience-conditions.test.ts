@@ -156,10 +156,29 @@ describe("audience conditions", () => {
     expect((await rejectionOf(setFilter(ws, a, inA(c)))).problem).toMatchObject({
       status: 409,
       code: "audience_archived",
+      detail: `The filter names audience ${c}, which is archived; restore it or name another.`,
     });
     expect(await ws.api.GET(`${AUDIENCE}/filter`, { params: { path: { workspaceId: ws.id, audienceId: a } } })).toEqual(
       { filter: null, memberCount: 0 },
     );
+  });
+
+  it("are checked by a preview as by a saved rule", async ({ ws }) => {
+    const a = await createAudience(ws);
+    await addMembers(ws, a, { memberIds: ["ada"] });
+    const preview = (filter: Filter) =>
+      ws.api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
+        params: { path: { workspaceId: ws.id } },
+        body: { filter },
+      });
+    expect((await preview(inA(a))).totalCount).toBe(1);
+    expect((await rejectionOf(preview({ not: inA("aud_nope") }))).problem).toMatchObject({
+      status: 400,
+      code: "invalid_filter",
+      errors: [{ pointer: "/body/filter/not/value", message: "names no audience of this workspace" }],
+    });
+    await archive(ws, a);
+    expect((await rejectionOf(preview(inA(a)))).problem).toMatchObject({ status: 409, code: "audience_archived" });
   });
 
   it("refuse a chain of more than 10 audiences, and accept one of 10", async ({ ws }) => {

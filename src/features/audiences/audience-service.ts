@@ -9,11 +9,11 @@ import type { MemberRepo } from "../membership/member-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
-import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
-import { audienceConditions, audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
+import { audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
+import { checkNamedAudiences, checkPreviewAudiences } from "./audience-conditions.ts";
 
 type Schemas = components["schemas"];
 
@@ -44,41 +44,6 @@ export function createAudienceService({
   fieldTypes,
   rules,
 }: AudienceServiceDeps) {
-  /**
-   * The audiences a new rule of audience `id` names must be the workspace's, unarchived (they are
-   * locked to be read, so none is archived before this write commits), not lead back to it, and
-   * make no chain of audience conditions longer than MAX_CHAIN.
-   */
-  async function checkNamedAudiences(w: MembershipWriter, id: string, filter: Filter | null): Promise<void> {
-    const conditions = audienceConditions(filter);
-    if (conditions.length === 0) return;
-    const named = [...new Set(conditions.map((c) => c.id))];
-    const problem = checkNewRule(audienceGraph(await rules.rules(w.tx, w.workspaceId)), id, named);
-    try {
-      await w.locks.sources(named);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      const unknown = conditions.find((c) => error.detail.includes(c.id)) ?? (conditions[0] as (typeof conditions)[0]);
-      throw new BadRequestError("invalid_filter", `${unknown.pointer} names no audience of this workspace`, [
-        { pointer: unknown.pointer, message: "names no audience of this workspace" },
-      ]);
-    }
-    if (problem === "cycle") {
-      throw new BadRequestError(
-        "filter_cycle",
-        "The filter names an audience whose rule leads back to this audience.",
-        conditions.map(({ pointer }) => ({ pointer, message: "leads back to this audience" })),
-      );
-    }
-    if (problem === "too deep") {
-      throw new BadRequestError(
-        "invalid_filter",
-        `Audience conditions would chain more than ${MAX_CHAIN} audiences.`,
-        conditions.map(({ pointer }) => ({ pointer, message: `chains more than ${MAX_CHAIN} audiences` })),
-      );
-    }
-  }
-
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(rawName);
@@ -190,7 +155,7 @@ export function createAudienceService({
         const types = await fieldTypes.types(w.tx, workspaceId);
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
         const audience = await w.locks.writable(id);
-        await checkNamedAudiences(w, id, filter);
+        await checkNamedAudiences(w, rules, id, filter);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter);
@@ -205,6 +170,7 @@ export function createAudienceService({
     ): Promise<Schemas["PreviewResult"]> {
       const types = await fieldTypes.types(store.db, workspaceId);
       const filter = parseFilter(request.filter, { types });
+      await checkPreviewAudiences(filter, (id) => audiences.find(store.db, workspaceId, id));
       const context = { types, now: Date.now() };
       const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, request.limit ?? 30);
       return { totalCount, results: rows.map(toMember) };

@@ -1,0 +1,72 @@
+import { AppError, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
+import type { AudienceRow } from "../membership/audience-repo.ts";
+import type { MembershipWriter } from "../membership/membership-service.ts";
+import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
+import { audienceConditions, type Filter } from "../membership/rules/filter.ts";
+import type { RuleRepo } from "../membership/rules/rule-repo.ts";
+
+type Named = { id: string; pointer: string };
+
+const unknownAudience = ({ pointer }: Named) =>
+  new BadRequestError("invalid_filter", `${pointer} names no audience of this workspace`, [
+    { pointer, message: "names no audience of this workspace" },
+  ]);
+
+const archivedAudience = ({ id }: Named) =>
+  new ConflictError(
+    "audience_archived",
+    `The filter names audience ${id}, which is archived; restore it or name another.`,
+  );
+
+/**
+ * The audiences a new rule of audience `id` names must be the workspace's (400 invalid_filter at
+ * the condition), unarchived (409 audience_archived; they are locked to be read, so none is
+ * archived before this write commits), not lead back to it (400 filter_cycle), and make no chain
+ * of audience conditions longer than MAX_CHAIN (400 invalid_filter).
+ */
+export async function checkNamedAudiences(
+  w: MembershipWriter,
+  rules: Pick<RuleRepo, "rules">,
+  id: string,
+  filter: Filter | null,
+): Promise<void> {
+  const conditions = audienceConditions(filter);
+  if (conditions.length === 0) return;
+  const named = [...new Set(conditions.map((c) => c.id))];
+  const problem = checkNewRule(audienceGraph(await rules.rules(w.tx, w.workspaceId)), id, named);
+  try {
+    await w.locks.sources(named);
+  } catch (error) {
+    // The locks name the audience they refused in their detail.
+    const condition = conditions.find((c) => error instanceof AppError && error.detail.includes(c.id));
+    if (condition && error instanceof NotFoundError) throw unknownAudience(condition);
+    if (condition && error instanceof ConflictError) throw archivedAudience(condition);
+    throw error;
+  }
+  if (problem === "cycle") {
+    throw new BadRequestError(
+      "filter_cycle",
+      "The filter names an audience whose rule leads back to this audience.",
+      conditions.map(({ pointer }) => ({ pointer, message: "leads back to this audience" })),
+    );
+  }
+  if (problem === "too deep") {
+    throw new BadRequestError(
+      "invalid_filter",
+      `Audience conditions would chain more than ${MAX_CHAIN} audiences.`,
+      conditions.map(({ pointer }) => ({ pointer, message: `chains more than ${MAX_CHAIN} audiences` })),
+    );
+  }
+}
+
+/** A previewed filter names audiences as a saved one would: the workspace's, unarchived. */
+export async function checkPreviewAudiences(
+  filter: Filter,
+  find: (id: string) => Promise<Pick<AudienceRow, "isArchived"> | null>,
+): Promise<void> {
+  for (const condition of audienceConditions(filter)) {
+    const row = await find(condition.id);
+    if (!row) throw unknownAudience(condition);
+    if (row.isArchived) throw archivedAudience(condition);
+  }
+}
