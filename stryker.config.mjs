@@ -8,6 +8,7 @@ export const MUTATED = [
   "src/domain/cursor.ts",
   "src/features/membership/rules/filter.ts",
   "src/features/membership/rules/filter-match.ts",
+  "src/features/membership/rules/audience-graph.ts",
   "src/domain/field-types.ts",
   "src/domain/durations.ts",
   "src/features/imports/import-columns.ts",

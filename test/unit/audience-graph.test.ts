@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import {
+  audienceGraph,
+  checkNewRule,
+  followersInOrder,
+  inDependencyOrder,
+} from "../../src/features/membership/rules/audience-graph.ts";
+import type { Filter } from "../../src/features/membership/rules/filter.ts";
+
+const inA = (id: string): Filter => ({ field: "audience", op: "in", value: id });
+const notIn = (id: string): Filter => ({ field: "audience", op: "notIn", value: id });
+const plain: Filter = { field: "email", op: "exists" };
+
+/** b and c name a; d names b and c; e names d; f has a rule naming nobody; g has no rule. */
+const graph = audienceGraph([
+  { id: "b", filter: inA("a") },
+  { id: "c", filter: { all: [notIn("a"), plain] } },
+  { id: "d", filter: { any: [inA("c"), { not: inA("b") }, inA("b")] } },
+  { id: "e", filter: inA("d") },
+  { id: "f", filter: plain },
+  { id: "g", filter: null },
+]);
+
+describe("the graph of audience conditions", () => {
+  it("knows which audiences each rule names, once each, and the reverse", () => {
+    expect(Object.fromEntries(graph.uses)).toEqual({ b: ["a"], c: ["a"], d: ["c", "b"], e: ["d"] });
+    expect(Object.fromEntries(graph.usedBy)).toEqual({ a: ["b", "c"], b: ["d"], c: ["d"], d: ["e"] });
+  });
+
+  it("orders the followers of a change after everything they name, ties by id", () => {
+    expect(followersInOrder(graph, ["a"])).toEqual(["b", "c", "d", "e"]);
+    expect(followersInOrder(graph, ["c"])).toEqual(["d", "e"]);
+    expect(followersInOrder(graph, ["b", "c"])).toEqual(["d", "e"]);
+    expect(followersInOrder(graph, ["e"])).toEqual([]);
+    expect(followersInOrder(graph, ["f", "g", "nobody"])).toEqual([]);
+  });
+
+  it("orders any set of audiences so that each comes after those of them it names", () => {
+    expect(inDependencyOrder(graph, new Set(["e", "d", "c", "b", "f"]))).toEqual(["b", "c", "d", "e", "f"]);
+    expect(inDependencyOrder(graph, new Set(["e", "b"]))).toEqual(["b", "e"]);
+    const chain = audienceGraph([
+      { id: "x1", filter: inA("x3") },
+      { id: "x3", filter: inA("x2") },
+    ]);
+    expect(inDependencyOrder(chain, new Set(["x1", "x2", "x3"]))).toEqual(["x2", "x3", "x1"]);
+  });
+
+  it("finds a rule that would lead back to its own audience, directly or through others", () => {
+    expect(checkNewRule(graph, "a", ["a"])).toBe("cycle");
+    expect(checkNewRule(graph, "a", ["e"])).toBe("cycle");
+    expect(checkNewRule(graph, "b", ["d"])).toBe("cycle");
+    expect(checkNewRule(graph, "a", ["f", "g"])).toBeNull();
+    expect(checkNewRule(graph, "e", ["d", "c"])).toBeNull();
+    expect(checkNewRule(graph, "new", ["e", "unknown"])).toBeNull();
+  });
+
+  it("counts a chain through the new rule from the audiences above it to the deepest below", () => {
+    // x0 ← x1 ← … ← x8: a chain of 9 audiences; x9 naming x8 makes 10, still allowed.
+    const rules = Array.from({ length: 8 }, (_, i) => ({ id: `x${i + 1}`, filter: inA(`x${i}`) }));
+    const chain = audienceGraph(rules);
+    expect(checkNewRule(chain, "x9", ["x8"])).toBeNull();
+    expect(checkNewRule(audienceGraph([...rules, { id: "x9", filter: inA("x8") }]), "x10", ["x9"])).toBe("too deep");
+    // Lengthening it from below: x0 naming y makes 10 with y; naming z that names y makes 11.
+    expect(checkNewRule(chain, "x0", ["y"])).toBeNull();
+    expect(checkNewRule(audienceGraph([...rules, { id: "z", filter: inA("y") }]), "x0", ["z"])).toBe("too deep");
+    // In the middle: what is above x4 (x5…x8) plus what is below its new rule.
+    expect(checkNewRule(chain, "x4", ["x3"])).toBeNull();
+  });
+});
