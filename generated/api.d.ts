@@ -189,7 +189,8 @@ export interface paths {
         };
         /**
          * Retrieve an audience
-         * @description Archived audiences can still be retrieved.
+         * @description Archived audiences can still be retrieved. With `include=stats`, also its size, whether it
+         *     has a rule and when its members or rule last changed.
          *
          *     Each server process keeps recently read audiences in memory. A rename is visible at once on
          *     the server that made it; on a PostgreSQL store, the database notifies every other process
@@ -237,6 +238,123 @@ export interface paths {
          *     unarchived audience succeeds and changes nothing.
          */
         post: operations["restoreAudience"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What saving a rule would do
+         * @description Evaluates `filter` as this audience's rule, manual decisions included (members added by
+         *     hand stay, members removed by hand stay out), and compares with the audience's members now:
+         *     its size after the change, and who would enter and who would leave (counts exact, `sample`
+         *     the first 10 of each by member number). Nothing is saved; no event is published. An
+         *     archived audience cannot change (409 `audience_archived`).
+         */
+        post: operations["previewAudienceFilterChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Why a member is or is not in an audience
+         * @description `isMember` and why: `reason` is `manual` when the member was added by hand, `rule` when the
+         *     rule matches it (and it was not removed by hand), null when it is not a member. `manual` is
+         *     the hand decision (`include`, `exclude` or null). `rule` is null when the audience has no
+         *     rule; otherwise whether it matches the member now and, for every node of the rule (its
+         *     `pointer` as in `invalid_filter`, `""` for the root), whether it matches and the member's
+         *     `value` that a condition read: the field's value (null when it has none; a list for
+         *     `anyEmail`), or for an `audience` condition whether the member is in that audience.
+         *     Combinators have no value. An unknown member is 404 `member_not_found`.
+         */
+        get: operations["explainMembership"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/overlap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How audiences overlap
+         * @description The exact size of each audience, of the intersection of every pair (in the order the ids
+         *     were given: the pair of the i-th and j-th id for i < j), and of the intersection of all of
+         *     them. 2 to 20 distinct audiences of the workspace, archived ones included.
+         */
+        post: operations["audienceOverlap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * How an audience's size changed
+         * @description One row per hour or day (UTC) in which the audience's members changed, oldest first: its
+         *     exact size at the end of that bucket and how many members entered and left during it (a
+         *     member who entered and left again counts in both). Kept for 400 days, whatever
+         *     `EVENT_RETENTION_DAYS` says. `from` and `to` (ISO 8601 timestamps) bound the buckets by
+         *     their start: by default the last 400 days.
+         */
+        get: operations["audienceHistory"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1250,6 +1368,65 @@ export interface components {
         CreateAudienceRequest: {
             name: components["schemas"]["AudienceName"];
         };
+        FilterChangePreview: {
+            /** @description The audience's size if the rule were saved. */
+            memberCount: number;
+            entering: components["schemas"]["MemberSample"];
+            leaving: components["schemas"]["MemberSample"];
+        };
+        MemberSample: {
+            count: number;
+            /** @description The first of them by member number (at most 10). */
+            sample: components["schemas"]["MemberId"][];
+        };
+        NodeCount: {
+            /** @description The node, as `invalid_filter` points at one, from the filter ("" is the whole filter). */
+            pointer: string;
+            /** @description The members the node matches. */
+            count: number;
+        };
+        MembershipExplanation: {
+            isMember: boolean;
+            /** @description Why it is a member; null when it is not. */
+            reason: ("manual" | "rule") | null;
+            /** @description The decision made by hand, if any. */
+            manual: ("include" | "exclude") | null;
+            /** @description The rule evaluated for the member now; null when the audience has no rule. */
+            rule: components["schemas"]["RuleExplanation"] | null;
+        };
+        RuleExplanation: {
+            matches: boolean;
+            nodes: {
+                pointer: string;
+                matches: boolean;
+                /** @description What the condition read of the member (null for a combinator or a missing value). */
+                value: string | string[] | boolean | null;
+            }[];
+        };
+        OverlapRequest: {
+            audienceIds: components["schemas"]["ResourceId"][];
+        };
+        Overlap: {
+            audiences: {
+                id: string;
+                memberCount: number;
+            }[];
+            pairs: {
+                audienceIds: string[];
+                count: number;
+            }[];
+            /** @description The members of every one of them. */
+            all: number;
+        };
+        AudienceHistory: {
+            results: {
+                at: components["schemas"]["Timestamp"];
+                /** @description The audience's size at the end of the bucket. */
+                memberCount: number;
+                entered: number;
+                left: number;
+            }[];
+        };
         SnapshotAudienceRequest: {
             name: components["schemas"]["AudienceName"];
         };
@@ -1274,12 +1451,24 @@ export interface components {
         Audience: {
             id: string;
             name: string;
+            /** @description With `include=stats`: the audience's exact size. */
+            memberCount?: number;
+            /** @description With `include=stats`: whether it has a rule. */
+            hasRule?: boolean;
+            /** @description With `include=stats`: when its name, rule or members last changed. */
+            updatedAt?: components["schemas"]["Timestamp"];
         };
         AudienceListItem: {
             id: string;
             createdAt: components["schemas"]["Timestamp"];
             name: string;
             isArchived: boolean;
+            /** @description With `include=stats`: the audience's exact size. */
+            memberCount?: number;
+            /** @description With `include=stats`: whether it has a rule. */
+            hasRule?: boolean;
+            /** @description With `include=stats`: when its name, rule or members last changed. */
+            updatedAt?: components["schemas"]["Timestamp"];
         };
         AudienceList: {
             results: components["schemas"]["AudienceListItem"][];
@@ -1446,6 +1635,8 @@ export interface components {
         };
         PreviewRequest: {
             filter: components["schemas"]["Filter"];
+            /** @description Also count the members every node of the filter matches (`nodes` in the answer); false when absent. */
+            nodeCounts?: boolean;
             /**
              * @description How many matching members to return, most recent first.
              * @default 30
@@ -1456,6 +1647,8 @@ export interface components {
             /** @description Members the filter matches. */
             totalCount: number;
             results: components["schemas"]["Member"][];
+            /** @description With `nodeCounts`, the members every node of the filter matches, in document order (the root first). */
+            nodes?: components["schemas"]["NodeCount"][];
         };
         UpsertMembersRequest: {
             members: components["schemas"]["MemberInput"][];
@@ -2107,6 +2300,8 @@ export interface components {
          *     does not run it as a formula; `none` writes every value exactly as stored.
          */
         CsvEscape: "formulas" | "none";
+        /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+        IncludeStats: "stats";
         /** @description Identifier of the member (URL-encoded). */
         MemberIdParam: components["schemas"]["MemberId"];
         /** @description Identifier of the workspace. */
@@ -2348,6 +2543,8 @@ export interface operations {
                 search?: string;
                 /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
                 sortDirection?: components["parameters"]["SortDirection"];
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                include?: components["parameters"]["IncludeStats"];
             };
             header?: never;
             path: {
@@ -2483,7 +2680,10 @@ export interface operations {
     };
     getAudience: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                include?: components["parameters"]["IncludeStats"];
+            };
             header?: never;
             path: {
                 /** @description Identifier of the workspace. */
@@ -2634,6 +2834,189 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewAudienceFilterChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetFilterRequest"];
+            };
+        };
+        responses: {
+            /** @description The audience's size after the change, and who would enter and leave. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilterChangePreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explainMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the member is in the audience, and why. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembershipExplanation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    audienceOverlap: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OverlapRequest"];
+            };
+        };
+        responses: {
+            /** @description The sizes of the audiences, of every pair's intersection and of all of them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overlap"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    audienceHistory: {
+        parameters: {
+            query?: {
+                /** @description The bucket's length. */
+                interval?: "hour" | "day";
+                /** @description The earliest bucket start returned (inclusive); default 400 days ago. */
+                from?: components["schemas"]["Timestamp"];
+                /** @description The latest bucket start returned (inclusive); default now. */
+                to?: components["schemas"]["Timestamp"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets with a change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];

@@ -169,7 +169,7 @@ describe("audience conditions", () => {
     const preview = (filter: Filter) =>
       ws.api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
         params: { path: { workspaceId: ws.id } },
-        body: { filter },
+        body: { filter, limit: 30 },
       });
     expect((await preview(inA(a))).totalCount).toBe(1);
     expect((await rejectionOf(preview({ not: inA("aud_nope") }))).problem).toMatchObject({
