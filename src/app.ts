@@ -12,6 +12,7 @@ import { createAudienceHandlers } from "./features/audiences/audience-handlers.t
 import { createEventHandlers } from "./features/events/event-handlers.ts";
 import { createFieldHandlers } from "./features/fields/field-handlers.ts";
 import { createImportHandlers } from "./features/imports/import-handlers.ts";
+import { createInsightHandlers } from "./features/insight/insight-handlers.ts";
 import { createMemberHandlers } from "./features/members/member-handlers.ts";
 import { createWebhookHandlers } from "./features/webhooks/webhook-handlers.ts";
 import type { Store } from "./platform/db/database.ts";
@@ -111,6 +112,7 @@ function handlersOf(services: Services, store: Store): Handlers {
     ...createWebhookHandlers(services),
     ...createImportHandlers(services),
     ...createFieldHandlers(services),
+    ...createInsightHandlers(services),
   } satisfies Handlers;
 }
 

@@ -18,6 +18,8 @@ import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
+import { createRuleInsight } from "./features/insight/rule-insight.ts";
+import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
@@ -162,6 +164,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       rules: ruleRepo,
     }),
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
+    ruleInsight: createRuleInsight(),
+    sizeInsight: createSizeInsight(),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,
