@@ -26,14 +26,14 @@ const archivedAudience = ({ id }: Named) =>
  */
 export async function checkNamedAudiences(
   w: MembershipWriter,
-  rules: Pick<RuleRepo, "rules">,
+  rules: Pick<RuleRepo, "namingAudiences">,
   id: string,
   filter: Filter | null,
 ): Promise<void> {
   const conditions = audienceConditions(filter);
   if (conditions.length === 0) return;
   const named = [...new Set(conditions.map((c) => c.id))];
-  const problem = checkNewRule(audienceGraph(await rules.rules(w.tx, w.workspaceId)), id, named);
+  const problem = checkNewRule(audienceGraph(await rules.namingAudiences(w.tx, w.workspaceId)), id, named);
   try {
     await w.locks.sources(named);
   } catch (error) {

@@ -32,7 +32,7 @@ export interface AudienceServiceDeps {
   audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
   members: Pick<MemberRepo, "matching">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
-  rules: Pick<RuleRepo, "rules">;
+  rules: Pick<RuleRepo, "namingAudiences">;
 }
 
 export function createAudienceService({
@@ -97,7 +97,7 @@ export function createAudienceService({
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) return;
         // Under the audience's lock, which a rule naming it takes to be stored: no such rule commits meanwhile.
-        const users = (await rules.rules(w.tx, workspaceId))
+        const users = (await rules.namingAudiences(w.tx, workspaceId))
           .filter((rule) => !rule.isArchived && audiencesOf(rule.filter).includes(id))
           .map((rule) => rule.id);
         if (users.length > 0) {

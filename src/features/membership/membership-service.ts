@@ -26,7 +26,7 @@ export interface MembershipDeps {
     MembershipRepo,
     "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
   >;
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules" | "timeRules" | "inRanges" | "evaluated">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
   members: Pick<MemberRepo, "folded">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
   fieldTypes: Pick<FieldTypeRepo, "types">;

@@ -185,7 +185,10 @@ export class FakeSets {
       const matching = new Set(this.matching(filter));
       return seqs.filter((seq) => matching.has(seq));
     },
-    rules: async () => this.rules().map((rule) => ({ ...rule, isArchived: false })),
+    namingAudiences: async () =>
+      this.rules()
+        .filter((rule) => namedAudiences(rule.filter).length > 0)
+        .map((rule) => ({ ...rule, isArchived: false })),
     timeRules: async () =>
       this.rules().flatMap((rule) => {
         const at = this.evaluatedAt.get(rule.id);

@@ -16,7 +16,7 @@ import type { RuleRepo } from "./rule-repo.ts";
 const FEW_MEMBERS = 10_000;
 
 export interface RuleFollowingDeps {
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "rules" | "timeRules" | "inRanges" | "evaluated">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -112,7 +112,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       };
       for (const change of changes) note(change);
       if (movedIn.size === 0) return [];
-      const rules = await deps.rules.rules(tx, workspaceId);
+      const rules = await deps.rules.namingAudiences(tx, workspaceId);
       const graph = audienceGraph(rules);
       const order = followersInOrder(graph, movedIn.keys());
       if (order.length === 0) return [];

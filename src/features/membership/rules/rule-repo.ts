@@ -148,6 +148,18 @@ export const ruleRepo = {
       UPDATE audiences SET evaluated_at = ${at} WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
   },
 
+  /**
+   * The audiences whose rules name other audiences, with their rules, in id order: the edges of
+   * the graph of audience conditions (audience-graph.ts), without reading every other rule.
+   */
+  namingAudiences(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; isArchived: boolean }[]> {
+    return db.$queryRaw`
+      SELECT id, filter, is_archived AS "isArchived" FROM audiences
+      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+        AND jsonb_path_exists(filter, 'lax $.** ? (@.field == "audience")')
+      ORDER BY id`;
+  },
+
   /** Every audience of the workspace that has a rule, with it, in id order. */
   rules(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; isArchived: boolean }[]> {
     return db.$queryRaw`
