@@ -3,6 +3,7 @@ import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes } from "../membership/member-bits-sql.ts";
+import { seqRange } from "../membership/member-set.ts";
 import type { EventType } from "../membership/outbox-entries.ts";
 
 type Reader = SqlClient;
@@ -107,8 +108,7 @@ export const eventRepo = {
    */
   async idsOf(tx: Tx, workspaceId: string, seqs: number[]): Promise<Map<number, string>> {
     if (seqs.length === 0) return new Map();
-    const low = Math.min(...seqs);
-    const high = Math.max(...seqs);
+    const [low, high] = seqRange(seqs);
     const dense = seqs.length * 4 > high - low + 1;
     const where = dense
       ? Prisma.sql`t.workspace_id = ${workspaceId} AND t.seq BETWEEN ${low}::int AND ${high}::int`

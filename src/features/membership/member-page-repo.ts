@@ -5,6 +5,7 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import { seqRange } from "./member-set.ts";
 import { fold } from "./rules/filter.ts";
 
 type Reader = SqlClient;
@@ -175,10 +176,11 @@ export function membersOfJson(document: string | null): MemberRow[] {
 async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
   if (seqs.length === 0) return [];
   // The range lets a dense page be one short index range scan instead of a lookup per member.
+  const [low, high] = seqRange(seqs);
   const [row] = await db.$queryRaw<{ page: string | null }[]>`
     SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order})::text AS page
     FROM members AS m
-    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${Math.min(...seqs)}::int AND ${Math.max(...seqs)}::int
+    WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${low}::int AND ${high}::int
       AND m.seq = ANY(${seqs}::int[])`;
   return membersOfJson(row?.page ?? null);
 }
