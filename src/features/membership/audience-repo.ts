@@ -174,6 +174,18 @@ export const audienceRepo = {
       WHERE workspace_id = ${workspaceId} AND id = ${id}`;
   },
 
+  /**
+   * A merged audience's rule matches are up to date for relative time as of its earliest source:
+   * it takes that source's evaluated_at, so the next tick covers the time since (rule-following.ts).
+   */
+  async inheritClock(tx: Tx, workspaceId: string, id: string, sourceIds: string[]): Promise<void> {
+    await tx.$executeRaw`
+      UPDATE audiences SET evaluated_at = (
+        SELECT min(s.evaluated_at) FROM audiences AS s WHERE s.workspace_id = ${workspaceId} AND s.id = ANY(${sourceIds}::text[])
+      )
+      WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+  },
+
   /** Audiences whose rule matches must be computed again (after an upgrade), across workspaces. */
   listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
     return db.$queryRaw`SELECT workspace_id AS "workspaceId", id FROM audiences WHERE rule_outdated`;

@@ -125,7 +125,7 @@ export const membershipRepo = {
       tx,
       workspaceId,
       Prisma.sql`
-      WITH src AS MATERIALIZED (
+      WITH       src AS MATERIALIZED (
         SELECT t.kind, t.chunk, bit_or(t.bits) AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ANY(${sourceIds}::text[])
           AND t.kind IN (${kind("include")}, ${kind("member")}, ${kind("match")})

@@ -28,7 +28,7 @@ export interface MembershipDeps {
   >;
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
   members: Pick<MemberRepo, "folded">;
-  audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated">;
+  audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
   clock?: () => number;
@@ -153,6 +153,7 @@ export function createMembershipService(deps: MembershipDeps) {
         // The member lock: no member the union holds can be deleted before the new audience exists.
         requireMembers("merging");
         for (const id of sourceIds) requireAudience(id, "share", "merging");
+        await deps.audiences.inheritClock(tx, workspaceId, targetId, sourceIds);
         return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
       async followMembers(memberIds, known = []) {

@@ -273,6 +273,11 @@ export class FakeAudiences {
       if (evaluatedAt === null) this.evaluatedAt.delete(id);
       else this.evaluatedAt.set(id, evaluatedAt);
     },
+    inheritClock: async (_tx, _ws, id, sourceIds) => {
+      const times = sourceIds.flatMap((source) => this.evaluatedAt.get(source) ?? []);
+      if (times.length === 0) this.evaluatedAt.delete(id);
+      else this.evaluatedAt.set(id, new Date(Math.min(...times.map((t) => t.getTime()))));
+    },
     listRuleOutdated: async () =>
       [...this.rows.values()].filter((row) => row.ruleOutdated).map((row) => ({ workspaceId: "ws", id: row.id })),
   };

@@ -3,7 +3,7 @@ import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import type { WriteLocks } from "../write-locks.ts";
-import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
+import { type AudienceGraph, audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import { type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
@@ -21,6 +21,20 @@ export interface RuleFollowingDeps {
   members: Pick<MemberRepo, "folded">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   clock: () => number;
+}
+
+/** Who moved in each changed audience: their numbers, or "many" past FEW_MEMBERS. */
+function movements(changes: SetChange[]): Map<string, number[] | "many"> {
+  const moved = new Map<string, number[] | "many">();
+  for (const change of changes) {
+    const size = sizeOf(change.entered) + sizeOf(change.left);
+    if (size === 0) continue;
+    moved.set(
+      change.audienceId,
+      size > FEW_MEMBERS ? "many" : [...membersOf(change.entered), ...membersOf(change.left)],
+    );
+  }
+  return moved;
 }
 
 /** Reports a write's membership changes with their reason (membership-service.ts). */
@@ -98,56 +112,28 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
     },
 
     /**
-     * After audiences' members changed (by hand, by their rule, by the clock): every audience
-     * whose rule names one of them, directly or through others, follows, in dependency order,
-     * each reported as `dependency`.
+     * After audiences' members changed (by hand, by their rule): every audience whose rule names
+     * one of them, directly or through others, follows, in dependency order, each reported as
+     * `dependency`.
      */
     async followAudiences(w: Following, changes: MembershipChange[]): Promise<MembershipChange[]> {
-      const { tx, workspaceId } = w;
-      const movedIn = new Map<string, number[] | "many">();
-      const note = (c: SetChange) => {
-        const size = sizeOf(c.entered) + sizeOf(c.left);
-        if (size > 0)
-          movedIn.set(c.audienceId, size > FEW_MEMBERS ? "many" : [...membersOf(c.entered), ...membersOf(c.left)]);
-      };
-      for (const change of changes) note(change);
-      if (movedIn.size === 0) return [];
-      const rules = await deps.rules.namingAudiences(tx, workspaceId);
+      const moved = movements(changes);
+      if (moved.size === 0) return [];
+      const rules = await deps.rules.namingAudiences(w.tx, w.workspaceId);
       const graph = audienceGraph(rules);
-      const order = followersInOrder(graph, movedIn.keys());
+      const order = followersInOrder(graph, moved.keys());
       if (order.length === 0) return [];
-      await w.locks.following(order);
-      const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: deps.clock() };
       const filters = new Map(rules.map((rule) => [rule.id, rule.filter]));
-      const followed: MembershipChange[] = [];
-      for (const id of order) {
-        const named = (graph.uses.get(id) ?? []).flatMap((n) => {
-          const moved = movedIn.get(n);
-          return moved === undefined ? [] : [moved];
-        });
-        if (named.length === 0) continue;
-        const filter = filters.get(id) as Filter;
-        const seqs = [...new Set(named.flatMap((moved) => (moved === "many" ? [] : moved)))];
-        const setChanges =
-          named.includes("many") || seqs.length > FEW_MEMBERS
-            ? await deps.sets.recompute(tx, workspaceId, id, filter, context)
-            : await deps.sets.applyMatches(tx, workspaceId, seqs, [
-                { audienceId: id, seqs: await deps.rules.matchesAmong(tx, workspaceId, filter, context, seqs) },
-              ]);
-        for (const change of w.report("dependency", setChanges)) {
-          note(change);
-          followed.push(change);
-        }
-      }
-      return followed;
+      return settle(w, { graph, order, filters, moved, own: new Map(), ownReason: "dependency", now: deps.clock() });
     },
 
     /**
      * Relative-time rules catch up with the clock. A `withinLast` window [now − d, now] moved from
      * [t0 − d, t0] to [t1 − d, t1]: only members whose value lies in [t0 − d, t1 − d] (leaving it)
      * or in [t0, t1] (entering it) can have changed their minds, and only those are read (an index
-     * range each) and evaluated again; each audience is then up to date at t1. Reported as `time`;
-     * the audiences whose rules name one that moved follow.
+     * range each) and evaluated again, with the audiences whose rules name one of them, all in
+     * dependency order; each audience is then up to date at t1. Reported as `time`, or
+     * `dependency` where an audience the rule names moved.
      */
     async followClock(w: Following): Promise<MembershipChange[]> {
       const { tx, workspaceId } = w;
@@ -168,23 +154,68 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
           ];
         });
       });
-      const candidates = await deps.rules.inRanges(tx, workspaceId, ranges);
-      const changes: MembershipChange[] = [];
-      if (candidates.size > 0) {
-        await w.locks.following([...candidates.keys()]);
-        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now };
-        const filters = new Map(audiences.map((a) => [a.id, a.filter]));
-        for (const [id, seqs] of candidates) {
-          const hits = await deps.rules.matchesAmong(tx, workspaceId, filters.get(id) as Filter, context, seqs);
-          const setChanges = await deps.sets.applyMatches(tx, workspaceId, seqs, [{ audienceId: id, seqs: hits }]);
-          changes.push(...w.report("time", setChanges));
-        }
+      const own = await deps.rules.inRanges(tx, workspaceId, ranges);
+      let changes: MembershipChange[] = [];
+      if (own.size > 0) {
+        const rules = await deps.rules.namingAudiences(tx, workspaceId);
+        const graph = audienceGraph(rules);
+        const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
+        const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
+        changes = await settle(w, { graph, order, filters, moved: new Map(), own, ownReason: "time", now });
       }
       const current = audiences.filter((a) => a.evaluatedAt.getTime() < now).map((a) => a.id);
       if (current.length > 0) await deps.rules.evaluated(tx, workspaceId, current, new Date(now));
-      return [...changes, ...(await following.followAudiences(w, changes))];
+      return changes;
     },
   };
+
+  /**
+   * Evaluates the audiences of `order` again, in that order, for their `own` members (those the
+   * caller knows may have changed) and the members that moved in the audiences their rules name
+   * (`moved`, which grows as they change): member by member, or past FEW_MEMBERS over the
+   * workspace. A change is reported as `dependency` when a named audience moved, else `ownReason`.
+   */
+  async function settle(
+    w: Following,
+    plan: {
+      graph: AudienceGraph;
+      order: string[];
+      filters: Map<string, Filter>;
+      moved: Map<string, number[] | "many">;
+      own: Map<string, number[]>;
+      ownReason: ChangeReason;
+      now: number;
+    },
+  ): Promise<MembershipChange[]> {
+    const { tx, workspaceId } = w;
+    const { graph, order, filters, moved, own } = plan;
+    await w.locks.following(order);
+    const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: plan.now };
+    const settled: MembershipChange[] = [];
+    for (const id of order) {
+      const named = (graph.uses.get(id) ?? []).flatMap((n) => {
+        const members = moved.get(n);
+        return members === undefined ? [] : [members];
+      });
+      const mine = own.get(id) ?? [];
+      if (named.length === 0 && mine.length === 0) continue;
+      const filter = filters.get(id) as Filter;
+      const seqs = [...new Set([...mine, ...named.flatMap((members) => (members === "many" ? [] : members))])];
+      const setChanges =
+        named.includes("many") || seqs.length > FEW_MEMBERS
+          ? await deps.sets.recompute(tx, workspaceId, id, filter, context)
+          : await deps.sets.applyMatches(tx, workspaceId, seqs, [
+              { audienceId: id, seqs: await deps.rules.matchesAmong(tx, workspaceId, filter, context, seqs) },
+            ]);
+      const reason = named.length > 0 ? "dependency" : plan.ownReason;
+      for (const change of w.report(reason, setChanges)) {
+        for (const [audienceId, members] of movements([change])) moved.set(audienceId, members);
+        settled.push(change);
+      }
+    }
+    return settled;
+  }
+
   return following;
 }
 
