@@ -5,8 +5,9 @@
 //   member ∈ A ⇔ include(A, m) ∨ (rule(A) matches m ∧ ¬exclude(A, m))
 // gives (rule-model.ts: no code of the service, rules judged by the reference evaluator), with the
 // reason each change is reported with, and every stored count must equal the model's. Rules use
-// string fields, a declared number and date field (relative time at a fixed clock), and other
-// audiences' members (membership-steps.ts). On the embedded store, and on PostgreSQL when
+// string fields, a declared number and date field (relative time too, at a clock that "tick"
+// steps move on, followed by membership.followClock), and other audiences' members
+// (membership-steps.ts). On the embedded store, and on PostgreSQL when
 // TEST_DATABASE_URL is set. Each member
 // gets a chunk of its own, so that a write of a few members reads the audiences' chunks by key and
 // one of more members hashes them (membership-sql.ts, readsByKey): both plans are checked.
@@ -29,7 +30,7 @@ import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import type { Store, Tx } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { fakeMembership } from "../unit/fakes/fake-stores.ts";
-import { AUDIENCES, type Data, NOW, RULES, type Step, step, TYPES } from "./membership-steps.ts";
+import { AUDIENCES, DAY, type Data, RULES, START, type Step, step, TYPES } from "./membership-steps.ts";
 import { RuleModel, type Seen } from "./rule-model.ts";
 
 const RUNS = 12;
@@ -45,6 +46,8 @@ interface World {
   createAudience(tx: unknown, id: string, filter: Filter | null): Promise<void>;
   deleteMembers(tx: unknown, ids: string[]): Promise<number[]>;
   memberCount(id: string): Promise<number>;
+  /** Moves the clock the membership service evaluates rules at. */
+  advance(ms: number): void;
 }
 
 async function run(world: World, ws: string, step: Step, existing: Set<string>, rules: Map<string, Filter | null>) {
@@ -113,6 +116,9 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
         await w.locks.all();
         await w.forgetMembers(await world.deleteMembers(w.tx, step.ids));
       });
+    case "tick":
+      world.advance(step.days * DAY);
+      return world.membership.followClock(ws);
   }
 }
 
@@ -179,6 +185,7 @@ describe("membership changes reported by the store's statements", () => {
 function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
   const names = new Map<number, string>();
   const seen: Seen = [];
+  let now = START;
   const membership = createMembershipService({
     store,
     locks: lockRepo,
@@ -187,7 +194,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
-    clock: () => NOW,
+    clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
   });
   const data = (fields: Data) => ({ email: null, fields, alternativeEmails: [] });
@@ -218,6 +225,9 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     async memberCount(id) {
       return (await audienceRepo.find(store.db, ws, id))?.memberCount ?? -1;
     },
+    advance(ms) {
+      now += ms;
+    },
   };
   return { world, seen };
 }
@@ -226,7 +236,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
 function fakeWorld(): { world: World; seen: Seen } {
   const seen: Seen = [];
   const { sets, audiences, membership } = fakeMembership(recorder(() => sets.idOf, seen));
-  sets.now = NOW;
+  sets.now = START;
   for (const [key, type] of Object.entries(TYPES)) sets.types.set(key, type);
   const world: World = {
     membership,
@@ -247,6 +257,9 @@ function fakeWorld(): { world: World; seen: Seen } {
       return seqs;
     },
     memberCount: async (id) => sets.of(id).member.size,
+    advance(ms) {
+      sets.now += ms;
+    },
   };
   return { world, seen };
 }

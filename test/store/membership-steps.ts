@@ -1,16 +1,18 @@
 // The random writes of membership-changes.test.ts and the rules they set: string, typed (a number
-// field and a date field the workspace declares) and audience conditions. Audience conditions only
-// name audiences earlier in AUDIENCES (aud_b may name aud_a, aud_c either), so no rule, and no
-// merge of rules, ever forms a cycle.
+// field and a date field the workspace declares, relative time included) and audience conditions.
+// Audience conditions only name audiences earlier in AUDIENCES (aud_b may name aud_c, aud_a
+// either), so no rule, and no merge of rules, ever forms a cycle; that order is the reverse of the
+// ids', so code that brings audiences up to date in id order rather than in dependency order fails.
 import fc from "fast-check";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 
 export const MEMBERS = ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7"];
-export const AUDIENCES = ["aud_a", "aud_b", "aud_c"];
+export const AUDIENCES = ["aud_c", "aud_b", "aud_a"];
 /** The declared types of the workspace's fields; `company` stays a string. */
 export const TYPES = { score: "number", lastOrder: "date" } as const;
-/** The clock the service evaluates relative-time conditions at. */
-export const NOW = Date.UTC(2026, 5, 1);
+/** The clock the service evaluates relative-time conditions at, when a run starts ("tick" moves it on). */
+export const START = Date.UTC(2026, 5, 1);
+export const DAY = 86_400_000;
 
 const COMPANIES = ["Acme", "Beta"];
 // Valid forms only (every write is checked against the declared type before it reaches here);
@@ -35,6 +37,10 @@ const lastOrder = (op: string, value: string | string[]) => ({ field: "fields.la
 const inAudience = (value: string) => ({ field: "audience", op: "in", value }) as Filter;
 const notInAudience = (value: string) => ({ field: "audience", op: "notIn", value }) as Filter;
 const acme: Filter = { field: "fields.company", op: "eq", value: "acme" };
+/** Rules that follow the clock, named for the cases membership-changes.test.ts pins. */
+export const RECENT = lastOrder("withinLast", "P1M");
+export const NOT_RECENT = lastOrder("notWithinLast", "P30D");
+export const IN_B_OR_RECENT: Filter = { any: [inAudience("aud_b"), RECENT] };
 
 export const RULES: (Filter | null)[] = [
   null,
@@ -51,15 +57,15 @@ export const RULES: (Filter | null)[] = [
   { any: [score("lt", "0"), { field: "fields.lastOrder", op: "notExists" } as Filter] },
   lastOrder("before", "2026-05-01T00:00:00Z"),
   lastOrder("between", ["2026-01-31", "2026-05-15T10:00:00Z"]),
-  lastOrder("withinLast", "P1M"),
-  lastOrder("notWithinLast", "P30D"),
-  inAudience("aud_a"),
-  { all: [inAudience("aud_a"), score("lt", "10")] },
-  { all: [notInAudience("aud_a"), acme] },
-  { any: [inAudience("aud_a"), inAudience("aud_b")] },
-  { all: [inAudience("aud_b"), notInAudience("aud_a")] },
+  RECENT,
+  NOT_RECENT,
+  inAudience("aud_c"),
+  { all: [inAudience("aud_c"), score("lt", "10")] },
+  { all: [notInAudience("aud_c"), acme] },
+  { any: [inAudience("aud_c"), inAudience("aud_b")] },
+  { all: [inAudience("aud_b"), notInAudience("aud_c")] },
   notInAudience("aud_b"),
-  { any: [inAudience("aud_b"), lastOrder("withinLast", "P1M")] },
+  IN_B_OR_RECENT,
 ];
 
 /** The audiences a filter's audience conditions name (walked here, not by the code under test). */
@@ -86,7 +92,9 @@ export type Step =
   | { op: "rule"; audience: string; rule: number }
   | { op: "merge"; sources: [string, string] }
   | { op: "snapshot"; source: string }
-  | { op: "delete"; ids: string[] };
+  | { op: "delete"; ids: string[] }
+  /** The clock moves on; relative-time rules follow it (membership.followClock). */
+  | { op: "tick"; days: number };
 
 const ids = fc.subarray(MEMBERS, { minLength: 1 });
 const audience = fc.constantFrom(...AUDIENCES);
@@ -112,4 +120,5 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant("merge" as const), sources: fc.uniqueArray(audience, { minLength: 2, maxLength: 2 }) }),
   fc.record({ op: fc.constant("snapshot" as const), source: audience }),
   fc.record({ op: fc.constant("delete" as const), ids }),
+  fc.record({ op: fc.constant("tick" as const), days: fc.constantFrom(1, 10, 31, 45) }),
 ) as fc.Arbitrary<Step>;

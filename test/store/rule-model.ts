@@ -3,7 +3,7 @@
 // own members of the named audience, and a write's changes are the differences it makes.
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
-import { type Data, NOW, namedAudiences, RULES, type Step, TYPES } from "./membership-steps.ts";
+import { DAY, type Data, namedAudiences, RULES, START, type Step, TYPES } from "./membership-steps.ts";
 
 export type Seen = { reason: string; audienceId: string; entered: string[]; left: string[] }[];
 
@@ -16,6 +16,8 @@ interface ModelAudience {
 export class RuleModel {
   readonly members = new Map<string, PlainMember>();
   readonly audiences = new Map<string, ModelAudience>();
+  /** The time relative-time conditions are evaluated at. */
+  now = START;
 
   /**
    * Every audience's members: include ∨ (rule ∧ ¬exclude), an audience condition reading the
@@ -30,7 +32,11 @@ export class RuleModel {
       if (busy.has(audienceId)) throw new Error(`the model's rules form a cycle through ${audienceId}`);
       busy.add(audienceId);
       const { rule, include, exclude } = this.audience(audienceId);
-      const context = { types: TYPES, now: NOW, inAudience: (named: string, m: PlainMember) => of(named).has(m.id) };
+      const context = {
+        types: TYPES,
+        now: this.now,
+        inAudience: (named: string, m: PlainMember) => of(named).has(m.id),
+      };
       const ids = [...this.members.values()]
         .filter((m) => include.has(m.id) || (referenceMatches(rule, m, context) && !exclude.has(m.id)))
         .map((m) => m.id);
@@ -119,7 +125,7 @@ export class RuleModel {
         const rule = unionFilter(a.rule, b.rule);
         const context = {
           types: TYPES,
-          now: NOW,
+          now: this.now,
           inAudience: (named: string, m: PlainMember) => !!memberships.get(named)?.has(m.id),
         };
         const exclude = [...this.members.values()].filter(
@@ -144,6 +150,10 @@ export class RuleModel {
           }
         }
         return () => "member_deleted";
+      case "tick":
+        this.now += step.days * DAY;
+        return (id, moved) =>
+          namedAudiences(this.audience(id).rule).some((named) => moved.has(named)) ? "dependency" : "time";
     }
   }
 }
