@@ -169,6 +169,8 @@ interface ModelAudience {
   include: Set<string>;
   exclude: Set<string>;
   archived: boolean;
+  /** Whether its rule ever named another audience. */
+  namedOthers?: boolean;
 }
 interface WireMember {
   id: string;
@@ -299,6 +301,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
       expect(response.status).toBe(namesArchived ? 409 : writable(a));
       if (response.status !== 200) return;
       a.filter = filter;
+      a.namedOthers ||= named(filter).length > 0;
       const model = evaluate(audiences, members);
       expect(data?.memberCount).toBe(model.of(a).length);
       if (filter !== null) {
@@ -352,6 +355,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
         exclude: new Set(),
         archived: false,
       };
+      merged.namedOthers = named(merged.filter).length > 0;
       for (const m of members) {
         if (!union.has(m.id) && referenceMatches(merged.filter, m, model.context)) merged.exclude.add(m.id);
       }
@@ -407,8 +411,12 @@ async function checkFeed(ws: TestWorkspace, audiences: ModelAudience[]): Promise
     (await readFeed(ws.api, ws.id)).some((e) => e.type === "audience.created" && e.data.audienceId === marker);
   await expect.poll(published, { timeout: 20_000, interval: 25 }).toBe(true);
   const replayed = new Map<string, Set<string>>();
+  // Only an audience whose rule named another at some point follows one (reason dependency).
+  const followers = new Set(audiences.filter((a) => a.namedOthers).map((a) => a.id));
   for (const event of await readFeed(ws.api, ws.id)) {
     if (event.type !== "audience.members_changed") continue;
+    if (event.data.reason === "dependency")
+      expect(followers, "a dependency's audience").toContain(event.data.audienceId);
     const copy = replayed.get(event.data.audienceId) ?? new Set<string>();
     for (const id of event.data.entered) copy.add(id);
     for (const id of event.data.left) copy.delete(id);
