@@ -5,7 +5,7 @@ import { readFeed } from "../events/event-support.ts";
 import { createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import type { LiveServer } from "../support/live-server.ts";
-import { referenceMatches } from "../support/reference-filter.ts";
+import { type PlainMember, type ReferenceContext, referenceMatches } from "../support/reference-filter.ts";
 
 /**
  * Drives random sequences of member upserts, updates and deletes, filter changes, adds, removes,
@@ -14,7 +14,10 @@ import { referenceMatches } from "../support/reference-filter.ts";
  *   member ∈ A ⇔ include(A, m) ∨ (filter(A) matches m ∧ ¬exclude(A, m))
  * over all members, by the reference evaluator of test/support/reference-filter.ts (and every
  * preview count with the same evaluation); at the end of a run, the event feed's entered/left,
- * replayed from empty audiences, must give the same members.
+ * replayed from empty audiences, must give the same members. The workspace declares `score` a
+ * number and `lastOrder` a date; rules compare them, and name other audiences (audience i only
+ * audiences before it, so rules never form cycles), whose members the evaluation reads from its
+ * own evaluation of them.
  */
 const RUNS = 4;
 const STEPS_PER_RUN = 60;
@@ -22,6 +25,18 @@ const STEPS_PER_RUN = 60;
 const MEMBER_IDS = ["m0", "m1", "m2", "M3", "m4", "ä5"];
 const EMAILS = ["ada@example.com", "ADA@example.com", "bob@acme.io", "UNA@Acme.io", "carol@beta.org"];
 const VALUES = ["Acme", "acme", "ÄRGER", "ärger", "beta", "Beta Labs", ""];
+const TYPES = { score: "number", lastOrder: "date" } as const;
+// Valid forms only (a write with another is refused); "" is no value.
+const SCORES = ["9", "10", "1e1", "10.0", "-3.5", "0", ""];
+const DATES = [
+  "2026-01-31",
+  "2026-01-31T00:00:00Z",
+  "2026-01-31t09:00:00+01:00",
+  "2026-05-15T12:00:00Z",
+  "2027-02-28",
+  "",
+];
+const BASE_AUDIENCES = 4;
 
 const condition: fc.Arbitrary<Filter> = fc.oneof(
   fc.record({
@@ -43,36 +58,98 @@ const condition: fc.Arbitrary<Filter> = fc.oneof(
     op: fc.constantFrom("before", "after"),
     value: fc.constantFrom("2000-01-01T00:00:00.000Z", "2999-01-01T00:00:00.000Z"),
   }) as fc.Arbitrary<Filter>,
-);
-const filter: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
-  f: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    condition,
-    fc.record({ all: fc.array(tie("f"), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-    fc.record({ any: fc.array(tie("f"), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-    fc.record({ not: tie("f") }) as fc.Arbitrary<Filter>,
+  fc.record({
+    field: fc.constant("fields.score"),
+    op: fc.constantFrom("eq", "ne", "gt", "gte", "lt", "lte"),
+    value: fc.constantFrom("9", "10", "1e1", "-3.5", "0"),
+  }) as fc.Arbitrary<Filter>,
+  fc.record({
+    field: fc.constant("fields.score"),
+    op: fc.constantFrom("in", "notIn"),
+    value: fc.subarray(["10", "0", "-3.5e0"], { minLength: 1 }),
+  }) as fc.Arbitrary<Filter>,
+  fc.record({
+    field: fc.constant("fields.lastOrder"),
+    op: fc.constantFrom("before", "after"),
+    value: fc.constantFrom("2026-01-31", "2026-01-31T09:00:00Z", "2026-05-15T12:00:00+00:00"),
+  }) as fc.Arbitrary<Filter>,
+  fc.record({
+    field: fc.constantFrom("fields.score", "fields.lastOrder"),
+    op: fc.constantFrom("exists", "notExists"),
+  }) as fc.Arbitrary<Filter>,
+  fc.constantFrom<Filter>(
+    { field: "fields.score", op: "between", value: ["-3.5", "1e1"] },
+    { field: "fields.score", op: "between", value: ["10", "10"] },
+    { field: "fields.lastOrder", op: "between", value: ["2026-01-31", "2026-05-15T12:00:00Z"] },
+    { field: "fields.lastOrder", op: "between", value: ["2026-01-31T08:00:00Z", "2027-02-28"] },
   ),
-})).f;
+);
+/** `@i` stands for the id of audience i until the step runs (ids are made by the server). */
+const audienceCondition = (before: number): fc.Arbitrary<Filter> =>
+  fc.record({
+    field: fc.constant("audience"),
+    op: fc.constantFrom("in", "notIn"),
+    value: fc.integer({ min: 0, max: before - 1 }).map((i) => `@${i}`),
+  }) as fc.Arbitrary<Filter>;
+
+/** A rule for audience i: its audience conditions name only audiences before it. */
+const filterFor = (i: number): fc.Arbitrary<Filter> => {
+  const leaf = i === 0 ? condition : fc.oneof(condition, audienceCondition(i), audienceCondition(i));
+  return fc.letrec<{ f: Filter }>((tie) => ({
+    f: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      leaf,
+      fc.record({ all: fc.array(tie("f"), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+      fc.record({ any: fc.array(tie("f"), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+      fc.record({ not: tie("f") }) as fc.Arbitrary<Filter>,
+    ),
+  })).f;
+};
 
 const memberInput = fc.record(
   {
     id: fc.constantFrom(...MEMBER_IDS),
     email: fc.constantFrom(...EMAILS),
-    fields: fc.record({ company: fc.constantFrom(...VALUES), role: fc.constantFrom(...VALUES) }, { requiredKeys: [] }),
+    fields: fc.record(
+      {
+        company: fc.constantFrom(...VALUES),
+        role: fc.constantFrom(...VALUES),
+        score: fc.constantFrom(...SCORES),
+        lastOrder: fc.constantFrom(...DATES),
+      },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ["id"] },
 );
 
-const audience = fc.nat(3);
+const audience = fc.nat(BASE_AUDIENCES - 1);
 const step = fc.oneof(
-  fc.record({ kind: fc.constant("upsert" as const), members: fc.array(memberInput, { minLength: 1, maxLength: 3 }) }),
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("upsert" as const),
+      members: fc.array(memberInput, { minLength: 1, maxLength: 3 }),
+    }),
+    weight: 2,
+  },
   fc.record({
     kind: fc.constant("patch" as const),
     id: fc.constantFrom(...MEMBER_IDS),
     company: fc.option(fc.constantFrom(...VALUES)),
+    score: fc.option(fc.constantFrom(...SCORES)),
   }),
   fc.record({ kind: fc.constant("delete" as const), ids: fc.subarray(MEMBER_IDS, { minLength: 1, maxLength: 2 }) }),
-  fc.record({ kind: fc.constant("filter" as const), audience, filter: fc.option(filter, { freq: 5 }) }),
+  {
+    // Rules on later audiences name earlier ones: the more rules, the more dependencies.
+    arbitrary: audience.chain((i) =>
+      fc.record({
+        kind: fc.constant("filter" as const),
+        audience: fc.constant(i),
+        filter: fc.option(filterFor(i), { freq: 5 }),
+      }),
+    ),
+    weight: 3,
+  },
   fc.record({
     kind: fc.constant("add" as const),
     audience,
@@ -92,6 +169,8 @@ interface ModelAudience {
   include: Set<string>;
   exclude: Set<string>;
   archived: boolean;
+  /** Whether its rule ever named another audience. */
+  namedOthers?: boolean;
 }
 interface WireMember {
   id: string;
@@ -108,7 +187,13 @@ const A = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 async function run(server: LiveServer, steps: Step[]): Promise<void> {
   const ws = await createWorkspace(server);
   const audiences: ModelAudience[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (const [key, type] of Object.entries(TYPES)) {
+    await ws.api.PUT("/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+      params: { path: { workspaceId: ws.id, fieldKey: key } },
+      body: { type },
+    });
+  }
+  for (let i = 0; i < BASE_AUDIENCES; i++) {
     const id = await createAudience(ws, `A${i}`);
     audiences.push({ id, filter: null, include: new Set(), exclude: new Set(), archived: false });
   }
@@ -128,12 +213,51 @@ async function allMembers(api: Api, workspaceId: string): Promise<WireMember[]> 
   return page.results;
 }
 
-/** Brute force: the rule over every member, from the members' data as the API reports it. */
-function expected(model: ModelAudience, members: WireMember[]): string[] {
-  return members
-    .filter((m) => model.include.has(m.id) || (!model.exclude.has(m.id) && referenceMatches(model.filter, m)))
-    .map((m) => m.id)
-    .sort();
+/**
+ * Brute force: every audience's rule over every member, from the members' data as the API reports
+ * it; an audience condition reads the members of the audience it names, evaluated the same way
+ * (first: rules never form cycles).
+ */
+function evaluate(audiences: ModelAudience[], members: WireMember[]) {
+  const done = new Map<string, Set<string>>();
+  const busy = new Set<string>();
+  const context: ReferenceContext = {
+    types: TYPES,
+    inAudience: (id: string, m: PlainMember) =>
+      membersOf(audiences.find((a) => a.id === id) as ModelAudience).has(m.id),
+  };
+  function membersOf(model: ModelAudience): Set<string> {
+    const known = done.get(model.id);
+    if (known) return known;
+    if (busy.has(model.id)) throw new Error(`the model's rules form a cycle through ${model.id}`);
+    busy.add(model.id);
+    const ids = members
+      .filter(
+        (m) => model.include.has(m.id) || (!model.exclude.has(m.id) && referenceMatches(model.filter, m, context)),
+      )
+      .map((m) => m.id);
+    done.set(model.id, new Set(ids));
+    return done.get(model.id) as Set<string>;
+  }
+  return { context, of: (model: ModelAudience) => [...membersOf(model)].sort() };
+}
+
+/** The filter with each `@i` replaced by audience i's id. */
+function resolve(filter: Filter, audiences: ModelAudience[]): Filter {
+  if ("all" in filter) return { all: filter.all.map((f) => resolve(f, audiences)) };
+  if ("any" in filter) return { any: filter.any.map((f) => resolve(f, audiences)) };
+  if ("not" in filter) return { not: resolve(filter.not, audiences) };
+  if (filter.field !== "audience") return filter;
+  return { ...filter, value: (audiences[Number((filter.value as string).slice(1))] as ModelAudience).id };
+}
+
+/** The audiences a filter's audience conditions name. */
+function named(filter: Filter | null): string[] {
+  if (filter === null) return [];
+  if ("all" in filter) return filter.all.flatMap(named);
+  if ("any" in filter) return filter.any.flatMap(named);
+  if ("not" in filter) return named(filter.not);
+  return filter.field === "audience" ? [filter.value as string] : [];
 }
 
 async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, members: WireMember[]) {
@@ -154,7 +278,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
     case "patch": {
       const { response } = await raw.PATCH("/v0/workspaces/{workspaceId}/members/{memberId}", {
         params: { path: { workspaceId, memberId: s.id } },
-        body: { fields: { company: s.company } },
+        body: { fields: { company: s.company, score: s.score } },
       });
       expect(response.status).toBe(exists.has(s.id) ? 200 : 404);
       return;
@@ -170,18 +294,23 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
     }
     case "filter": {
       const a = audiences[s.audience] as ModelAudience;
-      const { data, response } = await raw.PUT(`${A}/filter`, { ...at(a), body: { filter: s.filter } });
-      expect(response.status).toBe(writable(a));
+      const filter = s.filter === null ? null : resolve(s.filter, audiences);
+      const { data, response } = await raw.PUT(`${A}/filter`, { ...at(a), body: { filter } });
+      // A rule may not name an archived audience (audience_archived).
+      const namesArchived = named(filter).some((id) => audiences.find((n) => n.id === id)?.archived);
+      expect(response.status).toBe(namesArchived ? 409 : writable(a));
       if (response.status !== 200) return;
-      a.filter = s.filter;
-      expect(data?.memberCount).toBe(expected(a, members).length);
-      if (s.filter !== null) {
+      a.filter = filter;
+      a.namedOthers ||= named(filter).length > 0;
+      const model = evaluate(audiences, members);
+      expect(data?.memberCount).toBe(model.of(a).length);
+      if (filter !== null) {
         // The SQL compilation (preview) against the in-process predicate, over every member.
         const preview = await ws.api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
           params: { path: { workspaceId } },
-          body: { filter: s.filter, limit: 30 },
+          body: { filter, limit: 30 },
         });
-        const byPredicate = members.filter((m) => referenceMatches(s.filter, m));
+        const byPredicate = members.filter((m) => referenceMatches(filter, m, model.context));
         expect(preview.totalCount).toBe(byPredicate.length);
       }
       return;
@@ -217,7 +346,8 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
       if (a === b) return void expect(response.status).toBe(400);
       if (a.archived || b.archived) return void expect(response.status).toBe(409);
       expect(response.status).toBe(201);
-      const union = new Set([...expected(a, members), ...expected(b, members)]);
+      const model = evaluate(audiences, members);
+      const union = new Set([...model.of(a), ...model.of(b)]);
       const merged: ModelAudience = {
         id: data?.id as string,
         filter: a.filter && b.filter ? { any: [a.filter, b.filter] } : (a.filter ?? b.filter),
@@ -225,8 +355,9 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
         exclude: new Set(),
         archived: false,
       };
+      merged.namedOthers = named(merged.filter).length > 0;
       for (const m of members) {
-        if (!union.has(m.id) && referenceMatches(merged.filter, m)) merged.exclude.add(m.id);
+        if (!union.has(m.id) && referenceMatches(merged.filter, m, model.context)) merged.exclude.add(m.id);
       }
       audiences.push(merged);
       return;
@@ -239,7 +370,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
       });
       if (a.archived) return void expect(response.status).toBe(409);
       expect(response.status).toBe(201);
-      const include = new Set(expected(a, members));
+      const include = new Set(evaluate(audiences, members).of(a));
       audiences.push({ id: data?.id as string, filter: null, include, exclude: new Set(), archived: false });
       return;
     }
@@ -247,8 +378,10 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
     case "restore": {
       const a = audiences[s.audience] as ModelAudience;
       const { response } = s.kind === "archive" ? await raw.DELETE(A, at(a)) : await raw.POST(`${A}/restore`, at(a));
-      expect(response.status).toBe(s.kind === "archive" ? 204 : 200);
-      a.archived = s.kind === "archive";
+      // An audience that an unarchived audience's rule names stays (audience_in_use).
+      const inUse = !a.archived && audiences.some((u) => !u.archived && named(u.filter).includes(a.id));
+      expect(response.status).toBe(s.kind === "restore" ? 200 : inUse ? 409 : 204);
+      if (response.status !== 409) a.archived = s.kind === "archive";
       return;
     }
   }
@@ -256,12 +389,13 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
 
 async function check(ws: TestWorkspace, audiences: ModelAudience[], context: string): Promise<void> {
   const members = await allMembers(ws.api, ws.id);
+  const model = evaluate(audiences, members);
   for (const a of audiences) {
     const page = await ws.api.GET(`${A}/members`, {
       params: { path: { workspaceId: ws.id, audienceId: a.id }, query: { limit: 500 } },
     });
     const actual = page.results.map((m) => m.id).sort();
-    expect(actual, `${context}: members of ${a.id}`).toEqual(expected(a, members));
+    expect(actual, `${context}: members of ${a.id}`).toEqual(model.of(a));
     expect(page.totalCount, `${context}: totalCount of ${a.id}`).toBe(actual.length);
   }
 }
@@ -277,16 +411,20 @@ async function checkFeed(ws: TestWorkspace, audiences: ModelAudience[]): Promise
     (await readFeed(ws.api, ws.id)).some((e) => e.type === "audience.created" && e.data.audienceId === marker);
   await expect.poll(published, { timeout: 20_000, interval: 25 }).toBe(true);
   const replayed = new Map<string, Set<string>>();
+  // Only an audience whose rule named another at some point follows one (reason dependency).
+  const followers = new Set(audiences.filter((a) => a.namedOthers).map((a) => a.id));
   for (const event of await readFeed(ws.api, ws.id)) {
     if (event.type !== "audience.members_changed") continue;
+    if (event.data.reason === "dependency")
+      expect(followers, "a dependency's audience").toContain(event.data.audienceId);
     const copy = replayed.get(event.data.audienceId) ?? new Set<string>();
     for (const id of event.data.entered) copy.add(id);
     for (const id of event.data.left) copy.delete(id);
     replayed.set(event.data.audienceId, copy);
   }
-  const members = await allMembers(ws.api, ws.id);
+  const model = evaluate(audiences, await allMembers(ws.api, ws.id));
   for (const a of audiences) {
-    expect([...(replayed.get(a.id) ?? [])].sort(), `the feed's members of ${a.id}`).toEqual(expected(a, members));
+    expect([...(replayed.get(a.id) ?? [])].sort(), `the feed's members of ${a.id}`).toEqual(model.of(a));
   }
 }
 
