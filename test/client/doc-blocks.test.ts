@@ -16,6 +16,10 @@ import { REPO_ROOT } from "./sdk-support.ts";
 // The blocks say http://127.0.0.1:3000 and a receiver on port 4000; the test puts its server's
 // address and a free port in their place, and API_URL (the command line's default address) in
 // the environment. A block fenced ```bash no-run is not run; SKIPPED lists each one.
+// `curl` is wrapped to log each answer's status by block (its output unchanged): no answer may be
+// 5xx, and 4xx only where DOCUMENTED_ERRORS says a block shows one. The webhook receiver of
+// docs/webhooks.md stays running in the background, as in a reader's shell; the test then waits
+// for the events it verified, and ends the shell's process group.
 // It runs in a directory of its own (the blocks write members.csv and other files) that links
 // the clone's node_modules and packages, as a fresh clone after `npm install` has them.
 
