@@ -60,6 +60,9 @@ export async function audienceRule(ctx: Context): Promise<void> {
       await ctx.api.call("POST", `${ws(ctx)}/audiences/${audienceId}/members`, { memberIds }, 200);
     }
   }
+  // As autovacuum would after a million rows: on tables never analyzed (an --only run), the rule
+  // took 10 s instead of about 1.5 s.
+  await ctx.analyze();
   const filter = {
     all: [
       { field: "audience", op: "in", value: a },

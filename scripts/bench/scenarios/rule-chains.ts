@@ -77,6 +77,7 @@ export async function ruleChains(ctx: Context): Promise<void> {
   ctx.log(`rule chains: two workspaces of ${thousands(members)} members, 100 rules each`);
   const plain = await workspaceWithRules(ctx, "Bench plain rules", members, false);
   const chained = await workspaceWithRules(ctx, "Bench rule chains", members, true);
+  await ctx.analyze();
   const warmup = ctx.opts.pageWarmup;
   const samples = ctx.opts.quick ? 20 : 200;
   const plainMs: number[] = [];
