@@ -102,8 +102,8 @@ const shared = (piece: Prisma.Sql) => {
 };
 
 /** SQL: the bitset chunks (chunk, bits) of the member numbers `seqs` (a query of `seq`) yields. */
-const chunks = (seqs: string) => shared(chunksOf(Prisma.raw(seqs)));
-const kinds = (...k: SetKind[]) => k.map((x) => shared(kind(x))).join(", ");
+export const chunks = (seqs: string) => shared(chunksOf(Prisma.raw(seqs)));
+export const kinds = (...k: SetKind[]) => k.map((x) => shared(kind(x))).join(", ");
 
 /** SQL: sets the bits of the CTE `p` in the audience $2 of workspace $1, for one kind of set. */
 const setBits = (k: SetKind) => `

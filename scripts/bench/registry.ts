@@ -5,6 +5,7 @@
 import type { BenchOptions } from "./options.ts";
 import type { Receiver } from "./receiver.ts";
 import type { ResultRow } from "./report.ts";
+import { audienceRule } from "./scenarios/audience-rule.ts";
 import { bulkAddNew } from "./scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./scenarios/bulk-add-with-data.ts";
 import { feedPages } from "./scenarios/events.ts";
@@ -14,7 +15,9 @@ import { importCsv } from "./scenarios/import-csv.ts";
 import { manyAudiences } from "./scenarios/many-audiences.ts";
 import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
+import { numericRule } from "./scenarios/numeric-rule.ts";
 import { pages } from "./scenarios/pages.ts";
+import { ruleChains } from "./scenarios/rule-chains.ts";
 import { ruleChange } from "./scenarios/rule-change.ts";
 import { scatteredUpdates } from "./scenarios/scattered-updates.ts";
 import type {
@@ -143,12 +146,34 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: ["filter_recompute"],
     run: (ctx) => ruleChange(ctx),
   }),
+  // Before updates and rule-chains, whose members only the service's store holds (the updates'
+  // leave dead rows there too): here both sides' scans read the same rows.
+  scenario({
+    name: "numeric-rule",
+    what: "a number field declared over --size members with a score, then the rule score > 50 set",
+    needs: ["storeWriter"],
+    targets: ["numeric_rule"],
+    run: (ctx, { storeWriter }) => numericRule(ctx, storeWriter),
+  }),
   scenario({
     name: "updates",
     what: "member data changed (1,000 spread, 1,000 consecutive, single PATCHes) under 100 rule audiences",
     needs: ["bigAudience"],
     targets: ["update_spread", "patch_member_with_rules"],
     run: (ctx) => scatteredUpdates(ctx),
+  }),
+  scenario({
+    name: "rule-chains",
+    what: "PATCH one member under 100 rules, 20 of them audience rules in chains 3 deep, beside 100 field rules",
+    targets: ["patch_rule_chains"],
+    run: (ctx) => ruleChains(ctx),
+  }),
+  scenario({
+    name: "audience-rule",
+    what: "the rule in A ∧ notIn B set, A and B two audiences of half the big workspace overlapping by half",
+    needs: ["bigAudience"],
+    targets: ["audience_rule"],
+    run: (ctx) => audienceRule(ctx),
   }),
   scenario({
     name: "feed",

@@ -63,6 +63,11 @@ export const TARGETS = {
   filter_recompute: [atMost(10, "s")],
   update_spread: [ratio("≤", 5, "raw")],
   patch_member_with_rules: [atMost(10, "ms", "p50")],
+  // Issue 30's rule features: ratios to the raw statement doing the same work, or (the chains)
+  // to the same PATCH under as many rules without audience conditions.
+  patch_rule_chains: [ratio("≤", 1.5, "field rules only", "p50")],
+  audience_rule: [ratio("≤", 3, "raw")],
+  numeric_rule: [ratio("≤", 2, "raw")],
   feed_page: [atMost(5, "ms", "p50")],
   list_audiences: [ratio("≤", 1.5, "raw")],
   search_rare: [atMost(50, "ms", "p50")],

@@ -10,7 +10,7 @@ const RULE_AUDIENCES = 100;
 const UPDATED = 1_000;
 
 /** Audience i's rule: one region, or a tier within a region prefix; the updates move members in and out. */
-const ruleOf = (i: number) =>
+export const ruleOf = (i: number) =>
   i < RULE_AUDIENCES / 2
     ? { field: "fields.region", op: "eq", value: `r${i % 50}` }
     : {
