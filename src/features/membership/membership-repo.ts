@@ -25,6 +25,7 @@ import {
   setBits,
   upsertChanged,
 } from "./membership-sql.ts";
+import { audienceAlgebraSql } from "./rules/audience-algebra-sql.ts";
 import type { Filter } from "./rules/filter.ts";
 import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 
@@ -91,7 +92,7 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH r AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`)} AS r
+        SELECT * FROM (${matchingChunks(workspaceId, filter, context)}) AS r
       ),
       cur AS MATERIALIZED (
         SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
@@ -269,3 +270,13 @@ export const membershipRepo = {
 };
 
 export type MembershipRepo = typeof membershipRepo;
+
+/**
+ * The chunks of the members a rule matches: by set algebra on the named audiences' chunks when
+ * the rule is made only of audience conditions, else by testing every member of the workspace.
+ */
+const matchingChunks = (workspaceId: string, filter: Filter | null, context: SqlContext): Prisma.Sql =>
+  audienceAlgebraSql(workspaceId, filter) ??
+  chunksOf(
+    Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`,
+  );
