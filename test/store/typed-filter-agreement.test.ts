@@ -122,8 +122,11 @@ describe("typed rules in SQL and in process", () => {
     await fc.assert(
       fc.asyncProperty(filter, async (f) => {
         const rule = parseFilter(f, { types });
-        const { rows } = await memberRepo.matching(store.db, ws, rule, { types, now: NOW }, 1000);
+        // With the workspace known (its values are cast behind it) and without (behind a pattern).
+        const { rows } = await memberRepo.matching(store.db, ws, rule, { types, now: NOW, workspaceId: ws }, 1000);
         const bySql = rows.map((row) => row.id).sort();
+        const unguarded = await memberRepo.matching(store.db, ws, rule, { types, now: NOW }, 1000);
+        expect(unguarded.rows.map((row) => row.id).sort()).toEqual(bySql);
         const inProcess = members.filter((m) => matches(rule, foldMember(m), m.createdAt, context)).map((m) => m.id);
         const byReference = members.filter((m) => referenceMatches(rule, m, reference)).map((m) => m.id);
         expect(inProcess.sort(), JSON.stringify(rule)).toEqual(byReference.sort());

@@ -171,7 +171,7 @@ export function createAudienceService({
       const types = await fieldTypes.types(store.db, workspaceId);
       const filter = parseFilter(request.filter, { types });
       await checkPreviewAudiences(filter, (id) => audiences.find(store.db, workspaceId, id));
-      const context = { types, now: Date.now() };
+      const context = { types, now: Date.now(), workspaceId };
       const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, request.limit ?? 30);
       return { totalCount, results: rows.map(toMember) };
     },

@@ -136,7 +136,7 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("setting a rule");
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "setting a rule");
-        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock() };
+        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock(), workspaceId };
         const followsClock = timeConditionsOf(filter).length > 0;
         await deps.audiences.setFilter(
           tx,

@@ -190,7 +190,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
     const { tx, workspaceId } = w;
     const { graph, order, filters, moved, own } = plan;
     await w.locks.following(order);
-    const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: plan.now };
+    const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: plan.now, workspaceId };
     const settled: MembershipChange[] = [];
     for (const id of order) {
       const named = (graph.uses.get(id) ?? []).flatMap((n) => {
