@@ -181,12 +181,7 @@ export function createAudienceService({
       // The root's count is the total: one scan counts every node, and the page is read beside it.
       const nodes = filterNodes(filter);
       const [counts, { rows }] = await Promise.all([
-        members.nodeCounts(
-          store.db,
-          workspaceId,
-          nodes.map((n) => n.node),
-          context,
-        ),
+        members.nodeCounts(store.db, workspaceId, filter, context),
         members.matching(store.db, workspaceId, filter, context, limit, { count: false }),
       ]);
       return {
