@@ -159,6 +159,20 @@ describe("previewAudience with nodeCounts", () => {
       body: { filter: { field: "createdAt", op: "withinLast", value: "P1D" }, limit: 1, nodeCounts: true },
     });
     expect(withinDay.nodes).toEqual([{ pointer: "", count: 6 }]);
+    // More conditions than one 62-bit mask holds: the last one is counted from the second.
+    const many: Filter = {
+      any: [
+        ...Array.from({ length: 69 }, (_, i): Filter => ({ field: "id", op: "eq", value: `nobody${i}` })),
+        { field: "fields.plan", op: "eq", value: "pro" },
+      ],
+    };
+    const counted = await ws.api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
+      params: { path },
+      body: { filter: many, limit: 1, nodeCounts: true },
+    });
+    expect(counted.totalCount).toBe(4);
+    expect(counted.nodes?.map((n) => n.count)).toEqual([4, ...Array(69).fill(0), 4]);
+    expect(counted.nodes?.at(-1)).toEqual({ pointer: "/any/69", count: 4 });
   });
 });
 

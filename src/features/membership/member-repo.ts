@@ -6,10 +6,10 @@ import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { fieldTypeRepo } from "./rules/field-type-repo.ts";
-import { conditionsOf, type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
-import { filterNodes, nodeTruths } from "./rules/filter-explain.ts";
-import { filterNodeSql, filterSql, type SqlContext } from "./rules/filter-sql.ts";
+import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
+import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 import { forgetMemberDates, syncMemberDates } from "./rules/member-dates-sql.ts";
+import { nodeCountsSql } from "./rules/node-counts-sql.ts";
 
 type Reader = SqlClient;
 
@@ -132,26 +132,13 @@ export const memberRepo = {
     return { totalCount: count?.total ?? 0, rows };
   },
 
-  /**
-   * How many members every node of the filter matches (in filterNodes' order), in one scan. Each
-   * condition is evaluated once per member and the members are grouped by which conditions they
-   * meet; the nodes are counted from those groups in process. (A count per node in SQL would
-   * evaluate each condition once for every node above it, and without the short cuts a WHERE
-   * takes.)
-   */
+  /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
   async nodeCounts(db: Reader, workspaceId: string, filter: Filter, context: SqlContext): Promise<number[]> {
-    const leaves = conditionsOf(filter).map((condition) => filterNodeSql(condition, context));
-    const groups = await db.$queryRaw<{ met: boolean[]; members: number }[]>`
-      SELECT ${PLANNED_PER_RUN} x.met, count(*)::int AS members
-      FROM (SELECT ARRAY[${Prisma.join(leaves)}]::boolean[] AS met FROM members AS m WHERE m.workspace_id = ${workspaceId}) AS x
-      GROUP BY x.met`;
-    const counts = filterNodes(filter).map(() => 0);
-    for (const group of groups) {
-      nodeTruths(filter, group.met).forEach((holds, i) => {
-        if (holds) counts[i] = (counts[i] ?? 0) + group.members;
-      });
-    }
-    return counts;
+    const { joinMasks, counts } = nodeCountsSql(filter, context);
+    const [row] = await db.$queryRaw<{ counts: number[] }[]>`
+      SELECT ${PLANNED_PER_RUN} ARRAY[${counts}]::int[] AS counts
+      FROM members AS m ${joinMasks} WHERE m.workspace_id = ${workspaceId}`;
+    return row?.counts ?? [];
   },
 
   /** Which member owns each of these case-folded e-mail addresses. */

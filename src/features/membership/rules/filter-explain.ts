@@ -22,28 +22,6 @@ export function filterNodes(filter: Filter, pointer = ""): { pointer: string; no
 }
 
 /**
- * Whether each node of a filter holds (document order, as filterNodes lists them), given whether
- * each of its conditions holds (in document order, as conditionsOf lists them): combinators
- * combine their children as filter-match's `matches` does.
- */
-export function nodeTruths(filter: Filter, conditions: readonly boolean[]): boolean[] {
-  const truths: boolean[] = [];
-  let next = 0;
-  const visit = (node: Filter): boolean => {
-    const at = truths.push(false) - 1;
-    let holds: boolean;
-    if ("all" in node) holds = node.all.map(visit).every(Boolean);
-    else if ("any" in node) holds = node.any.map(visit).some(Boolean);
-    else if ("not" in node) holds = !visit(node.not);
-    else holds = conditions[next++] === true;
-    truths[at] = holds;
-    return holds;
-  };
-  visit(filter);
-  return truths;
-}
-
-/**
  * Evaluates a rule for one member node by node. Each condition is decided by filter-match's
  * `matches` and each combinator from its children exactly as `matches` combines them, so the
  * root's answer is always `matches`' answer. Values are shown as the member has them, not folded.
