@@ -4,6 +4,7 @@ import { createAdminService } from "./features/admin/admin-service.ts";
 import { createAuthService } from "./features/admin/auth-service.ts";
 import { apiKeyRepo, workspaceRepo } from "./features/admin/workspace-repo.ts";
 import { type AudienceCache, createAudienceCache } from "./features/audiences/audience-cache.ts";
+import { checkPreviewRule } from "./features/audiences/audience-conditions.ts";
 import { createAudienceMemberService } from "./features/audiences/audience-member-service.ts";
 import { createAudienceService } from "./features/audiences/audience-service.ts";
 import { createEventFeed } from "./features/events/event-feed-service.ts";
@@ -31,6 +32,7 @@ import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
 import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
+import { ruleInsightRepo } from "./features/membership/rules/insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
@@ -164,7 +166,19 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       rules: ruleRepo,
     }),
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
-    ruleInsight: createRuleInsight(),
+    ruleInsight: createRuleInsight({
+      store,
+      audiences: audienceRepo,
+      fieldTypes: fieldTypeRepo,
+      insight: ruleInsightRepo,
+      checkRule: (workspaceId, audienceId, filter) =>
+        checkPreviewRule(
+          audienceId,
+          filter,
+          (id) => audienceRepo.find(store.db, workspaceId, id),
+          () => ruleRepo.namingAudiences(store.db, workspaceId),
+        ),
+    }),
     sizeInsight: createSizeInsight(),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({

@@ -234,6 +234,8 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     removeAudienceMembers: { memberIds: [ids.memberId] },
     previewAudience: { filter: byId },
     setAudienceFilter: { filter: byId },
+    previewAudienceFilterChange: { filter: byId },
+    audienceOverlap: { audienceIds: [ids.audienceId, ids.otherAudienceId] },
     upsertMembers: { members: [{ id: ids.memberId, fields: { role: "probe" } }] },
     deleteMembers: { memberIds: [ids.memberId] },
     updateMember: { fields: { role: "probe" } },

@@ -9,6 +9,7 @@ import type { FieldType } from "../../src/domain/field-types.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { type Filter, foldMember, parseFilter } from "../../src/features/membership/rules/filter.ts";
+import { filterNodes } from "../../src/features/membership/rules/filter-explain.ts";
 import { matches } from "../../src/features/membership/rules/filter-match.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
@@ -137,5 +138,20 @@ describe("typed rules in SQL and in process", () => {
     );
     // Filters that keep nobody or everybody alone would prove little.
     expect(sizes.size).toBeGreaterThan(SCORES.length / 2);
+  });
+
+  it("count the members of every node of a rule as matches() counts them (previewAudience nodeCounts)", async () => {
+    const context = { types, now: NOW, inAudience: () => false };
+    await fc.assert(
+      fc.asyncProperty(filter, async (f) => {
+        const rule = parseFilter(f, { types });
+        const counts = await memberRepo.nodeCounts(store.db, ws, rule, { types, now: NOW });
+        const expected = filterNodes(rule).map(
+          ({ node }) => members.filter((m) => matches(node, foldMember(m), m.createdAt, context)).length,
+        );
+        expect(counts, JSON.stringify(rule)).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
   });
 });

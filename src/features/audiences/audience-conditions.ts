@@ -43,6 +43,11 @@ export async function checkNamedAudiences(
     if (condition && error instanceof ConflictError) throw archivedAudience(condition);
     throw error;
   }
+  throwChainProblem(problem, conditions);
+}
+
+/** 400 for a rule that would lead back to its audience or chain too many audiences. */
+function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
   if (problem === "cycle") {
     throw new BadRequestError(
       "filter_cycle",
@@ -69,4 +74,22 @@ export async function checkPreviewAudiences(
     if (!row) throw unknownAudience(condition);
     if (row.isArchived) throw archivedAudience(condition);
   }
+}
+
+/**
+ * A previewed change of audience `id`'s rule is checked as saving it would be: the audiences it
+ * names as checkPreviewAudiences, then no cycle and no chain too long (checkNamedAudiences).
+ */
+export async function checkPreviewRule(
+  id: string,
+  filter: Filter | null,
+  find: (id: string) => Promise<Pick<AudienceRow, "isArchived"> | null>,
+  rules: () => Promise<{ id: string; filter: Filter | null }[]>,
+): Promise<void> {
+  if (filter === null) return;
+  const conditions = audienceConditions(filter);
+  if (conditions.length === 0) return;
+  await checkPreviewAudiences(filter, find);
+  const named = [...new Set(conditions.map((c) => c.id))];
+  throwChainProblem(checkNewRule(audienceGraph(await rules()), id, named), conditions);
 }

@@ -11,6 +11,7 @@ import { toMember } from "../membership/member-view.ts";
 import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
+import { filterNodes } from "../membership/rules/filter-explain.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 import { checkNamedAudiences, checkPreviewAudiences } from "./audience-conditions.ts";
@@ -30,7 +31,7 @@ export interface AudienceServiceDeps {
   cache: AudienceCache;
   membership: Pick<MembershipService, "write">;
   audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
-  members: Pick<MemberRepo, "matching">;
+  members: Pick<MemberRepo, "matching" | "nodeCounts">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   rules: Pick<RuleRepo, "namingAudiences">;
 }
@@ -163,17 +164,31 @@ export function createAudienceService({
       });
     },
 
-    /** Counts and samples the members a filter matches, saving nothing. */
+    /** Counts and samples the members a filter matches, saving nothing; with nodeCounts, per node. */
     async preview(
       workspaceId: string,
-      request: { filter: unknown; limit?: number },
+      request: { filter: unknown; limit?: number; nodeCounts?: boolean },
     ): Promise<Schemas["PreviewResult"]> {
       const types = await fieldTypes.types(store.db, workspaceId);
       const filter = parseFilter(request.filter, { types });
       await checkPreviewAudiences(filter, (id) => audiences.find(store.db, workspaceId, id));
       const context = { types, now: Date.now(), workspaceId };
-      const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, request.limit ?? 30);
-      return { totalCount, results: rows.map(toMember) };
+      const limit = request.limit ?? 30;
+      if (request.nodeCounts !== true) {
+        const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, limit);
+        return { totalCount, results: rows.map(toMember) };
+      }
+      // The root's count is the total: one scan counts every node, and the page is read beside it.
+      const nodes = filterNodes(filter);
+      const [counts, { rows }] = await Promise.all([
+        members.nodeCounts(store.db, workspaceId, filter, context),
+        members.matching(store.db, workspaceId, filter, context, limit, { count: false }),
+      ]);
+      return {
+        totalCount: counts[0] ?? 0,
+        results: rows.map(toMember),
+        nodes: nodes.map((n, i) => ({ pointer: n.pointer, count: counts[i] ?? 0 })),
+      };
     },
 
     /** A new audience equal to the union of two others at this moment; the sources are unchanged. */

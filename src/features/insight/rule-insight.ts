@@ -1,23 +1,72 @@
 import type { components } from "../../../generated/api.d.ts";
+import { audienceArchived, audienceNotFound, memberNotFound } from "../../domain/errors.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { AudienceRepo } from "../membership/audience-repo.ts";
+import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
+import { audiencesOf, type Filter, parseFilter } from "../membership/rules/filter.ts";
+import { explainFilter } from "../membership/rules/filter-explain.ts";
+import type { RuleInsightRepo } from "../membership/rules/insight-repo.ts";
 
 type Schemas = components["schemas"];
 
+export interface RuleInsightDeps {
+  store: Pick<Store, "db">;
+  audiences: Pick<AudienceRepo, "find">;
+  fieldTypes: Pick<FieldTypeRepo, "types">;
+  insight: Pick<RuleInsightRepo, "filterChange" | "explained">;
+  /** Refuses a rule of this audience as saving it would: audiences it names, cycles, chains. */
+  checkRule(workspaceId: string, audienceId: string, filter: Filter | null): Promise<void>;
+}
+
 /** What a rule would do and why a member is in: evaluated, never saved. */
-export function createRuleInsight() {
+export function createRuleInsight({ store, audiences, fieldTypes, insight, checkRule }: RuleInsightDeps) {
   return {
+    /** The effect of saving `rawFilter` as the audience's rule, refused as setFilter would refuse it. */
     async previewChange(
-      _workspaceId: string,
-      _audienceId: string,
-      _filter: unknown,
+      workspaceId: string,
+      audienceId: string,
+      rawFilter: unknown,
     ): Promise<Schemas["FilterChangePreview"]> {
-      throw new Error("not built yet");
+      const types = await fieldTypes.types(store.db, workspaceId);
+      const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
+      const audience = await audiences.find(store.db, workspaceId, audienceId);
+      if (!audience) throw audienceNotFound(audienceId);
+      if (audience.isArchived) throw audienceArchived(audienceId);
+      await checkRule(workspaceId, audienceId, filter);
+      const change = await insight.filterChange(store.db, workspaceId, audienceId, filter, {
+        types,
+        now: Date.now(),
+        workspaceId,
+      });
+      return {
+        memberCount: change.memberCount,
+        entering: { count: change.entering, sample: change.enteringSample },
+        leaving: { count: change.leaving, sample: change.leavingSample },
+      };
     },
+
+    /** Whether the member is in the audience, by hand or by rule, and what each node of the rule says. */
     async explain(
-      _workspaceId: string,
-      _audienceId: string,
-      _memberId: string,
+      workspaceId: string,
+      audienceId: string,
+      memberId: string,
     ): Promise<Schemas["MembershipExplanation"]> {
-      throw new Error("not built yet");
+      const audience = await audiences.find(store.db, workspaceId, audienceId);
+      if (!audience) throw audienceNotFound(audienceId);
+      const named = audiencesOf(audience.filter);
+      const [row, types] = await Promise.all([
+        insight.explained(store.db, workspaceId, audienceId, memberId, named),
+        audience.filter === null ? new Map() : fieldTypes.types(store.db, workspaceId),
+      ]);
+      if (!row) throw memberNotFound(memberId);
+      const inAudiences = new Set(row.inAudiences);
+      const context = { types, now: Date.now(), inAudience: (id: string) => inAudiences.has(id) };
+      return {
+        isMember: row.isMember,
+        reason: !row.isMember ? null : row.included ? "manual" : "rule",
+        manual: row.included ? "include" : row.excluded ? "exclude" : null,
+        rule: audience.filter === null ? null : explainFilter(audience.filter, row, row.createdAt, context),
+      };
     },
   };
 }

@@ -3,11 +3,13 @@ import type { MemberData } from "../../domain/member-merge.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
+import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { fieldTypeRepo } from "./rules/field-type-repo.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
 import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 import { forgetMemberDates, syncMemberDates } from "./rules/member-dates-sql.ts";
+import { nodeCountsSql } from "./rules/node-counts-sql.ts";
 
 type Reader = SqlClient;
 
@@ -109,14 +111,34 @@ export const memberRepo = {
   },
 
   /** How many members a filter matches, and the most recent of them. */
-  async matching(db: Reader, workspaceId: string, filter: Filter, context: SqlContext, limit: number) {
+  async matching(
+    db: Reader,
+    workspaceId: string,
+    filter: Filter,
+    context: SqlContext,
+    limit: number,
+    options: { count?: boolean } = {},
+  ) {
     const condition = filterSql(filter, context);
-    const [count] = await db.$queryRaw<{ total: number }[]>`
+    // Without the count when the caller counts otherwise (nodeCounts counts the root too).
+    const [count] =
+      options.count === false
+        ? [undefined]
+        : await db.$queryRaw<{ total: number }[]>`
       SELECT count(*)::int AS total FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}`;
     const rows = await db.$queryRaw<MemberRow[]>`
       SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}
       ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
     return { totalCount: count?.total ?? 0, rows };
+  },
+
+  /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
+  async nodeCounts(db: Reader, workspaceId: string, filter: Filter, context: SqlContext): Promise<number[]> {
+    const { joinMasks, counts } = nodeCountsSql(filter, context);
+    const [row] = await db.$queryRaw<{ counts: number[] }[]>`
+      SELECT ${PLANNED_PER_RUN} ARRAY[${counts}]::int[] AS counts
+      FROM members AS m ${joinMasks} WHERE m.workspace_id = ${workspaceId}`;
+    return row?.counts ?? [];
   },
 
   /** Which member owns each of these case-folded e-mail addresses. */

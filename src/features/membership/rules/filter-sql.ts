@@ -29,6 +29,9 @@ export function filterSql(filter: Filter | null, context: SqlContext): Prisma.Sq
   return Prisma.sql`${PLANNED_PER_RUN} ${filterCondition(filter, context)}`;
 }
 
+/** One node of a filter in SQL without the planning mark: for a statement that holds several. */
+export const filterNodeSql = (filter: Filter, context: SqlContext): Prisma.Sql => filterCondition(filter, context);
+
 function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql {
   if (filter === null) return Prisma.sql`false`;
   if ("all" in filter)
