@@ -3,7 +3,7 @@ import { kinds, type RawDb, rawSql, timed } from "../raw.ts";
 import { summarize } from "../stats.ts";
 import { bigId, range } from "./member-ids.ts";
 import { secondsRow, thousands } from "./result-rows.ts";
-import { type Context, checkTime, createAudience, measure, ws } from "./scenario-context.ts";
+import { type Context, checkTime, createAudience, eventsPublished, measure, ws } from "./scenario-context.ts";
 
 /** Rounds of the rule set (each on a new audience), beside as many raw statements: the p50 is kept. */
 const ROUNDS = 3;
@@ -63,6 +63,7 @@ export async function audienceRule(ctx: Context): Promise<void> {
   // As autovacuum would after a million rows: on tables never analyzed (an --only run), the rule
   // took 10 s instead of about 1.5 s.
   await ctx.analyze();
+  await eventsPublished(ctx);
   const filter = {
     all: [
       { field: "audience", op: "in", value: a },
@@ -93,6 +94,7 @@ export async function audienceRule(ctx: Context): Promise<void> {
       throw new Error(`audience rule: expected ${expected} members, got ${res.body.memberCount}`);
     }
     serviceMs.push(res.ms);
+    await eventsPublished(ctx);
   }
   const used = done();
   const service = summarize(serviceMs).median;

@@ -85,3 +85,24 @@ export async function createAudience(ctx: Context, name: string, workspaceId = c
   await rawSql.audience(ctx.raw, workspaceId, body.id, name);
   return body.id;
 }
+
+/**
+ * Waits until the service has published the events of the writes made so far (the feed's head
+ * stops moving): its relay publishes after each write, in the background, and a measurement
+ * taken meanwhile would time the relay's work too.
+ */
+export async function eventsPublished(ctx: Context, workspaceId = ctx.workspaceId): Promise<void> {
+  let last = "";
+  for (;;) {
+    checkTime(ctx);
+    const { body } = await ctx.api.call<{ cursor: string }>(
+      "GET",
+      `${ws(ctx, workspaceId)}/events/latest`,
+      undefined,
+      200,
+    );
+    if (body.cursor === last) return;
+    last = body.cursor;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
