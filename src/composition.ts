@@ -18,6 +18,7 @@ import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
+import { insightRepo } from "./features/insight/insight-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
@@ -165,7 +166,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
     ruleInsight: createRuleInsight(),
-    sizeInsight: createSizeInsight(),
+    sizeInsight: createSizeInsight({ store, insight: insightRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -229,6 +229,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     createAudience: { name: `Probe ${hex()}` },
     mergeAudiences: { name: `Probe merge ${hex()}`, audienceIds: [ids.audienceId, ids.otherAudienceId] },
     snapshotAudience: { name: `Probe snapshot ${hex()}` },
+    audienceOverlap: { audienceIds: [ids.audienceId, ids.otherAudienceId] },
     updateAudience: { name: `Probe rename ${hex()}` },
     addAudienceMembers: { memberIds: [ids.memberId] },
     removeAudienceMembers: { memberIds: [ids.memberId] },

@@ -1,0 +1,101 @@
+// Overlap, size history and sizes in listings (issue 31): a workspace built so that every count
+// is known, on the embedded store and on PostgreSQL.
+import { describe, expect } from "vitest";
+import { rejectionOf } from "../support/checked-client.ts";
+import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import { it } from "../support/fixture.ts";
+
+const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
+const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
+
+const overlap = (ws: TestWorkspace, audienceIds: string[]) =>
+  ws.api.POST(`${AUDIENCES}/overlap`, { params: { path: { workspaceId: ws.id } }, body: { audienceIds } });
+
+/** A = m1..m6, B = m4..m9, C = m1 m5 m9 m10: A∩B = 3, A∩C = 2, B∩C = 2, all three = 1 (m5). */
+async function threeAudiences(ws: TestWorkspace) {
+  const [a, b, c] = [await createAudience(ws), await createAudience(ws), await createAudience(ws)];
+  await addMembers(ws, a, { memberIds: ["m1", "m2", "m3", "m4", "m5", "m6"] });
+  await addMembers(ws, b, { memberIds: ["m4", "m5", "m6", "m7", "m8", "m9"] });
+  await addMembers(ws, c, { memberIds: ["m1", "m5", "m9", "m10"] });
+  return { a, b, c };
+}
+
+describe("audienceOverlap", () => {
+  it("counts every audience, every pair in the order given and all of them", async ({ ws }) => {
+    const { a, b, c } = await threeAudiences(ws);
+    expect(await overlap(ws, [a, b, c])).toEqual({
+      audiences: [
+        { id: a, memberCount: 6 },
+        { id: b, memberCount: 6 },
+        { id: c, memberCount: 4 },
+      ],
+      pairs: [
+        { audienceIds: [a, b], count: 3 },
+        { audienceIds: [a, c], count: 2 },
+        { audienceIds: [b, c], count: 2 },
+      ],
+      all: 1,
+    });
+    expect(await overlap(ws, [c, a])).toEqual({
+      audiences: [
+        { id: c, memberCount: 4 },
+        { id: a, memberCount: 6 },
+      ],
+      pairs: [{ audienceIds: [c, a], count: 2 }],
+      all: 2,
+    });
+  });
+
+  it("counts archived and empty audiences", async ({ ws, api, workspaceId }) => {
+    const { a, b } = await threeAudiences(ws);
+    const empty = await createAudience(ws);
+    await api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: b } } });
+    expect(await overlap(ws, [a, b, empty])).toEqual({
+      audiences: [
+        { id: a, memberCount: 6 },
+        { id: b, memberCount: 6 },
+        { id: empty, memberCount: 0 },
+      ],
+      pairs: [
+        { audienceIds: [a, b], count: 3 },
+        { audienceIds: [a, empty], count: 0 },
+        { audienceIds: [b, empty], count: 0 },
+      ],
+      all: 0,
+    });
+  });
+
+  it.for([
+    ["one id", 1],
+    ["21 ids", 21],
+  ] as const)("answers 400 invalid_request for %s", async ([, count], { ws }) => {
+    const ids = Array.from({ length: count }, (_, i) => `aud_missing${i}`);
+    const error = await rejectionOf(overlap(ws, ids));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe("invalid_request");
+    expect(error.problem?.errors?.[0]?.pointer).toBe("/body/audienceIds");
+  });
+
+  it("answers 400 invalid_request for an audience given twice", async ({ ws }) => {
+    const a = await createAudience(ws);
+    const b = await createAudience(ws);
+    const error = await rejectionOf(overlap(ws, [a, b, a]));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe("invalid_request");
+    expect(error.problem?.errors?.[0]?.pointer).toBe("/body/audienceIds");
+  });
+
+  it("answers 404 audience_not_found naming the first unknown or foreign id", async ({ ws, server }) => {
+    const a = await createAudience(ws);
+    const foreign = await createAudience(await createWorkspace(server));
+    for (const ids of [
+      [a, "aud_missing", foreign],
+      [foreign, a, "aud_missing"],
+    ]) {
+      const error = await rejectionOf(overlap(ws, ids));
+      expect(error.status).toBe(404);
+      expect(error.code).toBe("audience_not_found");
+      expect(error.problem?.detail).toContain(ids.find((id) => id !== a));
+    }
+  });
+});
