@@ -1,5 +1,6 @@
 // Overlap, size history and sizes in listings (issue 31): a workspace built so that every count
 // is known, on the embedded store and on PostgreSQL.
+import type { operations } from "@audience-service/client";
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
 import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
@@ -10,6 +11,17 @@ const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 
 const overlap = (ws: TestWorkspace, audienceIds: string[]) =>
   ws.api.POST(`${AUDIENCES}/overlap`, { params: { path: { workspaceId: ws.id } }, body: { audienceIds } });
+
+const remove = (ws: TestWorkspace, audienceId: string, memberIds: string[]) =>
+  ws.api.DELETE(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
+
+type Rule = operations["setAudienceFilter"]["requestBody"]["content"]["application/json"]["filter"];
+
+const setRule = (ws: TestWorkspace, audienceId: string, filter: Rule) =>
+  ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId } },
+    body: { filter },
+  });
 
 /** A = m1..m6, B = m4..m9, C = m1 m5 m9 m10: A∩B = 3, A∩C = 2, B∩C = 2, all three = 1 (m5). */
 async function threeAudiences(ws: TestWorkspace) {
@@ -97,5 +109,57 @@ describe("audienceOverlap", () => {
       expect(error.code).toBe("audience_not_found");
       expect(error.problem?.detail).toContain(ids.find((id) => id !== a));
     }
+  });
+});
+
+describe("include=stats", () => {
+  it("adds size, rule and last change to listAudiences and getAudience", async ({ ws, api, workspaceId }) => {
+    const manual = await createAudience(ws, "Manual");
+    await addMembers(ws, manual, { memberIds: ["s1", "s2", "s3"] });
+    const ruled = await createAudience(ws, "Ruled");
+    await setRule(ws, ruled, { field: "id", op: "in", value: ["s1", "s4"] });
+    const listed = await api.GET(AUDIENCES, { params: { path: { workspaceId }, query: { include: "stats" } } });
+    expect(listed.results.map(({ updatedAt: _, ...rest }) => rest)).toEqual([
+      { id: ruled, createdAt: expect.any(String), name: "Ruled", isArchived: false, memberCount: 1, hasRule: true },
+      { id: manual, createdAt: expect.any(String), name: "Manual", isArchived: false, memberCount: 3, hasRule: false },
+    ]);
+    for (const item of listed.results) {
+      expect(Date.parse(item.updatedAt ?? "")).toBeGreaterThanOrEqual(Date.parse(item.createdAt));
+    }
+    const one = await api.GET(AUDIENCE, {
+      params: { path: { workspaceId, audienceId: manual }, query: { include: "stats" } },
+    });
+    expect(one).toEqual({
+      id: manual,
+      name: "Manual",
+      memberCount: 3,
+      hasRule: false,
+      updatedAt: listed.results[1]?.updatedAt,
+    });
+    // Read fresh, not from the cache of names that a plain read fills.
+    await api.GET(AUDIENCE, { params: { path: { workspaceId, audienceId: manual } } });
+    await remove(ws, manual, ["s2"]);
+    const after = await api.GET(AUDIENCE, {
+      params: { path: { workspaceId, audienceId: manual }, query: { include: "stats" } },
+    });
+    expect(after.memberCount).toBe(2);
+  });
+
+  it("leaves the answers without it byte for byte as they were", async ({ ws, server, api, workspaceId }) => {
+    const a = await createAudience(ws, "Plain");
+    await addMembers(ws, a, { memberIds: ["p1"] });
+    const [item] = (await api.GET(AUDIENCES, { params: { path: { workspaceId } } })).results;
+    const raw = async (path: string) => {
+      const response = await fetch(`${server.baseUrl}/v0/workspaces/${workspaceId}${path}`, {
+        headers: { authorization: `Bearer ${ws.key}` },
+      });
+      return response.text();
+    };
+    const listItem = `{"id":"${a}","createdAt":"${item?.createdAt}","name":"Plain","isArchived":false}`;
+    expect(await raw("/audiences")).toBe(`{"results":[${listItem}]}`);
+    expect(await raw(`/audiences/${a}`)).toBe(`{"id":"${a}","name":"Plain"}`);
+    expect(await raw("/audiences?limit=1")).toMatch(
+      new RegExp(`^\\{"results":\\[${listItem.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\],"pageInfo":`),
+    );
   });
 });
