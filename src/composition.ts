@@ -18,6 +18,7 @@ import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
+import { HISTORY_DAYS, historyRepo } from "./features/insight/history-repo.ts";
 import { insightRepo } from "./features/insight/insight-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
@@ -75,8 +76,12 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => webhookWorkers.deliveriesQueued() });
   const eventWorkers = createEventWorkers({
     relay,
-    // A large delete: a write transaction, with the writes' statement timeout, not a read's.
-    purge: () => store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs))),
+    // A large delete: a write transaction, with the writes' statement timeout, not a read's. The
+    // size history has its own retention (400 days), whatever the events'.
+    purge: async () => {
+      await store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs)));
+      await store.transaction((tx) => historyRepo.purgeBefore(tx, new Date(Date.now() - HISTORY_DAYS * 86_400_000)));
+    },
     onError,
   });
   const membership = createMembershipService({
@@ -91,6 +96,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
     },
+    history: historyRepo,
   });
   const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
@@ -166,7 +172,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
     ruleInsight: createRuleInsight(),
-    sizeInsight: createSizeInsight({ store, insight: insightRepo }),
+    sizeInsight: createSizeInsight({ store, insight: insightRepo, history: historyRepo, audiences: audienceRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

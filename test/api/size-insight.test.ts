@@ -3,7 +3,13 @@
 import type { operations } from "@audience-service/client";
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
-import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import {
+  addMembers,
+  createAudience,
+  createWorkspace,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
@@ -22,6 +28,12 @@ const setRule = (ws: TestWorkspace, audienceId: string, filter: Rule) =>
     params: { path: { workspaceId: ws.id, audienceId } },
     body: { filter },
   });
+
+const history = (
+  ws: TestWorkspace,
+  audienceId: string,
+  query: { interval?: "hour" | "day"; from?: string; to?: string } = {},
+) => ws.api.GET(`${AUDIENCE}/history`, { params: { path: { workspaceId: ws.id, audienceId }, query } });
 
 /** A = m1..m6, B = m4..m9, C = m1 m5 m9 m10: A∩B = 3, A∩C = 2, B∩C = 2, all three = 1 (m5). */
 async function threeAudiences(ws: TestWorkspace) {
@@ -161,5 +173,90 @@ describe("include=stats", () => {
     expect(await raw("/audiences?limit=1")).toMatch(
       new RegExp(`^\\{"results":\\[${listItem.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\],"pageInfo":`),
     );
+  });
+});
+
+describe("audienceHistory", () => {
+  /** Sums over the rows, and the last row's size: what every series must reproduce. */
+  const totals = (rows: { entered: number; left: number; memberCount: number }[]) => ({
+    entered: rows.reduce((sum, row) => sum + row.entered, 0),
+    left: rows.reduce((sum, row) => sum + row.left, 0),
+    last: rows.at(-1)?.memberCount,
+  });
+
+  it("counts adds, removes and rule changes, and its sums give the size", async ({ ws, api, workspaceId }) => {
+    await upsertMembers(ws, [{ id: "h4" }]);
+    const h = await createAudience(ws);
+    await addMembers(ws, h, { memberIds: ["h1", "h2", "h3"] }); // +3
+    await remove(ws, h, ["h2"]); // −1 (and h2 is excluded by hand)
+    await setRule(ws, h, { field: "id", op: "in", value: ["h2", "h4"] }); // +1: h4
+    await setRule(ws, h, null); // −1: h4
+    const size = (await api.GET(`${AUDIENCE}/members`, { params: { path: { workspaceId, audienceId: h } } }))
+      .totalCount;
+    expect(size).toBe(2);
+    for (const interval of ["hour", "day"] as const) {
+      const { results } = await history(ws, h, { interval });
+      expect(totals(results)).toEqual({ entered: 4, left: 2, last: 2 });
+      // Buckets start on the hour or at midnight, UTC; a run crossing one may see two.
+      expect(results.length).toBeLessThanOrEqual(2);
+      for (const row of results) {
+        expect(row.at).toMatch(interval === "hour" ? /T\d\d:00:00\.000Z$/ : /T00:00:00\.000Z$/);
+      }
+    }
+    expect(totals((await history(ws, h)).results)).toEqual({ entered: 4, left: 2, last: 2 });
+  });
+
+  it("gives merged and snapshot audiences their first row, and keeps archived ones'", async ({
+    ws,
+    api,
+    workspaceId,
+  }) => {
+    const { a, b } = await threeAudiences(ws);
+    const merged = await api.POST(`${AUDIENCES}/merge`, {
+      params: { path: { workspaceId } },
+      body: { name: "Union", audienceIds: [a, b] },
+    });
+    expect(totals((await history(ws, merged.id)).results)).toEqual({ entered: 9, left: 0, last: 9 });
+    const snapshot = await api.POST(`${AUDIENCE}/snapshot`, {
+      params: { path: { workspaceId, audienceId: a } },
+      body: { name: "Copy" },
+    });
+    expect(totals((await history(ws, snapshot.id)).results)).toEqual({ entered: 6, left: 0, last: 6 });
+    await api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: a } } });
+    expect(totals((await history(ws, a)).results)).toEqual({ entered: 6, left: 0, last: 6 });
+  });
+
+  it("has no rows for an audience whose members never changed", async ({ ws }) => {
+    expect(await history(ws, await createAudience(ws))).toEqual({ results: [] });
+  });
+
+  it("returns only the buckets whose start lies between from and to", async ({ ws }) => {
+    const h = await createAudience(ws);
+    await addMembers(ws, h, { memberIds: ["f1"] });
+    const [row] = (await history(ws, h, { interval: "hour" })).results;
+    const at = row?.at ?? "";
+    const later = new Date(Date.parse(at) + 3_600_000).toISOString();
+    const earlier = new Date(Date.parse(at) - 1).toISOString();
+    expect((await history(ws, h, { interval: "hour", from: at, to: at })).results).toEqual([row]);
+    expect((await history(ws, h, { interval: "hour", from: later, to: later })).results).toEqual([]);
+    expect((await history(ws, h, { interval: "hour", to: earlier })).results).toEqual([]);
+  });
+
+  it("answers 400 invalid_request when from is later than to", async ({ ws }) => {
+    const h = await createAudience(ws);
+    const error = await rejectionOf(
+      history(ws, h, { from: "2026-11-02T00:00:00.000Z", to: "2026-11-01T00:00:00.000Z" }),
+    );
+    expect(error.status).toBe(400);
+    expect(error.code).toBe("invalid_request");
+  });
+
+  it("answers 404 audience_not_found for an unknown or foreign audience", async ({ ws, server }) => {
+    const foreign = await createAudience(await createWorkspace(server));
+    for (const id of ["aud_missing", foreign]) {
+      const error = await rejectionOf(history(ws, id));
+      expect(error.status).toBe(404);
+      expect(error.code).toBe("audience_not_found");
+    }
   });
 });
