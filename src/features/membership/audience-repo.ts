@@ -137,13 +137,13 @@ export const audienceRepo = {
     // milliseconds (date_part is a float; extract's numeric costs more): building objects or
     // formatting times in SQL costs more than doing it here.
     const stats = options.stats
-      ? Prisma.sql`, a.member_count, a.filter IS NOT NULL, round(date_part('epoch', a.updated_at) * 1000)`
+      ? Prisma.sql`, a.member_count, a.has_rule, round(date_part('epoch', a.updated_at) * 1000)`
       : Prisma.empty;
     const [row] = await db.$queryRaw<{ rows: string | null }[]>`
       SELECT json_agg(json_build_array(a.id, a.name, a.is_archived, round(date_part('epoch', a.created_at) * 1000) ${stats})
                       ORDER BY a.created_at ${direction}, a.id ${direction})::text AS rows
       FROM (
-        SELECT id, name, is_archived, created_at${options.stats ? Prisma.sql`, member_count, filter, updated_at` : Prisma.empty}
+        SELECT id, name, is_archived, created_at${options.stats ? Prisma.sql`, member_count, filter IS NOT NULL AS has_rule, updated_at` : Prisma.empty}
         FROM audiences
         WHERE workspace_id = ${workspaceId} ${archived} ${search} ${keyset}
         ORDER BY created_at ${direction}, id ${direction}
