@@ -19,6 +19,8 @@ import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
+import { HISTORY_DAYS, historyRepo } from "./features/insight/history-repo.ts";
+import { insightRepo } from "./features/insight/insight-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
@@ -76,8 +78,12 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => webhookWorkers.deliveriesQueued() });
   const eventWorkers = createEventWorkers({
     relay,
-    // A large delete: a write transaction, with the writes' statement timeout, not a read's.
-    purge: () => store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs))),
+    // A large delete: a write transaction, with the writes' statement timeout, not a read's. The
+    // size history has its own retention (400 days), whatever the events'.
+    purge: async () => {
+      await store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs)));
+      await store.transaction((tx) => historyRepo.purgeBefore(tx, new Date(Date.now() - HISTORY_DAYS * 86_400_000)));
+    },
     onError,
   });
   const membership = createMembershipService({
@@ -92,6 +98,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
     },
+    history: historyRepo,
   });
   const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
@@ -179,7 +186,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
           () => ruleRepo.namingAudiences(store.db, workspaceId),
         ),
     }),
-    sizeInsight: createSizeInsight(),
+    sizeInsight: createSizeInsight({ store, insight: insightRepo, history: historyRepo, audiences: audienceRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -76,6 +76,12 @@ export type MemberEmail = Prisma.MemberEmailModel
  */
 export type MembershipChunk = Prisma.MembershipChunkModel
 /**
+ * Model AudienceHistory
+ * An audience's size history: one row per UTC hour in which its members changed, written in the
+ * transaction of every membership change (so exact), kept 400 days whatever the event retention.
+ */
+export type AudienceHistory = Prisma.AudienceHistoryModel
+/**
  * Model IdempotencyKey
  * Responses kept for Idempotency-Key replays, per API key (key_id "admin" for the admin token,
  * whose requests have workspace_id ""), for 24 hours.

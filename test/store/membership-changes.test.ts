@@ -14,6 +14,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
@@ -228,6 +229,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     fieldTypes: fieldTypeRepo,
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
+    history: historyRepo,
   });
   const data = (fields: Data) => ({ email: null, fields, alternativeEmails: [] });
   const world: World = {

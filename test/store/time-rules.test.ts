@@ -6,6 +6,7 @@
 // On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
@@ -57,6 +58,7 @@ describe("relative-time rules and the clock", () => {
       audiences: audienceRepo,
       fieldTypes: fieldTypeRepo,
       events,
+      history: historyRepo,
       clock: () => now,
     });
     const dates: Record<string, string> = {

@@ -446,3 +446,42 @@ describe("the membership module refuses writes without their locks", () => {
     expect(audiences.rows.get("aud_a")?.filter).toBeNull();
   });
 });
+
+describe("the size history", () => {
+  it("gets one record per write: each changed audience's entered and left, summed over the write", async () => {
+    const records: { workspaceId: string; changes: unknown[] }[] = [];
+    const { sets, audiences, membership } = fakeMembership(
+      { record: async () => {}, committed: () => {} },
+      {
+        async record(tx, workspaceId, changes) {
+          expect(tx).toBe(fakeTx);
+          records.push({ workspaceId, changes });
+        },
+      },
+    );
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    await membership.write("ws", { memberWrites: true }, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.locks.writable("aud_b");
+      await w.include("aud_a", [ada.seq, bob.seq]);
+      await w.exclude("aud_a", ["ada"]);
+      await w.include("aud_a", [ada.seq]);
+      await w.include("aud_b", [bob.seq]);
+    });
+    // A write that changes no members records nothing.
+    await membership.write("ws", { memberWrites: false }, async (w) => {
+      w.publish({ type: "audience.archived", audienceId: "aud_a" });
+    });
+    expect(records).toEqual([
+      {
+        workspaceId: "ws",
+        changes: [
+          { audienceId: "aud_a", entered: 3, left: 1 },
+          { audienceId: "aud_b", entered: 1, left: 0 },
+        ],
+      },
+    ]);
+  });
+});

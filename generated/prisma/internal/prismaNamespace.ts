@@ -403,6 +403,7 @@ export const ModelName = {
   Member: 'Member',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
+  AudienceHistory: 'AudienceHistory',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket',
   EventOutbox: 'EventOutbox',
@@ -431,7 +432,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -876,6 +877,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.MembershipChunkCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.MembershipChunkCountAggregateOutputType> | number
+        }
+      }
+    }
+    AudienceHistory: {
+      payload: Prisma.$AudienceHistoryPayload<ExtArgs>
+      fields: Prisma.AudienceHistoryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AudienceHistoryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AudienceHistoryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        findFirst: {
+          args: Prisma.AudienceHistoryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AudienceHistoryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        findMany: {
+          args: Prisma.AudienceHistoryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>[]
+        }
+        create: {
+          args: Prisma.AudienceHistoryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        createMany: {
+          args: Prisma.AudienceHistoryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AudienceHistoryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>[]
+        }
+        delete: {
+          args: Prisma.AudienceHistoryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        update: {
+          args: Prisma.AudienceHistoryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        deleteMany: {
+          args: Prisma.AudienceHistoryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AudienceHistoryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AudienceHistoryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>[]
+        }
+        upsert: {
+          args: Prisma.AudienceHistoryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryPayload>
+        }
+        aggregate: {
+          args: Prisma.AudienceHistoryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAudienceHistory>
+        }
+        groupBy: {
+          args: Prisma.AudienceHistoryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AudienceHistoryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AudienceHistoryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AudienceHistoryCountAggregateOutputType> | number
         }
       }
     }
@@ -1957,6 +2032,18 @@ export const MembershipChunkScalarFieldEnum = {
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
 
 
+export const AudienceHistoryScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  hour: 'hour',
+  entered: 'entered',
+  left: 'left',
+  memberCount: 'memberCount'
+} as const
+
+export type AudienceHistoryScalarFieldEnum = (typeof AudienceHistoryScalarFieldEnum)[keyof typeof AudienceHistoryScalarFieldEnum]
+
+
 export const IdempotencyKeyScalarFieldEnum = {
   workspaceId: 'workspaceId',
   keyId: 'keyId',
@@ -2462,6 +2549,7 @@ export type GlobalOmitConfig = {
   member?: Prisma.MemberOmit
   memberEmail?: Prisma.MemberEmailOmit
   membershipChunk?: Prisma.MembershipChunkOmit
+  audienceHistory?: Prisma.AudienceHistoryOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit
   rateLimitBucket?: Prisma.RateLimitBucketOmit
   eventOutbox?: Prisma.EventOutboxOmit

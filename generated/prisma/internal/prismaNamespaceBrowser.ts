@@ -57,6 +57,7 @@ export const ModelName = {
   Member: 'Member',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
+  AudienceHistory: 'AudienceHistory',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket',
   EventOutbox: 'EventOutbox',
@@ -163,6 +164,18 @@ export const MembershipChunkScalarFieldEnum = {
 } as const
 
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
+
+
+export const AudienceHistoryScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  hour: 'hour',
+  entered: 'entered',
+  left: 'left',
+  memberCount: 'memberCount'
+} as const
+
+export type AudienceHistoryScalarFieldEnum = (typeof AudienceHistoryScalarFieldEnum)[keyof typeof AudienceHistoryScalarFieldEnum]
 
 
 export const IdempotencyKeyScalarFieldEnum = {

@@ -270,6 +270,7 @@ export type AudienceWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   chunks?: Prisma.MembershipChunkListRelationFilter
+  history?: Prisma.AudienceHistoryListRelationFilter
 }
 
 export type AudienceOrderByWithRelationInput = {
@@ -287,6 +288,7 @@ export type AudienceOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
   chunks?: Prisma.MembershipChunkOrderByRelationAggregateInput
+  history?: Prisma.AudienceHistoryOrderByRelationAggregateInput
 }
 
 export type AudienceWhereUniqueInput = Prisma.AtLeast<{
@@ -309,6 +311,7 @@ export type AudienceWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Audience"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   chunks?: Prisma.MembershipChunkListRelationFilter
+  history?: Prisma.AudienceHistoryListRelationFilter
 }, "workspaceId_id" | "workspaceId_nameKey">
 
 export type AudienceOrderByWithAggregationInput = {
@@ -363,6 +366,7 @@ export type AudienceCreateInput = {
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateInput = {
@@ -379,6 +383,7 @@ export type AudienceUncheckedCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUpdateInput = {
@@ -395,6 +400,7 @@ export type AudienceUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateInput = {
@@ -411,6 +417,7 @@ export type AudienceUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyInput = {
@@ -597,6 +604,20 @@ export type AudienceUpdateOneRequiredWithoutChunksNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutChunksInput, Prisma.AudienceUpdateWithoutChunksInput>, Prisma.AudienceUncheckedUpdateWithoutChunksInput>
 }
 
+export type AudienceCreateNestedOneWithoutHistoryInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutHistoryInput, Prisma.AudienceUncheckedCreateWithoutHistoryInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutHistoryInput
+  connect?: Prisma.AudienceWhereUniqueInput
+}
+
+export type AudienceUpdateOneRequiredWithoutHistoryNestedInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutHistoryInput, Prisma.AudienceUncheckedCreateWithoutHistoryInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutHistoryInput
+  upsert?: Prisma.AudienceUpsertWithoutHistoryInput
+  connect?: Prisma.AudienceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutHistoryInput, Prisma.AudienceUpdateWithoutHistoryInput>, Prisma.AudienceUncheckedUpdateWithoutHistoryInput>
+}
+
 export type AudienceCreateWithoutWorkspaceInput = {
   id: string
   name: string
@@ -610,6 +631,7 @@ export type AudienceCreateWithoutWorkspaceInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutWorkspaceInput = {
@@ -625,6 +647,7 @@ export type AudienceUncheckedCreateWithoutWorkspaceInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutWorkspaceInput = {
@@ -684,6 +707,7 @@ export type AudienceCreateWithoutChunksInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
+  history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutChunksInput = {
@@ -699,6 +723,7 @@ export type AudienceUncheckedCreateWithoutChunksInput = {
   evaluatedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutChunksInput = {
@@ -730,6 +755,7 @@ export type AudienceUpdateWithoutChunksInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
+  history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutChunksInput = {
@@ -745,6 +771,87 @@ export type AudienceUncheckedUpdateWithoutChunksInput = {
   evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
+}
+
+export type AudienceCreateWithoutHistoryInput = {
+  id: string
+  name: string
+  nameKey?: string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: boolean
+  archivedAt?: Date | string | null
+  memberCount?: number
+  ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
+  chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
+}
+
+export type AudienceUncheckedCreateWithoutHistoryInput = {
+  workspaceId: string
+  id: string
+  name: string
+  nameKey?: string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: boolean
+  archivedAt?: Date | string | null
+  memberCount?: number
+  ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
+}
+
+export type AudienceCreateOrConnectWithoutHistoryInput = {
+  where: Prisma.AudienceWhereUniqueInput
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutHistoryInput, Prisma.AudienceUncheckedCreateWithoutHistoryInput>
+}
+
+export type AudienceUpsertWithoutHistoryInput = {
+  update: Prisma.XOR<Prisma.AudienceUpdateWithoutHistoryInput, Prisma.AudienceUncheckedUpdateWithoutHistoryInput>
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutHistoryInput, Prisma.AudienceUncheckedCreateWithoutHistoryInput>
+  where?: Prisma.AudienceWhereInput
+}
+
+export type AudienceUpdateToOneWithWhereWithoutHistoryInput = {
+  where?: Prisma.AudienceWhereInput
+  data: Prisma.XOR<Prisma.AudienceUpdateWithoutHistoryInput, Prisma.AudienceUncheckedUpdateWithoutHistoryInput>
+}
+
+export type AudienceUpdateWithoutHistoryInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
+  chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
+}
+
+export type AudienceUncheckedUpdateWithoutHistoryInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyWorkspaceInput = {
@@ -774,6 +881,7 @@ export type AudienceUpdateWithoutWorkspaceInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
@@ -789,6 +897,7 @@ export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
@@ -812,10 +921,12 @@ export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
 
 export type AudienceCountOutputType = {
   chunks: number
+  history: number
 }
 
 export type AudienceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   chunks?: boolean | AudienceCountOutputTypeCountChunksArgs
+  history?: boolean | AudienceCountOutputTypeCountHistoryArgs
 }
 
 /**
@@ -835,6 +946,13 @@ export type AudienceCountOutputTypeCountChunksArgs<ExtArgs extends runtime.Types
   where?: Prisma.MembershipChunkWhereInput
 }
 
+/**
+ * AudienceCountOutputType without action
+ */
+export type AudienceCountOutputTypeCountHistoryArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AudienceHistoryWhereInput
+}
+
 
 export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
@@ -851,6 +969,7 @@ export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   updatedAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
+  history?: boolean | Prisma.Audience$historyArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["audience"]>
 
@@ -905,6 +1024,7 @@ export type AudienceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs =
 export type AudienceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
+  history?: boolean | Prisma.Audience$historyArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type AudienceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -919,6 +1039,7 @@ export type $AudiencePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
   objects: {
     workspace: Prisma.$WorkspacePayload<ExtArgs>
     chunks: Prisma.$MembershipChunkPayload<ExtArgs>[]
+    history: Prisma.$AudienceHistoryPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
@@ -1345,6 +1466,7 @@ export interface Prisma__AudienceClient<T, Null = never, ExtArgs extends runtime
   readonly [Symbol.toStringTag]: "PrismaPromise"
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   chunks<T extends Prisma.Audience$chunksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$chunksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MembershipChunkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  history<T extends Prisma.Audience$historyArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$historyArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceHistoryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1808,6 +1930,30 @@ export type Audience$chunksArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.MembershipChunkScalarFieldEnum | Prisma.MembershipChunkScalarFieldEnum[]
+}
+
+/**
+ * Audience.history
+ */
+export type Audience$historyArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AudienceHistory
+   */
+  select?: Prisma.AudienceHistorySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AudienceHistory
+   */
+  omit?: Prisma.AudienceHistoryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AudienceHistoryInclude<ExtArgs> | null
+  where?: Prisma.AudienceHistoryWhereInput
+  orderBy?: Prisma.AudienceHistoryOrderByWithRelationInput | Prisma.AudienceHistoryOrderByWithRelationInput[]
+  cursor?: Prisma.AudienceHistoryWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AudienceHistoryScalarFieldEnum | Prisma.AudienceHistoryScalarFieldEnum[]
 }
 
 /**

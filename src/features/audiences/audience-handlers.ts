@@ -17,7 +17,8 @@ export function createAudienceHandlers({ audiences, audienceMembers, memberFiles
       reply.code(201);
       return audiences.create(request.params.workspaceId, request.body.name);
     },
-    getAudience: (request) => audiences.get(request.params.workspaceId, request.params.audienceId),
+    getAudience: (request) =>
+      audiences.get(request.params.workspaceId, request.params.audienceId, request.query?.include),
     listAudiences: (request) => audiences.list(request.params.workspaceId, request.query),
     async archiveAudience(request, reply) {
       await audiences.archive(request.params.workspaceId, request.params.audienceId);

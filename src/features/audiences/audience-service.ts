@@ -24,13 +24,17 @@ export interface ListAudiencesQuery {
   sortDirection?: "ASC" | "DESC" | undefined;
   limit?: number | undefined;
   after?: string | undefined;
+  include?: "stats" | undefined;
 }
 
 export interface AudienceServiceDeps {
   store: Pick<Store, "db">;
   cache: AudienceCache;
   membership: Pick<MembershipService, "write">;
-  audiences: Pick<AudienceRepo, "create" | "find" | "findName" | "list" | "archive" | "restore" | "rename">;
+  audiences: Pick<
+    AudienceRepo,
+    "create" | "find" | "findName" | "findWithStats" | "list" | "archive" | "restore" | "rename"
+  >;
   members: Pick<MemberRepo, "matching" | "nodeCounts">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   rules: Pick<RuleRepo, "namingAudiences">;
@@ -55,7 +59,13 @@ export function createAudienceService({
       });
     },
 
-    async get(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
+    async get(workspaceId: string, id: string, include?: "stats"): Promise<Schemas["Audience"]> {
+      if (include === "stats") {
+        // Sizes change with every write: read fresh, never from (or into) the cache of names.
+        const audience = await audiences.findWithStats(store.db, workspaceId, id);
+        if (!audience) throw audienceNotFound(id);
+        return audience;
+      }
       const audience = await cache.read(workspaceId, id, () => audiences.findName(store.db, workspaceId, id));
       if (!audience) throw audienceNotFound(id);
       return { id: audience.id, name: audience.name };
@@ -78,6 +88,7 @@ export function createAudienceService({
         after,
         // One more than asked tells whether there is a next page.
         limit: query.limit === undefined ? undefined : query.limit + 1,
+        stats: query.include === "stats",
       });
       const results = query.limit === undefined ? rows : rows.slice(0, query.limit);
       if (query.limit === undefined) return { results };

@@ -18,6 +18,14 @@ export interface AudienceListItem {
   isArchived: boolean;
 }
 
+/** What `include=stats` adds to an audience: its size, whether it has a rule, its last change. */
+export interface AudienceStats {
+  memberCount: number;
+  hasRule: boolean;
+  /** As Date.prototype.toISOString writes it. */
+  updatedAt: string;
+}
+
 export interface AudienceRow {
   id: string;
   name: string;
@@ -73,6 +81,20 @@ export const audienceRepo = {
     return row ?? null;
   },
 
+  /** The id and name with the stats (getAudience with include=stats), read fresh. */
+  async findWithStats(
+    db: Reader,
+    workspaceId: string,
+    id: string,
+  ): Promise<({ id: string; name: string } & AudienceStats) | null> {
+    const [row] = await db.$queryRaw<
+      { id: string; name: string; memberCount: number; hasRule: boolean; updatedAt: Date }[]
+    >`
+      SELECT id, name, member_count AS "memberCount", filter IS NOT NULL AS "hasRule", updated_at AS "updatedAt"
+      FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
+    return row ? { ...row, updatedAt: row.updatedAt.toISOString() } : null;
+  },
+
   /** Only the stored size, for a page of the audience's members. */
   async findCount(db: Reader, workspaceId: string, id: string): Promise<{ memberCount: number } | null> {
     const [row] = await db.$queryRaw<{ memberCount: number }[]>`
@@ -94,8 +116,10 @@ export const audienceRepo = {
       sortDirection: "ASC" | "DESC";
       after?: Position | undefined;
       limit?: number | undefined;
+      /** Also each audience's AudienceStats. */
+      stats?: boolean | undefined;
     },
-  ): Promise<AudienceListItem[]> {
+  ): Promise<(AudienceListItem & Partial<AudienceStats>)[]> {
     const ascending = options.sortDirection === "ASC";
     const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const archived = options.includeArchived ? Prisma.empty : Prisma.sql`AND NOT is_archived`;
@@ -112,21 +136,32 @@ export const audienceRepo = {
     // on their way through the driver cost more than the query. Arrays, and the time as epoch
     // milliseconds (date_part is a float; extract's numeric costs more): building objects or
     // formatting times in SQL costs more than doing it here.
+    const stats = options.stats
+      ? Prisma.sql`, a.member_count, a.has_rule, round(date_part('epoch', a.updated_at) * 1000)`
+      : Prisma.empty;
     const [row] = await db.$queryRaw<{ rows: string | null }[]>`
-      SELECT json_agg(json_build_array(a.id, a.name, a.is_archived, round(date_part('epoch', a.created_at) * 1000))
+      SELECT json_agg(json_build_array(a.id, a.name, a.is_archived, round(date_part('epoch', a.created_at) * 1000) ${stats})
                       ORDER BY a.created_at ${direction}, a.id ${direction})::text AS rows
       FROM (
-        SELECT id, name, is_archived, created_at FROM audiences
+        SELECT id, name, is_archived, created_at${options.stats ? Prisma.sql`, member_count, filter IS NOT NULL AS has_rule, updated_at` : Prisma.empty}
+        FROM audiences
         WHERE workspace_id = ${workspaceId} ${archived} ${search} ${keyset}
         ORDER BY created_at ${direction}, id ${direction}
         ${limit}
       ) AS a`;
-    const rows = JSON.parse(row?.rows ?? "[]") as [string, string, boolean, number][];
-    return rows.map(([id, name, isArchived, createdAt]) => ({
+    const rows = JSON.parse(row?.rows ?? "[]") as [string, string, boolean, number, number?, boolean?, number?][];
+    return rows.map(([id, name, isArchived, createdAt, memberCount, hasRule, updatedAt]) => ({
       id,
       createdAt: new Date(createdAt).toISOString(),
       name,
       isArchived,
+      ...(options.stats
+        ? {
+            memberCount: memberCount as number,
+            hasRule: hasRule as boolean,
+            updatedAt: new Date(updatedAt as number).toISOString(),
+          }
+        : {}),
     }));
   },
 

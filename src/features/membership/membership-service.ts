@@ -2,7 +2,7 @@ import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
-import { EMPTY_SET } from "./member-set.ts";
+import { EMPTY_SET, sizeOf } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
@@ -19,6 +19,18 @@ export interface EventSink {
   committed(workspaceId: string): void;
 }
 
+/** How many members entered and left one audience in one write. */
+export interface SizeChange {
+  audienceId: string;
+  entered: number;
+  left: number;
+}
+
+/** Where writes keep audiences' size history (src/composition.ts), in the write's transaction. */
+export interface SizeHistorySink {
+  record(tx: Tx, workspaceId: string, changes: SizeChange[]): Promise<void>;
+}
+
 export interface MembershipDeps {
   store: Pick<Store, "transaction" | "db">;
   locks: LockRows;
@@ -33,6 +45,7 @@ export interface MembershipDeps {
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
   clock?: () => number;
   events: EventSink;
+  history: SizeHistorySink;
 }
 
 /**
@@ -197,6 +210,9 @@ export function createMembershipService(deps: MembershipDeps) {
       const value = await fn(writer(tx, workspaceId, locks, recorded));
       // One statement records all of the write's events (a round trip each cost more than the row).
       if (recorded.length > 0) await events.record(tx, workspaceId, recorded);
+      // The size history, as exact as member_count: written with the changes, once per write.
+      const sizes = sizeChangesOf(recorded);
+      if (sizes.length > 0) await deps.history.record(tx, workspaceId, sizes);
       return value;
     });
     events.committed(workspaceId);
@@ -227,6 +243,19 @@ export function createMembershipService(deps: MembershipDeps) {
       return refreshed;
     },
   };
+}
+
+/** What a write's membership changes did to each audience's size, summed per audience. */
+function sizeChangesOf(recorded: OutboxEntry[]): SizeChange[] {
+  const sizes = new Map<string, SizeChange>();
+  for (const entry of recorded) {
+    if (entry.type !== "audience.members_changed") continue;
+    const size = sizes.get(entry.audienceId) ?? { audienceId: entry.audienceId, entered: 0, left: 0 };
+    size.entered += sizeOf(entry.entered);
+    size.left += sizeOf(entry.left);
+    sizes.set(entry.audienceId, size);
+  }
+  return [...sizes.values()];
 }
 
 export type MembershipService = ReturnType<typeof createMembershipService>;

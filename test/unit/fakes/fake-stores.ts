@@ -11,6 +11,7 @@ import {
   createMembershipService,
   type EventSink,
   type MembershipDeps,
+  type SizeHistorySink,
 } from "../../../src/features/membership/membership-service.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
@@ -284,7 +285,7 @@ export class FakeAudiences {
 }
 
 /** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
-export function fakeMembership(events: EventSink) {
+export function fakeMembership(events: EventSink, history: SizeHistorySink = { record: async () => {} }) {
   const audiences = new FakeAudiences();
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
   const membership = createMembershipService({
@@ -297,6 +298,7 @@ export function fakeMembership(events: EventSink) {
     fieldTypes: { types: async () => new Map(sets.types) },
     clock: () => sets.now,
     events,
+    history,
   });
   return { sets, audiences, membership };
 }

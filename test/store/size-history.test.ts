@@ -1,0 +1,98 @@
+// The size history's buckets: hours as written, days as sums of their hours with the size at the
+// end of the last one, bounded by from and to on the bucket's start; rows past the retention go.
+// History across days cannot be produced by waiting, so the rows are written at chosen hours.
+// On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { historyRepo } from "../../src/features/insight/history-repo.ts";
+import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import { openTestStore } from "../support/live-server.ts";
+
+const ws = "ws_size_history";
+const at = (iso: string) => new Date(iso);
+
+describe("the size history", () => {
+  let store: Store;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore());
+    await workspaceRepo.create(store.db, { id: ws, name: ws });
+  });
+  afterAll(() => close());
+
+  /** An audience whose history is these rows (hour, entered, left, size at the end). */
+  async function audienceWith(id: string, rows: [string, number, number, number][]) {
+    await audienceRepo.create(store.db, { workspaceId: ws, id, name: id });
+    for (const [hour, entered, left, size] of rows) {
+      await store.db.$executeRaw`
+        INSERT INTO audience_history (workspace_id, audience_id, hour, entered, "left", member_count)
+        VALUES (${ws}, ${id}, ${at(hour)}, ${entered}, ${left}, ${size})`;
+    }
+  }
+  const list = (id: string, interval: "hour" | "day", from: string, to: string) =>
+    historyRepo.list(store.db, ws, id, { interval, from: at(from), to: at(to) });
+
+  const ROWS: [string, number, number, number][] = [
+    ["2026-03-01T09:00:00.000Z", 10, 0, 10],
+    ["2026-03-01T23:00:00.000Z", 5, 2, 13],
+    ["2026-03-02T00:00:00.000Z", 1, 4, 10],
+    ["2026-03-04T12:00:00.000Z", 0, 3, 7],
+  ];
+
+  it("gives hours as written and days as sums with the size at the end of their last hour", async () => {
+    await audienceWith("aud_days", ROWS);
+    expect(await list("aud_days", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual(
+      ROWS.map(([hour, entered, left, memberCount]) => ({ at: at(hour), memberCount, entered, left })),
+    );
+    expect(await list("aud_days", "day", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([
+      { at: at("2026-03-01T00:00:00.000Z"), memberCount: 13, entered: 15, left: 2 },
+      { at: at("2026-03-02T00:00:00.000Z"), memberCount: 10, entered: 1, left: 4 },
+      { at: at("2026-03-04T00:00:00.000Z"), memberCount: 7, entered: 0, left: 3 },
+    ]);
+  });
+
+  it("returns the buckets whose start lies in [from, to]", async () => {
+    await audienceWith("aud_range", ROWS);
+    // 09:30 is after the start of 2026-03-01's day bucket, so that day is not returned whole.
+    expect(
+      (await list("aud_range", "day", "2026-03-01T09:30:00.000Z", "2026-03-04T00:00:00.000Z")).map((r) => r.at),
+    ).toEqual([at("2026-03-02T00:00:00.000Z"), at("2026-03-04T00:00:00.000Z")]);
+    expect(
+      (await list("aud_range", "hour", "2026-03-01T09:00:00.000Z", "2026-03-02T00:00:00.000Z")).map((r) => r.at),
+    ).toEqual([at("2026-03-01T09:00:00.000Z"), at("2026-03-01T23:00:00.000Z"), at("2026-03-02T00:00:00.000Z")]);
+    expect(await list("aud_range", "day", "2026-03-03T00:00:00.000Z", "2026-03-03T23:59:59.999Z")).toEqual([]);
+  });
+
+  it("adds a write's changes to the current hour and keeps the audience's size", async () => {
+    await audienceWith("aud_record", []);
+    await store.transaction(async (tx) => {
+      await tx.$executeRaw`UPDATE audiences SET member_count = 4 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
+      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 5, left: 1 }]);
+    });
+    await store.transaction(async (tx) => {
+      await tx.$executeRaw`UPDATE audiences SET member_count = 3 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
+      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }]);
+    });
+    const now = Date.now();
+    const rows = await historyRepo.list(store.db, ws, "aud_record", {
+      interval: "day",
+      from: new Date(now - 2 * 86_400_000),
+      to: new Date(now + 86_400_000),
+    });
+    // Two rows only when the writes fell either side of midnight (UTC).
+    expect({
+      entered: rows.reduce((s, r) => s + r.entered, 0),
+      left: rows.reduce((s, r) => s + r.left, 0),
+      size: rows.at(-1)?.memberCount,
+    }).toEqual({ entered: 5, left: 2, size: 3 });
+  });
+
+  it("purges rows older than the cutoff, and only those", async () => {
+    await audienceWith("aud_purge", ROWS);
+    await historyRepo.purgeBefore(store.db, at("2026-03-02T00:00:00.000Z"));
+    expect(
+      (await list("aud_purge", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).map((r) => r.at),
+    ).toEqual([at("2026-03-02T00:00:00.000Z"), at("2026-03-04T12:00:00.000Z")]);
+  });
+});
