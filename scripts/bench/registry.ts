@@ -2,12 +2,15 @@
 // earlier scenario, or by the runner), and the targets (targets.ts) its rows are judged by. They
 // run in this order: later ones read data the earlier ones leave (the import runs last, so that
 // its members do not sit in the search scenario's index).
+
+import type { Store } from "../../src/platform/db/database.ts";
 import type { BenchOptions } from "./options.ts";
 import type { Receiver } from "./receiver.ts";
 import type { ResultRow } from "./report.ts";
 import { audienceRule } from "./scenarios/audience-rule.ts";
 import { bulkAddNew } from "./scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./scenarios/bulk-add-with-data.ts";
+import { clockTick } from "./scenarios/clock-tick.ts";
 import { feedPages } from "./scenarios/events.ts";
 import { exportMembers } from "./scenarios/exports.ts";
 import { getThroughput, getThroughputRateLimited } from "./scenarios/get-throughput.ts";
@@ -40,6 +43,7 @@ export interface Setups {
   receivers: { receiver: Receiver; hanging: Receiver };
   secondProcess: StartSecondProcess;
   storeWriter: StoreWriter;
+  serviceStore: Store;
   rateLimitedServer: true;
   serverMemory: (bareRssMb: number | undefined) => ResultRow[];
 }
@@ -55,6 +59,7 @@ export const SETUPS: Record<Need, string> = {
   receivers: "two webhook receivers in the bench process, one answering at once and one never",
   secondProcess: "another server process on the same database (PostgreSQL only)",
   storeWriter: "rows written straight into the service's store (the embedded store's server restarts)",
+  serviceStore: "the service's database opened in the bench process, as the server opens it (PostgreSQL only)",
   rateLimitedServer: "the server restarted with rate limiting on (RATE_LIMIT_PER_MINUTE=10000000)",
   serverMemory: "every server process of the run, for its memory",
 };
@@ -154,6 +159,16 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["storeWriter"],
     targets: ["numeric_rule"],
     run: (ctx, { storeWriter }) => numericRule(ctx, storeWriter),
+  }),
+  // A tick is no request: it runs in the bench process, on the service's database, which only
+  // PostgreSQL lets a second process open (serviceStore).
+  scenario({
+    name: "clock-tick",
+    what: "a clock tick of 10 withinLast audiences over --size members with a date: nobody crossing, then ~1,000",
+    needs: ["storeWriter", "serviceStore"],
+    targets: ["clock_tick_idle", "clock_tick_crossing"],
+    when: (opts) => opts.store === "postgres",
+    run: (ctx, { storeWriter, serviceStore }) => clockTick(ctx, storeWriter, serviceStore),
   }),
   scenario({
     name: "updates",

@@ -3,6 +3,7 @@
 // writes straight into the service's store, a restart with rate limiting on, the run's memory.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { openStore, type Store } from "../../src/platform/db/database.ts";
 import { type Client, createClient } from "./http.ts";
 import type { BenchOptions } from "./options.ts";
 import { memoryRows, RssSampler } from "./process-memory.ts";
@@ -124,6 +125,7 @@ export async function openSession(opts: BenchOptions, stores: Stores, started: n
   };
 
   let receivers: Setups["receivers"] | undefined;
+  let serviceStore: Store | undefined;
   const resources: Resources = {
     receivers: {
       acquire: async () => {
@@ -137,6 +139,20 @@ export async function openSession(opts: BenchOptions, stores: Stores, started: n
     // Several server processes share one database on PostgreSQL only.
     secondProcess: { acquire: async () => (stores.serviceSettings.databaseUrl ? startSecondProcess : undefined) },
     storeWriter: { acquire: async () => writeServiceStore },
+    // The embedded store belongs to the server's process (PGlite in it, its data directory locked):
+    // only PostgreSQL's database can be opened beside the server.
+    serviceStore: {
+      acquire: async () => {
+        const { databaseUrl } = stores.serviceSettings;
+        if (!databaseUrl) return undefined;
+        serviceStore = await openStore({ databaseUrl, poolSize: 1, readPoolSize: 1, exportPoolSize: 1 });
+        return serviceStore;
+      },
+      release: async () => {
+        await serviceStore?.close();
+        serviceStore = undefined;
+      },
+    },
     rateLimitedServer: {
       // The default configuration limits every API key (6,000/min); measured apart with a limit
       // too high to be reached, so that only the limiter's own cost shows.

@@ -68,6 +68,9 @@ export const TARGETS = {
   patch_rule_chains: [ratio("≤", 1.5, "field rules only", "p50")],
   audience_rule: [ratio("≤", 3, "raw")],
   numeric_rule: [ratio("≤", 2, "raw")],
+  // Issue 30: a tick of 10 relative-time audiences over 1,000,000 members.
+  clock_tick_idle: [atMost(10, "ms", "p50")],
+  clock_tick_crossing: [atMost(200, "ms", "p50")],
   feed_page: [atMost(5, "ms", "p50")],
   list_audiences: [ratio("≤", 1.5, "raw")],
   search_rare: [atMost(50, "ms", "p50")],
