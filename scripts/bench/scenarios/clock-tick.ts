@@ -1,4 +1,5 @@
 import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
+import { historyRepo } from "../../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../../src/features/membership/member-repo.ts";
@@ -133,6 +134,7 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
     fieldTypes: fieldTypeRepo,
     // The server's event workers publish the outbox; this process has none to wake.
     events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
+    history: historyRepo,
     clock: () => now,
   });
   /** A tick at `at`, beside the raw reads of its ranges (the raw first, as elsewhere), timed. */
