@@ -103,6 +103,14 @@ describe("the SDK's audience operations", () => {
       ids.push(member.id);
     }
     expect(ids.sort()).toEqual(["m1", "m2", "m3"]);
+    const snapshot = await api.POST(`${AUDIENCES}/{audienceId}/snapshot`, {
+      params: { path: { workspaceId, audienceId: merged.id } },
+      body: { name: "Merged, as it was" },
+    });
+    const copy = await api.GET(`${AUDIENCES}/{audienceId}`, {
+      params: { path: { workspaceId, audienceId: snapshot.id }, query: { include: "stats" } },
+    });
+    expect(copy).toMatchObject({ name: "Merged, as it was", memberCount: 3, hasRule: false });
   });
 });
 
