@@ -1,6 +1,6 @@
 import type { components } from "../../../generated/api.d.ts";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
-import { audienceNotFound, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
+import { audienceNotFound, BadRequestError, ConflictError } from "../../domain/errors.ts";
 import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
@@ -8,7 +8,7 @@ import type { AudienceRepo } from "../membership/audience-repo.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
 import { toMember } from "../membership/member-view.ts";
-import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
+import type { MembershipService } from "../membership/membership-service.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
 import { filterNodes } from "../membership/rules/filter-explain.ts";
