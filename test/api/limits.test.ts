@@ -146,11 +146,13 @@ describe("limits stated by the contract, at the limit and one past it", () => {
       await Promise.all(ids.map((id) => upsertMembers(ws, [{ id }])));
     }
     const feed = (query: string) => call(server, "GET", `/v0/workspaces/${ws.id}/events?${query}`, { token: ws.key });
-    const count = async () => ((await feed("limit=1000")).data as { results: unknown[] }).results.length;
-    // Events are published just after their write commits.
-    await expect.poll(count, { timeout: 20_000, interval: 50 }).toBe(1000);
+    type Page = { results: unknown[]; pageInfo: { hasNextPage: boolean } };
+    // Events are published just after their write commits: the page is full, with a next one,
+    // once the 1,001st is.
+    const next = async () => ((await feed("limit=1000")).data as Page).pageInfo.hasNextPage;
+    await expect.poll(next, { timeout: 20_000, interval: 50 }).toBe(true);
     const page = await feed("limit=1000");
-    expect((page.data as { pageInfo: { hasNextPage: boolean } }).pageInfo.hasNextPage).toBe(true);
+    expect((page.data as Page).results).toHaveLength(1000);
     expectRefused(await feed("limit=1001"), "/query/limit", "a page of 1,001 events");
 
     const types = (n: number) => Array.from({ length: n }, () => "members.created").join(",");
