@@ -25,13 +25,14 @@ const notIn = (id: string): Filter => ({ field: "audience", op: "notIn", value: 
 const sorted = async (ws: TestWorkspace, id: string) => (await allMemberIds(ws, id)).sort();
 
 /**
- * The audience.members_changed events of the feed after a cursor, readably, once there are
- * `count` (events are published just after their write commits).
+ * The workspace's audience.members_changed events after its first `skip`, readably, once there
+ * are `count` of them (events are published just after their write commits, so a cursor taken
+ * right after a write may come before that write's events).
  */
-async function changesAfter(ws: TestWorkspace, cursor: string, count: number) {
+async function changesAfter(ws: TestWorkspace, skip: number, count: number) {
   let changes: ReturnType<typeof readable> = [];
   const read = async () => {
-    changes = readable(await readFeed(ws.api, ws.id, cursor));
+    changes = readable(await readFeed(ws.api, ws.id)).slice(skip);
     return changes.length;
   };
   await expect.poll(read, { timeout: 20_000 }).toBeGreaterThanOrEqual(count);
@@ -51,8 +52,6 @@ function readable(events: Awaited<ReturnType<typeof readFeed>>) {
       : [],
   );
 }
-const head = async (ws: TestWorkspace) =>
-  (await ws.api.GET("/v0/workspaces/{workspaceId}/events/latest", { params: { path: { workspaceId: ws.id } } })).cursor;
 
 describe("audience conditions", () => {
   it("make a difference of audiences that stays exact as either changes, with dependency events", async ({ ws }) => {
@@ -65,13 +64,13 @@ describe("audience conditions", () => {
     expect(set.memberCount).toBe(2);
     expect(await sorted(ws, prospects)).toEqual(["ada", "cy"]);
 
-    const cursor = await head(ws);
+    // Newsletter's and Customers' additions and Prospects' rule came first: three changes.
     await addMembers(ws, customers, { memberIds: ["ada"] });
     await remove(ws, newsletter, ["cy"]);
     await remove(ws, customers, ["bob"]);
     await addMembers(ws, newsletter, { memberIds: ["dee"] });
     expect(await sorted(ws, prospects)).toEqual(["bob", "dee"]);
-    expect(await changesAfter(ws, cursor, 8)).toEqual([
+    expect(await changesAfter(ws, 3, 8)).toEqual([
       { audienceId: customers, reason: "manual", entered: ["ada"], left: [] },
       { audienceId: prospects, reason: "dependency", entered: [], left: ["ada"] },
       { audienceId: newsletter, reason: "manual", entered: [], left: ["cy"] },
@@ -90,7 +89,7 @@ describe("audience conditions", () => {
     await setFilter(ws, acme, { field: "fields.company", op: "eq", value: "Acme" });
     await setFilter(ws, middle, inA(acme));
     await setFilter(ws, top, { any: [inA(middle), { field: "id", op: "eq", value: "zed" }] });
-    const cursor = await head(ws);
+    // The rules, set before there were members, moved nobody.
     // A member's data moves it into the first audience: the others follow in the same write.
     await upsertMembers(ws, [{ id: "ada", fields: { company: "Acme" } }]);
     expect(await sorted(ws, top)).toEqual(["ada"]);
@@ -102,7 +101,7 @@ describe("audience conditions", () => {
     await setFilter(ws, acme, null);
     await addMembers(ws, middle, { memberIds: ["bob"] });
     await remove(ws, middle, ["bob"]);
-    expect(await changesAfter(ws, cursor, 10)).toEqual([
+    expect(await changesAfter(ws, 0, 10)).toEqual([
       { audienceId: acme, reason: "member_changed", entered: ["ada"], left: [] },
       ...[middle, top].sort().map((audienceId) => ({ audienceId, reason: "dependency", entered: ["ada"], left: [] })),
       { audienceId: acme, reason: "rule", entered: [], left: ["ada"] },
