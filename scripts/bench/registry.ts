@@ -15,6 +15,8 @@ import { feedPages } from "./scenarios/events.ts";
 import { exportMembers } from "./scenarios/exports.ts";
 import { getThroughput, getThroughputRateLimited } from "./scenarios/get-throughput.ts";
 import { importCsv } from "./scenarios/import-csv.ts";
+import { insightRules } from "./scenarios/insight-rules.ts";
+import { insightSizes } from "./scenarios/insight-sizes.ts";
 import { manyAudiences } from "./scenarios/many-audiences.ts";
 import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
@@ -203,6 +205,20 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["storeWriter"],
     targets: ["list_audiences"],
     run: (ctx, { storeWriter }) => manyAudiences(ctx, storeWriter),
+  }),
+  scenario({
+    name: "insight-sizes",
+    what: "the overlap of 20 audiences over --size members, a history of 400 days, a page of 100 with include=stats",
+    needs: ["storeWriter"],
+    targets: ["insight_overlap", "insight_history", "insight_list_stats"],
+    run: (ctx, { storeWriter }) => insightSizes(ctx, storeWriter),
+  }),
+  scenario({
+    name: "insight-rules",
+    what: "a dry run and nodeCounts of a 10-condition rule over --size members, beside its preview; an explanation",
+    needs: ["storeWriter"],
+    targets: ["insight_dry_run", "insight_node_counts", "insight_explanation"],
+    run: (ctx, { storeWriter }) => insightRules(ctx, storeWriter),
   }),
   scenario({
     name: "search",
