@@ -1,7 +1,7 @@
 // The benchmark's scenarios, declared: what each measures, the shared set-ups it needs (made by an
 // earlier scenario, or by the runner), and the targets (targets.ts) its rows are judged by. They
-// run in this order: later ones read data the earlier ones leave (the import and insight run late, so that
-// their members do not sit in the search scenario's index).
+// run in this order: later ones read data the earlier ones leave (the import and the insight
+// scenarios run late, so that their members do not sit in the search scenario's index).
 
 import type { Store } from "../../src/platform/db/database.ts";
 import type { BenchOptions } from "./options.ts";
