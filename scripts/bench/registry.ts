@@ -1,7 +1,7 @@
 // The benchmark's scenarios, declared: what each measures, the shared set-ups it needs (made by an
 // earlier scenario, or by the runner), and the targets (targets.ts) its rows are judged by. They
-// run in this order: later ones read data the earlier ones leave (the import runs last, so that
-// its members do not sit in the search scenario's index).
+// run in this order: later ones read data the earlier ones leave (the import and the insight
+// scenarios run late, so that their members do not sit in the search scenario's index).
 
 import type { Store } from "../../src/platform/db/database.ts";
 import type { BenchOptions } from "./options.ts";
@@ -15,6 +15,8 @@ import { feedPages } from "./scenarios/events.ts";
 import { exportMembers } from "./scenarios/exports.ts";
 import { getThroughput, getThroughputRateLimited } from "./scenarios/get-throughput.ts";
 import { importCsv } from "./scenarios/import-csv.ts";
+import { insightRules } from "./scenarios/insight-rules.ts";
+import { insightSizes } from "./scenarios/insight-sizes.ts";
 import { manyAudiences } from "./scenarios/many-audiences.ts";
 import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
@@ -230,6 +232,22 @@ export const SCENARIOS: readonly Scenario[] = [
     what: "a CSV file of --size new members imported, beside COPY FROM STDIN, with the server's peak RSS",
     targets: ["import_csv", "import_peak_rss"],
     run: (ctx) => importCsv(ctx),
+  }),
+  // After the import, so that the million members each writes into the service's store alone
+  // (the raw baseline's database gets only what its baselines read) weigh on no earlier scenario.
+  scenario({
+    name: "insight-sizes",
+    what: "the overlap of 20 audiences over --size members, a history of 400 days, a page of 100 with include=stats",
+    needs: ["storeWriter"],
+    targets: ["insight_overlap", "insight_history", "insight_list_stats"],
+    run: (ctx, { storeWriter }) => insightSizes(ctx, storeWriter),
+  }),
+  scenario({
+    name: "insight-rules",
+    what: "a dry run and nodeCounts of a 10-condition rule over --size members, beside its preview; an explanation",
+    needs: ["storeWriter"],
+    targets: ["insight_dry_run", "insight_node_counts", "insight_explanation"],
+    run: (ctx, { storeWriter }) => insightRules(ctx, storeWriter),
   }),
   scenario({
     name: "memory",

@@ -72,6 +72,18 @@ export const TARGETS = {
   clock_tick_idle: [atMost(10, "ms", "p50")],
   clock_tick_crossing: [atMost(200, "ms", "p50")],
   feed_page: [atMost(5, "ms", "p50")],
+  // Issue 31's insight: the overlap of 20 audiences against the raw bit arithmetic (and 50 ms on
+  // PostgreSQL); a dry run and nodeCounts against the preview of the same rule; include=stats
+  // against the same page without it.
+  insight_overlap: {
+    postgres: [ratio("≤", 2, "raw", "p50"), atMost(50, "ms", "p50")],
+    embedded: [ratio("≤", 2, "raw", "p50")],
+  },
+  insight_dry_run: [ratio("≤", 1.3, "preview")],
+  insight_node_counts: [ratio("≤", 2, "preview")],
+  insight_explanation: [atMost(5, "ms", "p50")],
+  insight_history: [atMost(5, "ms", "p50")],
+  insight_list_stats: [ratio("≤", 1.2, "without", "p50")],
   list_audiences: [ratio("≤", 1.5, "raw")],
   search_rare: [atMost(50, "ms", "p50")],
   search_common: [atMost(150, "ms", "p50")],

@@ -91,16 +91,11 @@ export async function createAudience(ctx: Context, name: string, workspaceId = c
  * stops moving): its relay publishes after each write, in the background, and a measurement
  * taken meanwhile would time the relay's work too.
  */
-export async function eventsPublished(ctx: Context, workspaceId = ctx.workspaceId): Promise<void> {
+export async function eventsPublished(ctx: Context, workspaceId = ctx.workspaceId, api = ctx.api): Promise<void> {
   let last = "";
   for (;;) {
     checkTime(ctx);
-    const { body } = await ctx.api.call<{ cursor: string }>(
-      "GET",
-      `${ws(ctx, workspaceId)}/events/latest`,
-      undefined,
-      200,
-    );
+    const { body } = await api.call<{ cursor: string }>("GET", `${ws(ctx, workspaceId)}/events/latest`, undefined, 200);
     if (body.cursor === last) return;
     last = body.cursor;
     await new Promise((resolve) => setTimeout(resolve, 500));
