@@ -25,9 +25,9 @@ import {
   setBits,
   upsertChanged,
 } from "./membership-sql.ts";
-import { audienceAlgebraSql } from "./rules/audience-algebra-sql.ts";
+import { matchingChunks } from "./rules/audience-algebra-sql.ts";
 import type { Filter } from "./rules/filter.ts";
-import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
+import type { SqlContext } from "./rules/filter-sql.ts";
 
 export type { SetChange } from "./membership-sql.ts";
 
@@ -270,13 +270,3 @@ export const membershipRepo = {
 };
 
 export type MembershipRepo = typeof membershipRepo;
-
-/**
- * The chunks of the members a rule matches: by set algebra on the named audiences' chunks when
- * the rule is made only of audience conditions, else by testing every member of the workspace.
- */
-const matchingChunks = (workspaceId: string, filter: Filter | null, context: SqlContext): Prisma.Sql =>
-  audienceAlgebraSql(workspaceId, filter) ??
-  chunksOf(
-    Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`,
-  );

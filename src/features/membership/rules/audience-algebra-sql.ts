@@ -1,6 +1,7 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import { chunksOf, kind, NO_BITS } from "../member-bits-sql.ts";
 import type { Filter } from "./filter.ts";
+import { filterSql, type SqlContext } from "./filter-sql.ts";
 
 /**
  * A rule made only of audience conditions ("in Newsletter and not in Customers") is set algebra
@@ -15,6 +16,16 @@ interface SetNode {
   /** The node is every member except these. */
   complement: boolean;
 }
+
+/**
+ * The chunks of the members a rule matches: by set algebra on the named audiences' chunks when
+ * the rule is made only of audience conditions, else by testing every member of the workspace.
+ */
+export const matchingChunks = (workspaceId: string, filter: Filter | null, context: SqlContext): Prisma.Sql =>
+  audienceAlgebraSql(workspaceId, filter) ??
+  chunksOf(
+    Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`,
+  );
 
 /** The rows (chunk, bits) of the members the rule matches, or null when it is not pure set algebra. */
 export function audienceAlgebraSql(workspaceId: string, filter: Filter | null): Prisma.Sql | null {

@@ -1,9 +1,10 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { bitOf, CHUNK_BITS, chunkOf, chunksOf, kind, NO_BITS } from "../member-bits-sql.ts";
+import { bitOf, CHUNK_BITS, chunkOf, kind, NO_BITS } from "../member-bits-sql.ts";
 import { hidden, MEMBER_COLUMNS, type MemberRow } from "../member-repo.ts";
+import { matchingChunks } from "./audience-algebra-sql.ts";
 import type { Filter } from "./filter.ts";
-import { filterSql, type SqlContext } from "./filter-sql.ts";
+import type { SqlContext } from "./filter-sql.ts";
 
 /** How many members of each side of a change are named. */
 const SAMPLE = 10;
@@ -54,7 +55,7 @@ export const ruleInsightRepo = {
   ): Promise<FilterChangeRow> {
     const [row] = await db.$queryRaw<FilterChangeRow[]>`
       WITH r AS MATERIALIZED (
-        SELECT * FROM ${chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`)} AS r
+        SELECT * FROM (${matchingChunks(workspaceId, filter, context)}) AS r
       ),
       cur AS MATERIALIZED (
         SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
