@@ -1,12 +1,15 @@
 import { defineConfig } from "vitest/config";
 
-// Three tiers. "unit": tests of code with fakes, in seconds, without a store (npm run test:unit).
+// Four tiers. "unit": tests of code with fakes, in seconds, without a store (npm run test:unit).
 // "shared": API, store, SDK and contract tests, two files at once; each starts its own server and
 // store (an embedded one loaded from the run's template, or a PostgreSQL database of its own).
 // "alone": tests that start server processes, kill them, or stop databases, one file at a time
 // after the others: their timings (a kill at a given row, a lease running out) must not compete
 // with other files for the machine's cores.
 const UNIT = ["test/unit/**/*.test.ts"];
+// The console in a real browser (Debian's chromium), against a server on the embedded store: run
+// by the embedded pass of the suite only, since the store behind the API is the API tests' concern.
+const BROWSER = ["test/console/**/*.test.ts"];
 const ALONE = ["test/reliability/**/*.test.ts", "test/faults/**/*.test.ts"];
 // The SDK package's build (once per run, when its sources changed) and the embedded store's template.
 const SERVER_SETUP = ["test/support/client-build.ts", "test/support/embedded-template.ts"];
@@ -22,11 +25,24 @@ export default defineConfig({
         test: {
           name: "shared",
           include: ["test/**/*.test.ts"],
-          exclude: [...UNIT, ...ALONE],
+          exclude: [...UNIT, ...ALONE, ...BROWSER],
           globalSetup: SERVER_SETUP,
           maxWorkers: 2,
         },
       },
+      ...(process.env.TEST_DATABASE_URL
+        ? []
+        : [
+            {
+              extends: true as const,
+              test: {
+                name: "browser",
+                include: BROWSER,
+                globalSetup: [...SERVER_SETUP, "test/support/console-build.ts"],
+                maxWorkers: 1,
+              },
+            },
+          ]),
       {
         extends: true,
         test: {

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import openapiGlue from "fastify-openapi-glue";
 import fp from "fastify-plugin";
@@ -19,7 +20,6 @@ import type { Store } from "./platform/db/database.ts";
 import { bodyParsers } from "./platform/http/body-parsers.ts";
 import { clientErrorHandler } from "./platform/http/client-errors.ts";
 import { contractHooks } from "./platform/http/contract-hooks.ts";
-import { docsRoutes } from "./platform/http/docs-routes.ts";
 import { createHealthHandlers } from "./platform/http/health-handlers.ts";
 import { idempotencyHooks } from "./platform/http/idempotency.ts";
 import { idempotencyRepo } from "./platform/http/idempotency-repo.ts";
@@ -31,6 +31,9 @@ import { RequestLog } from "./platform/http/request-log.ts";
 import { bodyDeadline, unreadBodies } from "./platform/http/request-timeout.ts";
 import { createSecurityHandlers } from "./platform/http/security.ts";
 import { trackWebhookBacklog } from "./platform/metrics.ts";
+import { consoleRoutes } from "./platform/pages/console-routes.ts";
+import { docsRoutes } from "./platform/pages/docs-routes.ts";
+import { PROJECT_ROOT } from "./platform/project-root.ts";
 import { createWorkLoop } from "./platform/work-loop.ts";
 
 declare module "fastify" {
@@ -177,6 +180,7 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   await app.register(contractHooks, { fileOperations, idempotency });
   await app.register(bodyParsers, { fileOperations });
   await app.register(docsRoutes, { publicUrl: http.publicUrl });
+  await app.register(consoleRoutes, { dir: join(PROJECT_ROOT, "dist/console") });
   metricsRoute(app, { token: http.metricsToken });
   await app.register(openapiGlue, {
     specification: readContract(),

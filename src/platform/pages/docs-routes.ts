@@ -4,15 +4,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import { parse } from "yaml";
 import { CONTRACT_PATH } from "../../contract/contract.ts";
-
-// The docs pages are HTML and script a browser runs: no sniffing, no framing (clickjacking), no
-// referrer, and a content security policy that allows this server's own files only.
-const SECURITY_HEADERS = {
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-} as const;
+import { PAGE_HEADERS } from "./page-headers.ts";
 
 export interface DocsOptions {
   /** Where clients reach the API (PUBLIC_URL); absent: this server, as a relative URL. */
@@ -36,9 +28,10 @@ export async function docsRoutes(app: FastifyInstance, { publicUrl }: DocsOption
     publicUrl ? { url: publicUrl, description: "This service" } : { url: "/", description: "This server" },
   ];
 
-  // Registered in this plugin, so it covers exactly the routes below, static files included.
+  // Registered in this plugin, so it covers exactly the routes below, static files included; the
+  // UI's own content security policy allows this server's files only.
   app.addHook("onSend", async (_request, reply) => {
-    reply.headers(SECURITY_HEADERS);
+    reply.headers(PAGE_HEADERS);
   });
   app.get("/v0/openapi.yaml", (_request, reply) => reply.type("application/yaml; charset=utf-8").send(yamlText));
   app.get("/v0/openapi.json", (_request, reply) => reply.type("application/json; charset=utf-8").send(jsonText));

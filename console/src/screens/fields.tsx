@@ -1,0 +1,4 @@
+/** The Fields screen (to come). */
+export function FieldsScreen() {
+  return <h1>Fields</h1>;
+}

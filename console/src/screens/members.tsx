@@ -1,0 +1,4 @@
+/** The Members screen (to come). */
+export function MembersScreen() {
+  return <h1>Members</h1>;
+}
