@@ -6,8 +6,12 @@ import type { Session } from "./session.ts";
 /** What every screen works with: the typed SDK, its TanStack Query hooks, and the signed-in workspace. */
 export interface Api {
   client: AudienceClient;
-  /** useQuery / useMutation bound to the contract's paths (openapi-react-query on the SDK's client). */
-  $api: OpenapiQueryClient<paths>;
+  /**
+   * useQuery / useMutation bound to the contract's paths (openapi-react-query on the SDK's client),
+   * answers typed as JSON: the hooks never ask for another media type (files are downloaded
+   * through the SDK's client, csv-download.tsx).
+   */
+  $api: OpenapiQueryClient<paths, "application/json">;
   workspaceId: string;
   /** `{ params: { path: { workspaceId } } }`, the init of every workspace operation without other parameters. */
   inWorkspace: { params: { path: { workspaceId: string } } };

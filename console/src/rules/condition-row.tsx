@@ -1,0 +1,151 @@
+import { type FieldType, kindOf, OP_LABELS, OPS, type Op, type ConditionRow as Row, valueShape } from "./rule-state.ts";
+
+const DURATION_UNITS = [
+  ["PT", "H", "hours"],
+  ["P", "D", "days"],
+  ["P", "W", "weeks"],
+  ["P", "M", "months"],
+  ["P", "Y", "years"],
+] as const;
+
+/** "P30D" → 30 days; anything else the builder did not write shows as days. */
+function durationParts(value: string): { amount: string; unit: number } {
+  for (const [i, [prefix, suffix]] of DURATION_UNITS.entries()) {
+    const match = new RegExp(`^${prefix}(\\d+)${suffix}$`).exec(value);
+    if (match) return { amount: match[1] ?? "", unit: i };
+  }
+  return { amount: "", unit: 1 };
+}
+const durationOf = (amount: string, unit: number) => {
+  const [prefix, suffix] = DURATION_UNITS[unit] ?? DURATION_UNITS[1];
+  return amount === "" ? "" : `${prefix}${amount}${suffix}`;
+};
+
+export interface ConditionRowProps {
+  row: Row;
+  types: Record<string, FieldType>;
+  audiences: { id: string; name: string }[];
+  /** The members this condition alone matches (the live count); undefined while counting. */
+  count: number | undefined;
+  error: string | undefined;
+  onChange(change: Partial<Omit<Row, "id">>): void;
+  onRemove(): void;
+}
+
+/** One condition: field, operator and value, with its own live count and its own error. */
+export function ConditionRow({ row, types, audiences, count, error, onChange, onRemove }: ConditionRowProps) {
+  const kind = kindOf(row.field, types);
+  const shape = valueShape(row.op, kind);
+  const name = `Condition ${row.id}`;
+  const errorId = `condition-error-${row.id}`;
+  const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
+  const [from = "", to = ""] = row.value.split(",").map((part) => part.trim());
+  const duration = durationParts(row.value);
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of related controls without a fieldset's border
+    <div className="condition" role="group" aria-label={name}>
+      <input
+        aria-label={`${name} field`}
+        list="rule-fields"
+        value={row.field}
+        size={16}
+        onChange={(event) => onChange({ field: event.target.value })}
+        {...described}
+      />
+      <select
+        aria-label={`${name} operator`}
+        value={row.op}
+        onChange={(event) => onChange({ op: event.target.value as Op, value: "" })}
+      >
+        {OPS[kind].map((op) => (
+          <option key={op} value={op}>
+            {OP_LABELS[op]}
+          </option>
+        ))}
+      </select>
+      {shape === "one" || shape === "list" ? (
+        <input
+          aria-label={`${name} value`}
+          value={row.value}
+          inputMode={kind === "number" ? "decimal" : undefined}
+          placeholder={placeholder(kind, shape === "list")}
+          onChange={(event) => onChange({ value: event.target.value })}
+          {...described}
+        />
+      ) : null}
+      {shape === "pair" ? (
+        <>
+          <input
+            aria-label={`${name} from`}
+            value={from}
+            placeholder={placeholder(kind, false)}
+            onChange={(event) => onChange({ value: `${event.target.value}, ${to}` })}
+            {...described}
+          />
+          <span>and</span>
+          <input
+            aria-label={`${name} to`}
+            value={to}
+            placeholder={placeholder(kind, false)}
+            onChange={(event) => onChange({ value: `${from}, ${event.target.value}` })}
+            {...described}
+          />
+        </>
+      ) : null}
+      {shape === "duration" ? (
+        <>
+          <input
+            aria-label={`${name} amount`}
+            inputMode="numeric"
+            size={5}
+            value={duration.amount}
+            onChange={(event) => onChange({ value: durationOf(event.target.value.trim(), duration.unit) })}
+            {...described}
+          />
+          <select
+            aria-label={`${name} unit`}
+            value={duration.unit}
+            onChange={(event) => onChange({ value: durationOf(duration.amount, Number(event.target.value)) })}
+          >
+            {DURATION_UNITS.map(([, , label], i) => (
+              <option key={label} value={i}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </>
+      ) : null}
+      {shape === "audience" ? (
+        <select
+          aria-label={`${name} audience`}
+          value={row.value}
+          onChange={(event) => onChange({ value: event.target.value })}
+          {...described}
+        >
+          <option value="">Choose an audience…</option>
+          {audiences.map((audience) => (
+            <option key={audience.id} value={audience.id}>
+              {audience.name}
+            </option>
+          ))}
+        </select>
+      ) : null}
+      <output className="count muted" aria-label={`${name} count`}>
+        {count === undefined ? "…" : `${count.toLocaleString()} ${count === 1 ? "member" : "members"}`}
+      </output>
+      <button type="button" className="quiet" onClick={onRemove}>
+        Remove<span className="visually-hidden"> {name.toLowerCase()}</span>
+      </button>
+      {error && (
+        <p className="error" id={errorId} role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function placeholder(kind: string, list: boolean): string {
+  const one = kind === "number" ? "50" : kind === "date" || kind === "createdAt" ? "2026-11-30" : "text";
+  return list ? `${one}, …` : one;
+}

@@ -1,0 +1,218 @@
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import { useMemo, useState } from "react";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { ConditionRow } from "./condition-row.tsx";
+import { DryRun } from "./dry-run.tsx";
+import {
+  draftOf,
+  type FieldType,
+  type Filter,
+  filterOf,
+  isComplete,
+  isGroup,
+  type Match,
+  newCondition,
+  newGroup,
+  pointersOf,
+  type RuleDraft,
+  removeRow,
+  rowAtError,
+  setMatch,
+  updateRow,
+} from "./rule-state.ts";
+import { useDebounced } from "./use-debounced.ts";
+
+const BUILT_IN_FIELDS = ["email", "anyEmail", "id", "createdAt", "audience"];
+
+/** The rule of an audience: loads the saved rule, then edits it (RuleEditor). */
+export function RuleBuilder({ audienceId }: { audienceId: string }) {
+  const { $api, workspaceId } = useApi();
+  const params = { path: { workspaceId, audienceId } };
+  const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", { params });
+  const fields = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId } },
+  });
+  // Loaded once: a rule saved elsewhere while this one is edited does not throw the edits away.
+  const [loaded] = useState(() => ({ at: Date.now() }));
+  if (saved.error || fields.error || audiences.error)
+    return <ErrorNote error={saved.error ?? fields.error ?? audiences.error} />;
+  if (!saved.data || !fields.data || !audiences.data) return <p className="muted">Loading the rule…</p>;
+  const types = Object.fromEntries(fields.data.results.map((field) => [field.key, field.type]));
+  const others = audiences.data.results.filter((audience) => audience.id !== audienceId && !audience.isArchived);
+  return (
+    <RuleEditor
+      key={loaded.at}
+      audienceId={audienceId}
+      saved={saved.data.filter}
+      types={types}
+      audiences={others}
+      fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => `fields.${field.key}`)]}
+    />
+  );
+}
+
+interface EditorProps {
+  audienceId: string;
+  saved: Filter | null;
+  types: Record<string, FieldType>;
+  audiences: { id: string; name: string }[];
+  fieldNames: string[];
+}
+
+function parseJson(text: string): Filter | null | undefined {
+  try {
+    return JSON.parse(text) as Filter | null;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The builder: conditions and groups, a live count on each (one preview with nodeCounts, once
+ * typing pauses), the +N/−M dry run against the saved rule, and Save. Filters of shapes the
+ * builder does not draw are edited as JSON, with the same counts and dry run.
+ */
+function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorProps) {
+  const { $api, workspaceId } = useApi();
+  const queryClient = useQueryClient();
+  const [draft, setDraft] = useState<RuleDraft | undefined>(() => draftOf(saved));
+  const [json, setJson] = useState(() => JSON.stringify(saved, null, 2));
+  const [savedText, setSavedText] = useState(() => JSON.stringify(saved));
+  const filter = draft ? (isComplete(draft, types) ? filterOf(draft, types) : undefined) : parseJson(json);
+  const settled = useDebounced(filter, 400);
+  const body = settled === undefined ? undefined : { filter: settled };
+  const params = { path: { workspaceId, audienceId } };
+
+  const counts = $api.useQuery(
+    "post",
+    "/v0/workspaces/{workspaceId}/audiences/preview",
+    { params: { path: { workspaceId } }, body: { filter: settled ?? { all: [] }, nodeCounts: true, limit: 1 } },
+    { enabled: settled !== undefined && settled !== null, placeholderData: keepPreviousData, retry: false },
+  );
+  const save = $api.useMutation("put", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
+    onSuccess: (result) => {
+      setSavedText(JSON.stringify(result.filter));
+      void queryClient.invalidateQueries();
+    },
+  });
+
+  const pointers = useMemo(() => (draft ? pointersOf(draft) : new Map<number, string>()), [draft]);
+  const countAt = new Map(
+    (counts.isPlaceholderData ? [] : (counts.data?.nodes ?? [])).map((n) => [n.pointer, n.count]),
+  );
+  const problem = (save.error ?? (counts.isPlaceholderData ? undefined : counts.error)) as
+    | { errors?: { pointer: string; message: string }[] }
+    | undefined;
+  const rowErrors = new Map<number, string>();
+  const otherErrors: string[] = [];
+  for (const error of problem?.errors ?? []) {
+    const id = draft ? rowAtError(draft, error.pointer) : undefined;
+    if (id === undefined) otherErrors.push(error.message);
+    else rowErrors.set(id, [rowErrors.get(id), error.message].filter(Boolean).join("; "));
+  }
+  const change = (next: RuleDraft) => {
+    setDraft(next);
+    save.reset();
+  };
+  const unchanged = JSON.stringify(filter) === savedText;
+  const row = (r: Parameters<typeof ConditionRow>[0]["row"]) => (
+    <ConditionRow
+      key={r.id}
+      row={r}
+      types={types}
+      audiences={audiences}
+      count={countAt.get(pointers.get(r.id) ?? "-")}
+      error={rowErrors.get(r.id)}
+      onChange={(c) => draft && change(updateRow(draft, r.id, c, types))}
+      onRemove={() => draft && change(removeRow(draft, r.id))}
+    />
+  );
+
+  return (
+    <section aria-labelledby="rule-heading" className="panel">
+      <h2 id="rule-heading">Rule</h2>
+      <datalist id="rule-fields">
+        {fieldNames.map((name) => (
+          <option key={name} value={name} />
+        ))}
+      </datalist>
+      {draft ? (
+        <>
+          <MatchPicker label="Members match" match={draft.match} onChange={(m) => change(setMatch(draft, m))} />
+          {draft.items.length === 0 && <p className="muted">No conditions: the audience has members by hand only.</p>}
+          {draft.items.map((item) =>
+            isGroup(item) ? (
+              <div key={item.id} className="group">
+                <MatchPicker
+                  label="A group matching"
+                  match={item.match}
+                  onChange={(m) => change(setMatch(draft, m, item.id))}
+                  count={countAt.get(pointers.get(item.id) ?? "-")}
+                />
+                {item.rows.map(row)}
+                <button type="button" className="quiet" onClick={() => change(newCondition(draft, item.id))}>
+                  Add a condition to the group
+                </button>
+              </div>
+            ) : (
+              row(item)
+            ),
+          )}
+          <div className="row">
+            <button type="button" className="quiet" onClick={() => change(newCondition(draft))}>
+              Add a condition
+            </button>
+            <button type="button" className="quiet" onClick={() => change(newGroup(draft))}>
+              Add a group
+            </button>
+          </div>
+        </>
+      ) : (
+        <>
+          <label htmlFor="rule-json">The rule, as JSON (its shape has more than the builder draws)</label>
+          <textarea id="rule-json" rows={10} cols={70} value={json} onChange={(e) => setJson(e.target.value)} />
+          {parseJson(json) === undefined && <p className="error">Not valid JSON.</p>}
+        </>
+      )}
+      {otherErrors.map((message) => (
+        <p key={message} className="error" role="alert">
+          {message}
+        </p>
+      ))}
+      {!problem?.errors && <ErrorNote error={save.error ?? counts.error} />}
+      <DryRun audienceId={audienceId} body={body} total={counts.data?.totalCount} unchanged={unchanged} />
+      <div className="row">
+        <button
+          type="button"
+          disabled={filter === undefined || unchanged || save.isPending}
+          onClick={() => save.mutate({ params, body: { filter: filter ?? null } })}
+        >
+          {save.isPending ? "Saving…" : "Save rule"}
+        </button>
+        {save.isSuccess && unchanged && (
+          <output className="good" aria-live="polite">
+            Saved.
+          </output>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function MatchPicker(props: { label: string; match: Match; onChange(m: Match): void; count?: number | undefined }) {
+  return (
+    <div className="row">
+      <label>
+        {props.label}{" "}
+        <select value={props.match} onChange={(event) => props.onChange(event.target.value as Match)}>
+          <option value="all">all</option>
+          <option value="any">any</option>
+        </select>{" "}
+        of these conditions
+      </label>
+      {props.count !== undefined && <span className="muted">{props.count.toLocaleString()} members</span>}
+    </div>
+  );
+}

@@ -1,0 +1,82 @@
+import { keepPreviousData } from "@tanstack/react-query";
+import { useState } from "react";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
+
+const PAGE_SIZE = 20;
+
+/** An audience's members, a page at a time (an audience of a million members is never loaded whole). */
+export function AudienceMembers({ audienceId, onExplain }: { audienceId: string; onExplain(id: string): void }) {
+  const { $api, workspaceId } = useApi();
+  const [search, setSearch] = useState("");
+  const [page, setPage] = useState(FIRST_PAGE);
+  const members = $api.useQuery(
+    "get",
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members",
+    {
+      params: {
+        path: { workspaceId, audienceId },
+        query: {
+          limit: PAGE_SIZE,
+          ...(page.after ? { after: page.after } : {}),
+          ...(search.trim() ? { search: search.trim() } : {}),
+        },
+      },
+    },
+    { placeholderData: keepPreviousData },
+  );
+  return (
+    <section className="panel" aria-labelledby="members-heading">
+      <h2 id="members-heading">Members</h2>
+      <div className="row">
+        <label htmlFor="audience-member-search">Search</label>
+        <input
+          id="audience-member-search"
+          type="search"
+          placeholder="Email or name…"
+          value={search}
+          onChange={(event) => {
+            setSearch(event.target.value);
+            setPage(FIRST_PAGE);
+          }}
+        />
+      </div>
+      <ErrorNote error={members.error} />
+      <div className="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Name</th>
+              <th scope="col">
+                <span className="visually-hidden">Explain</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.data?.results.map((member) => (
+              <tr key={member.id}>
+                <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
+                <td>{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
+                <td>
+                  <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
+                    Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {members.data?.results.length === 0 && <p className="muted">No members{search ? " match" : ""}.</p>}
+      <Pager
+        label="Member pages"
+        page={page}
+        hasNextPage={members.data?.pageInfo.hasNextPage ?? false}
+        endCursor={members.data?.pageInfo.endCursor}
+        onChange={setPage}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,62 @@
+import { useApi } from "../api.tsx";
+import { describeNode, nodeAt } from "../rules/rule-text.ts";
+import { ErrorNote } from "../ui/error-note.tsx";
+
+/** Why a member is in the audience or not: by hand, or each node of the rule with what it read of the member. */
+export function Explanation({ audienceId, memberId }: { audienceId: string; memberId: string }) {
+  const { $api, workspaceId } = useApi();
+  const path = { workspaceId, audienceId };
+  const explanation = $api.useQuery(
+    "get",
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation",
+    { params: { path: { ...path, memberId } } },
+  );
+  const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
+    params: { path },
+  });
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId } },
+  });
+  const names = new Map((audiences.data?.results ?? []).map((audience) => [audience.id, audience.name]));
+  const data = explanation.data;
+  return (
+    <section className="panel" aria-labelledby="explanation-heading">
+      <h2 id="explanation-heading">
+        Why <code>{memberId}</code>
+      </h2>
+      <ErrorNote error={explanation.error} />
+      {data && (
+        <>
+          <p className={data.isMember ? "good" : "bad"}>
+            {data.isMember
+              ? `In the audience, ${data.reason === "manual" ? "added by hand" : "by its rule"}.`
+              : data.manual === "exclude"
+                ? "Not in the audience: removed by hand, whatever the rule says."
+                : "Not in the audience."}
+          </p>
+          {data.rule && (
+            <ul className="explanation">
+              {data.rule.nodes.map((node) => {
+                const at = saved.data?.filter ? nodeAt(saved.data.filter, node.pointer) : undefined;
+                const depth = node.pointer === "" ? 0 : node.pointer.split("/").length / 2;
+                return (
+                  <li key={node.pointer} className={`depth-${Math.min(depth, 4)}`}>
+                    <span className={node.matches ? "good" : "bad"}>{node.matches ? "✓" : "✗"}</span>{" "}
+                    {node.pointer === "" ? "The rule" : at ? describeNode(at, names) : node.pointer}
+                    {node.value !== null && (
+                      <span className="muted">
+                        {" "}
+                        — read: {Array.isArray(node.value) ? node.value.join(", ") : String(node.value)}
+                      </span>
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+          {!data.rule && <p className="muted">The audience has no rule.</p>}
+        </>
+      )}
+    </section>
+  );
+}
