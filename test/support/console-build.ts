@@ -4,6 +4,6 @@ import { buildConsole } from "../../scripts/build-console.ts";
  * vitest's global setup of the browser tests: builds the console (dist/console) unless it was
  * built from the same sources, once per run, before any test opens it.
  */
-export default async function setup() {
-  await buildConsole();
+export default function setup() {
+  buildConsole();
 }

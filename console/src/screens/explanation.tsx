@@ -1,4 +1,5 @@
 import { useApi } from "../api.tsx";
+import type { Filter } from "../rules/rule-state.ts";
 import { describeNode, nodeAt } from "../rules/rule-text.ts";
 import { ErrorNote } from "../ui/error-note.tsx";
 
@@ -43,12 +44,7 @@ export function Explanation({ audienceId, memberId }: { audienceId: string; memb
                   <li key={node.pointer} className={`depth-${Math.min(depth, 4)}`}>
                     <span className={node.matches ? "good" : "bad"}>{node.matches ? "✓" : "✗"}</span>{" "}
                     {node.pointer === "" ? "The rule" : at ? describeNode(at, names) : node.pointer}
-                    {node.value !== null && (
-                      <span className="muted">
-                        {" "}
-                        — read: {Array.isArray(node.value) ? node.value.join(", ") : String(node.value)}
-                      </span>
-                    )}
+                    {node.value !== null && <span className="muted"> — {readText(at, node.value)}</span>}
                   </li>
                 );
               })}
@@ -59,4 +55,12 @@ export function Explanation({ audienceId, memberId }: { audienceId: string; memb
       )}
     </section>
   );
+}
+
+/** What a condition read of the member, in words: membership for an audience condition, else the value. */
+function readText(node: Filter | undefined, value: string | string[] | boolean): string {
+  if (node && "field" in node && node.field === "audience" && typeof value === "boolean") {
+    return value ? "is in it" : "is not in it";
+  }
+  return `read: ${Array.isArray(value) ? value.join(", ") : String(value)}`;
 }
