@@ -37,7 +37,9 @@ describe("an audience's screen", () => {
     await second.getByLabel("Condition 2 operator").selectOption({ label: "is none of" });
     await second.getByLabel("Condition 2 audience").selectOption({ label: "Customers" });
     await expect.poll(() => second.getByLabel("Condition 2 count").textContent()).toBe("6 members");
-    await expect.poll(() => page.locator(".diff").last().textContent()).toMatch(/\+4 entering, −0 leaving, then 4 members/);
+    await expect
+      .poll(() => page.locator(".diff").last().textContent())
+      .toMatch(/\+4 entering, −0 leaving, then 4 members/);
     await c.screenshot("audience-rule");
 
     await page.getByRole("button", { name: "Save rule" }).click();
@@ -52,7 +54,9 @@ describe("an audience's screen", () => {
     await page.getByLabel("Why is a member in (or not)?").fill(results[4]?.id ?? "");
     await page.getByRole("button", { name: "Explain" }).click();
     await page.getByText("Not in the audience.").waitFor();
-    await expect.poll(() => page.locator(".explanation").textContent()).toMatch(/✗ not in audience Customers — is in it/);
+    await expect
+      .poll(() => page.locator(".explanation").textContent())
+      .toMatch(/✗ not in audience Customers — is in it/);
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("audience");
@@ -60,7 +64,9 @@ describe("an audience's screen", () => {
 
   it("pages the members of an audience and downloads them as CSV", async ({ console: c, ws }) => {
     const id = await createAudience(ws, "Newsletter");
-    const members = Array.from({ length: 45 }, (_, i) => ({ email: `reader${String(i).padStart(2, "0")}@example.com` }));
+    const members = Array.from({ length: 45 }, (_, i) => ({
+      email: `reader${String(i).padStart(2, "0")}@example.com`,
+    }));
     await addMembers(ws, id, { members });
     await c.open(`/audiences/${id}`);
     const { page } = c;
