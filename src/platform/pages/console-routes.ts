@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { routeNotFound } from "../http/problem.ts";
 import { PAGE_HEADERS } from "./page-headers.ts";
 
 /**
@@ -60,4 +61,6 @@ export async function consoleRoutes(app: FastifyInstance, { dir }: ConsoleOption
     reply.header("cache-control", "no-cache").sendFile("index.html");
   app.get("/console/", page);
   app.get("/console/*", page);
+  // A bundle this build does not have (a page of an older build asking for its files) is missing, not the page.
+  app.get("/console/assets/*", routeNotFound);
 }
