@@ -13,7 +13,7 @@ export const ARTEFACTS = fileURLToPath(new URL("../../artifacts/console/", impor
 
 export interface ConsolePage {
   page: Page;
-  /** Opens a console path (e.g. "/", "/fields") signed in to the test's workspace, and waits for its heading. */
+  /** Opens a console path ("" as the banner links, "/", "/fields") signed in to the test's workspace; waits for its heading. */
   open(path: string): Promise<void>;
   /** Saves a PNG of the page as artifacts/console/NAME.png. */
   screenshot(name: string): Promise<string>;
