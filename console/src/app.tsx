@@ -1,4 +1,4 @@
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { MutationCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { useCallback, useState } from "react";
 import { Link, Route, Router, Switch } from "wouter";
 import { ApiProvider, useApi } from "./api.tsx";
@@ -14,7 +14,10 @@ import { SignIn } from "./screens/sign-in.tsx";
 import { WebhooksScreen } from "./screens/webhooks.tsx";
 import { forgetSession, keepSession, restoreSession, type Session } from "./session.ts";
 
-const queryClient = new QueryClient({
+const queryClient: QueryClient = new QueryClient({
+  // After each write the console made, what is on screen is read again at once; changes made
+  // elsewhere (other clients, rules, the clock) arrive through the feed (useFeedRefresh).
+  mutationCache: new MutationCache({ onSuccess: () => queryClient.invalidateQueries() }),
   defaultOptions: {
     // The feed tells the console when data changed (useFeedRefresh); no refetch on every focus.
     queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 30_000 },
