@@ -26,7 +26,9 @@ describe("the Members screen", () => {
     expect(await detail.getByLabel("firstName").inputValue()).toBe("Ada");
     expect(await detail.getByLabel("plan").inputValue()).toBe("pro");
     const memberships = detail.getByRole("listitem");
-    await expect.poll(() => memberships.allTextContents()).toEqual(["Acme people by rule", "Weekly readers added by hand"]);
+    await expect
+      .poll(() => memberships.allTextContents())
+      .toEqual(["Acme people by rule", "Weekly readers added by hand"]);
 
     // A field set: the rule-based audience follows (the member leaves "Acme people").
     await detail.getByLabel("company").fill("Initech");
@@ -62,7 +64,9 @@ describe("the Members screen", () => {
     await expect
       .poll(() => detail.getByRole("alert").textContent())
       .toBe("A field value does not parse as its field's declared type.");
-    expect(await detail.getByRole("listitem").filter({ hasText: "/body/fields/score" }).textContent()).toMatch(/number/);
+    expect(await detail.getByRole("listitem").filter({ hasText: "/body/fields/score" }).textContent()).toMatch(
+      /number/,
+    );
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("members");

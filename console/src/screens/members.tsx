@@ -25,7 +25,9 @@ export function MembersScreen() {
       },
     },
   });
-  const total = list.data?.totalCount;
+  // The operation also answers CSV and NDJSON files (by Accept); the console asks for JSON pages.
+  const members = typeof list.data === "object" ? list.data : undefined;
+  const total = members?.totalCount;
 
   return (
     <>
@@ -67,7 +69,7 @@ export function MembersScreen() {
                 </tr>
               </thead>
               <tbody>
-                {list.data?.results.map((member) => (
+                {members?.results.map((member) => (
                   <tr key={member.id} className={member.id === openId ? "selected" : ""}>
                     <td>
                       <button
@@ -88,14 +90,12 @@ export function MembersScreen() {
             </table>
           </div>
           {list.isPending && <p className="muted">Loading…</p>}
-          {list.data && list.data.results.length === 0 && (
-            <p className="muted">No members{term ? " match" : " yet"}.</p>
-          )}
+          {members && members.results.length === 0 && <p className="muted">No members{term ? " match" : " yet"}.</p>}
           <Pager
             label="Member pages"
             page={page}
-            hasNextPage={list.data?.pageInfo.hasNextPage ?? false}
-            endCursor={list.data?.pageInfo.endCursor}
+            hasNextPage={members?.pageInfo.hasNextPage ?? false}
+            endCursor={members?.pageInfo.endCursor}
             onChange={setPage}
           />
         </section>
