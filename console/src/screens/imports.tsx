@@ -47,12 +47,22 @@ export function ImportsScreen() {
                 const started = new Date(job.createdAt).toLocaleString();
                 return (
                   <tr key={job.id} className={job.id === followed?.id ? "selected" : ""}>
-                    <td>{started}</td>
-                    <td className={`status-${job.status}`}>{job.status}</td>
-                    <td className="num">{job.rowsRead.toLocaleString()}</td>
-                    <td className="num">{job.created.toLocaleString()}</td>
-                    <td className="num">{job.merged.toLocaleString()}</td>
-                    <td className="num">{job.rejected.toLocaleString()}</td>
+                    <td data-label="Started">{started}</td>
+                    <td data-label="Status" className={`status-${job.status}`}>
+                      {job.status}
+                    </td>
+                    <td data-label="Rows read" className="num">
+                      {job.rowsRead.toLocaleString()}
+                    </td>
+                    <td data-label="Created" className="num">
+                      {job.created.toLocaleString()}
+                    </td>
+                    <td data-label="Merged" className="num">
+                      {job.merged.toLocaleString()}
+                    </td>
+                    <td data-label="Rejected" className="num">
+                      {job.rejected.toLocaleString()}
+                    </td>
                     <td>
                       <button type="button" className="quiet" onClick={() => setFollowed({ id: job.id })}>
                         {isEnded(job.status) ? "Details" : "Follow"}
