@@ -57,7 +57,7 @@ describe("the Webhooks screen", () => {
     await page.getByRole("button", { name: "Create webhook" }).click();
     const secret = page.getByRole("region", { name: `Signing secret for ${receiver.url}` });
     await secret.waitFor();
-    expect(await secret.getByLabel("Signing secret").textContent()).toMatch(/^whsec_\S{20,}$/);
+    expect(await secret.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_\S{20,}$/);
     expect(await secret.textContent()).toContain("it will not be shown again");
     const row = page.getByRole("row", { name: new RegExp(receiver.url) });
     expect(await row.getByRole("cell").allTextContents()).toEqual([
@@ -97,7 +97,7 @@ describe("the Webhooks screen", () => {
     await page.reload();
     await page.getByRole("button", { name: `Deliveries to ${receiver.url}` }).click();
     await log.getByRole("row").nth(1).waitFor();
-    expect(await page.getByText("whsec_").count()).toBe(0);
+    expect(await page.getByLabel("Signing secret").count()).toBe(0);
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("webhooks-narrow");
   });

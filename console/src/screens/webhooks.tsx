@@ -157,7 +157,8 @@ function CreateWebhook() {
       {created && (
         <section className="secret" aria-labelledby="secret-heading">
           <h2 id="secret-heading">Signing secret for {created.url}</h2>
-          <code aria-label="Signing secret">{created.secret}</code>
+          <label htmlFor="new-webhook-secret">Signing secret</label>
+          <input id="new-webhook-secret" className="secret-value" readOnly value={created.secret} />
           <p>
             <strong>Copy it now: it will not be shown again.</strong> Your receiver checks every delivery's signature
             with it.
