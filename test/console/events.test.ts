@@ -13,12 +13,9 @@ describe("the Events screen", () => {
     // Changes made elsewhere (here through the API) appear while the screen is open.
     const launch = await createAudience(ws, "Spring launch");
     const rows = page.getByRole("table", { name: "Events, newest first" }).getByRole("row");
-    await expect.poll(() => rows.nth(1).getByRole("cell").allTextContents()).toEqual([
-      expect.any(String),
-      "audience.created",
-      "Spring launch",
-      "created “Spring launch”",
-    ]);
+    await expect
+      .poll(() => rows.nth(1).getByRole("cell").allTextContents())
+      .toEqual([expect.any(String), "audience.created", "Spring launch", "created “Spring launch”"]);
     await addMembers(ws, launch, { members: [{ email: "ada@example.com" }, { email: "grace@example.com" }] });
     await upsertMembers(ws, [{ email: "ada@example.com", fields: { company: "Acme" } }]);
     await expect.poll(() => rows.count()).toBe(5);

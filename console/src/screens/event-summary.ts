@@ -1,6 +1,7 @@
 import type { Event } from "@audience-service/client";
 
-const plural = (count: number, one: string, many = `${one}s`) => `${count.toLocaleString()} ${count === 1 ? one : many}`;
+const plural = (count: number, one: string, many = `${one}s`) =>
+  `${count.toLocaleString()} ${count === 1 ? one : many}`;
 
 /** The audience an event is about, if any. */
 export function audienceOf(event: Event): string | undefined {

@@ -27,7 +27,12 @@ function useTail(): { events: Event[]; since: Date | undefined; error: unknown }
           });
           setSince((current) => current ?? new Date());
           setError(undefined);
-          for await (const page of client.feed({ workspaceId, after: cursor, pollIntervalMs: POLL_MS, signal: stop.signal })) {
+          for await (const page of client.feed({
+            workspaceId,
+            after: cursor,
+            pollIntervalMs: POLL_MS,
+            signal: stop.signal,
+          })) {
             const newest = [...page.events].reverse();
             setEvents((current) => [...newest, ...current].slice(0, MAX_ROWS));
           }
