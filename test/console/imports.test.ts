@@ -5,10 +5,7 @@ import { it } from "./console-fixture.ts";
 const csvFile = (text: string) => ({ name: "members.csv", mimeType: "text/csv", buffer: Buffer.from(text) });
 
 describe("the Imports screen", () => {
-  it("uploads a CSV file, follows its job to the end and lists the rejected rows by line", async ({
-    console: c,
-    ws,
-  }) => {
+  it("uploads a CSV file, follows its job to the end and lists the rejected rows by line", async ({ console: c }) => {
     const rows = Array.from({ length: 120 }, (_, i) => `reader${i}@example.com,Reader ${i},Acme`);
     rows.splice(40, 0, "not-an-email,Broken,Acme");
     rows.splice(90, 0, "extra@example.com,Too,Many,Cells");
@@ -77,6 +74,8 @@ describe("cancelling an import", () => {
     await job.getByRole("button", { name: "Cancel import" }).click();
     await job.getByText("cancelled").waitFor();
     await job.getByRole("button", { name: "Cancel import" }).waitFor({ state: "detached" });
+    const progress = job.getByRole("progressbar", { name: "Import progress" });
+    expect([await progress.getAttribute("value"), await progress.getAttribute("max")]).toEqual(["0", "2"]);
     const past = page.getByRole("table", { name: "Recent imports" }).getByRole("row").nth(1);
     await expect.poll(() => past.getByRole("cell").nth(1).textContent()).toBe("cancelled");
     expect(await c.accessibilityViolations()).toEqual([]);
