@@ -33,7 +33,7 @@ describe("the Overlap screen", () => {
 
     await page.getByText("In all 3 audiences:").waitFor();
     expect(await page.getByText("In all 3 audiences:").textContent()).toBe("In all 3 audiences: 1");
-    const table = page.getByRole("table");
+    const table = page.getByRole("table", { name: "Members in common" });
     expect(await table.getByRole("columnheader").allTextContents()).toEqual(["Readers", "Buyers", "Trial users"]);
     expect(await table.getByRole("rowheader").allTextContents()).toEqual([
       "Readers (4)",

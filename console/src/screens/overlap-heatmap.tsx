@@ -39,11 +39,11 @@ export function OverlapHeatmap({
       <p className="all-count">
         In all {audiences.length} audiences: <strong>{overlap.all.toLocaleString()}</strong>
       </p>
+      <p className="muted" id="overlap-result-note">
+        Each cell: the members in both the row's and the column's audience, and their share of the row's audience.
+      </p>
       <div className="table-wrap">
-        <table className="heatmap">
-          <caption className="muted">
-            Each cell: the members in both the row's and the column's audience, and their share of the row's audience.
-          </caption>
+        <table className="heatmap" aria-labelledby="overlap-result-heading" aria-describedby="overlap-result-note">
           <thead>
             <tr>
               <td />
