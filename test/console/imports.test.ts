@@ -1,11 +1,16 @@
 import { describe, expect } from "vitest";
+import { allMemberIds, createAudience } from "../support/factories.ts";
 import { startLiveServer } from "../support/live-server.ts";
 import { it } from "./console-fixture.ts";
 
 const csvFile = (text: string) => ({ name: "members.csv", mimeType: "text/csv", buffer: Buffer.from(text) });
 
 describe("the Imports screen", () => {
-  it("uploads a CSV file, follows its job to the end and lists the rejected rows by line", async ({ console: c }) => {
+  it("uploads a CSV file into an audience, follows its job to the end and lists the rejected rows by line", async ({
+    console: c,
+    ws,
+  }) => {
+    const newsletter = await createAudience(ws, "Newsletter");
     const rows = Array.from({ length: 120 }, (_, i) => `reader${i}@example.com,Reader ${i},Acme`);
     rows.splice(40, 0, "not-an-email,Broken,Acme");
     rows.splice(90, 0, "extra@example.com,Too,Many,Cells");
@@ -15,6 +20,7 @@ describe("the Imports screen", () => {
     await page
       .getByLabel("CSV file", { exact: true })
       .setInputFiles(csvFile(`email,firstName,company\n${rows.join("\n")}\n`));
+    await page.getByLabel("Add everyone to").selectOption("Newsletter");
     await page.getByRole("button", { name: "Import", exact: true }).click();
 
     const job = page.getByRole("region", { name: /^Import imp_/ });
@@ -30,6 +36,7 @@ describe("the Imports screen", () => {
     expect(await errors.nth(1).getByRole("cell").allTextContents()).toEqual(["42", expect.stringMatching(/e-mail/)]);
     expect(await errors.nth(2).getByRole("cell").allTextContents()).toEqual(["92", expect.stringMatching(/column/)]);
     expect(await job.getByRole("button", { name: "Cancel import" }).count()).toBe(0);
+    expect(await allMemberIds(ws, newsletter)).toHaveLength(120);
 
     const past = page.getByRole("table", { name: "Recent imports" }).getByRole("row").nth(1);
     await expect

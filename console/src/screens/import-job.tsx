@@ -1,6 +1,6 @@
 import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 
@@ -32,10 +32,28 @@ export async function countRows(file: File): Promise<number> {
   return Math.max(0, lines - 1);
 }
 
+/** The rows of the uploaded file once counted (undefined until then, or for a job opened from the list). */
+function useRowCount(file: File | undefined): number | undefined {
+  const [rows, setRows] = useState<number>();
+  useEffect(() => {
+    if (!file) return;
+    let current = true;
+    countRows(file).then(
+      (count) => current && setRows(count),
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [file]);
+  return rows;
+}
+
 /** One import job followed until it ends: a progress bar, its counts, the rejected rows with their lines, Cancel. */
-export function ImportJob({ importId, expectedRows }: { importId: string; expectedRows?: number | undefined }) {
+export function ImportJob({ importId, file }: { importId: string; file?: File | undefined }) {
   const { $api, workspaceId } = useApi();
   const queryClient = useQueryClient();
+  const expectedRows = useRowCount(file);
   const path = { params: { path: { workspaceId, importId } } };
   const job = $api.useQuery("get", "/v0/workspaces/{workspaceId}/imports/{importId}", path, {
     refetchInterval: (query) => (query.state.data && isEnded(query.state.data.status) ? false : POLL_MS),
@@ -116,7 +134,7 @@ function RowErrors({ errors, rejected }: { errors: { line: number; message: stri
         </p>
       )}
       <div className="table-wrap">
-        <table aria-labelledby="import-errors-heading">
+        <table aria-labelledby="import-errors-heading" className="compact">
           <thead>
             <tr>
               <th scope="col" className="num">

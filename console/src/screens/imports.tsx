@@ -3,19 +3,19 @@ import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { ProblemNote } from "../ui/problem-note.tsx";
-import { countRows, ImportJob, isEnded } from "./import-job.tsx";
+import { ImportJob, isEnded } from "./import-job.tsx";
 import "./tools.css";
 
 /** Upload a CSV file of members, follow its job (progress, per-row errors, cancel), and the past imports. */
 export function ImportsScreen() {
   const { $api, inWorkspace } = useApi();
-  const [followed, setFollowed] = useState<{ id: string; rows?: number } | undefined>();
+  const [followed, setFollowed] = useState<{ id: string; file?: File } | undefined>();
   const past = $api.useQuery("get", "/v0/workspaces/{workspaceId}/imports", inWorkspace);
   return (
     <>
       <h1>Imports</h1>
-      <Upload onQueued={(id, rows) => setFollowed({ id, rows })} />
-      {followed && <ImportJob key={followed.id} importId={followed.id} expectedRows={followed.rows} />}
+      <Upload onQueued={(id, file) => setFollowed({ id, file })} />
+      {followed && <ImportJob key={followed.id} importId={followed.id} file={followed.file} />}
       <h2 id="recent-imports-heading">Recent imports</h2>
       <ErrorNote error={past.error} />
       {past.data && past.data.results.length > 0 && (
@@ -81,13 +81,17 @@ export function ImportsScreen() {
   );
 }
 
-function Upload({ onQueued }: { onQueued(id: string, rows: number | undefined): void }) {
-  const { $api, inWorkspace } = useApi();
+function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
+  const { $api, workspaceId } = useApi();
   const queryClient = useQueryClient();
   const [file, setFile] = useState<File | undefined>();
+  const [audienceId, setAudienceId] = useState("");
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId }, query: { limit: 100 } },
+  });
   const upload = $api.useMutation("post", "/v0/workspaces/{workspaceId}/imports", {
-    onSuccess: async (job) => {
-      onQueued(job.id, file ? await countRows(file).catch(() => undefined) : undefined);
+    onSuccess: async (job, { body }) => {
+      onQueued(job.id, body as unknown as File);
       await queryClient.invalidateQueries();
     },
   });
@@ -95,7 +99,7 @@ function Upload({ onQueued }: { onQueued(id: string, rows: number | undefined): 
     event.preventDefault();
     if (!file) return;
     upload.mutate({
-      ...inWorkspace,
+      params: { path: { workspaceId }, query: audienceId ? { audienceId } : {} },
       // The file goes as it is, as text/csv: the browser reads it from disk as it sends it.
       body: file as unknown as string,
       bodySerializer: (body: unknown) => body as File,
@@ -121,6 +125,15 @@ function Upload({ onQueued }: { onQueued(id: string, rows: number | undefined): 
             upload.reset();
           }}
         />
+        <label htmlFor="import-audience">Add everyone to</label>
+        <select id="import-audience" value={audienceId} onChange={(event) => setAudienceId(event.target.value)}>
+          <option value="">no audience</option>
+          {audiences.data?.results.map((audience) => (
+            <option key={audience.id} value={audience.id}>
+              {audience.name}
+            </option>
+          ))}
+        </select>
         <button type="submit" disabled={!file || upload.isPending}>
           {upload.isPending ? "Uploading…" : "Import"}
         </button>
