@@ -1,4 +1,129 @@
-/** The Events screen (to come). */
+import type { Event, EventType } from "@audience-service/client";
+import { useEffect, useState } from "react";
+import { Link } from "wouter";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { audienceOf, eventSummary } from "./event-summary.ts";
+import { EVENT_TYPES } from "./event-types.ts";
+import "./tools.css";
+
+/** The most events kept on screen: older ones drop off the end. */
+const MAX_ROWS = 200;
+const POLL_MS = 1_000;
+
+/** The last MAX_ROWS events since the screen opened, newest first, following the feed from its head. */
+function useTail(): { events: Event[]; since: Date | undefined; error: unknown } {
+  const { client, workspaceId } = useApi();
+  const [events, setEvents] = useState<Event[]>([]);
+  const [since, setSince] = useState<Date>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    const stop = new AbortController();
+    const follow = async () => {
+      while (!stop.signal.aborted) {
+        try {
+          const { cursor } = await client.GET("/v0/workspaces/{workspaceId}/events/latest", {
+            params: { path: { workspaceId } },
+          });
+          setSince((current) => current ?? new Date());
+          setError(undefined);
+          for await (const page of client.feed({
+            workspaceId,
+            after: cursor,
+            pollIntervalMs: POLL_MS,
+            signal: stop.signal,
+          })) {
+            const newest = [...page.events].reverse();
+            setEvents((current) => [...newest, ...current].slice(0, MAX_ROWS));
+          }
+        } catch (failure) {
+          // Shown until the next look succeeds; the tail goes on from the head then.
+          if (!stop.signal.aborted) setError(failure);
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        }
+      }
+    };
+    void follow();
+    return () => stop.abort();
+  }, [client, workspaceId]);
+  return { events, since, error };
+}
+
 export function EventsScreen() {
-  return <h1>Events</h1>;
+  const { $api, workspaceId } = useApi();
+  const { events, since, error } = useTail();
+  const [type, setType] = useState<EventType | "">("");
+  // Names of the audiences the events are about (the first page of them; others show their id).
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId }, query: { limit: 100, includeArchived: true } },
+  });
+  const names = new Map(audiences.data?.results.map((audience) => [audience.id, audience.name]));
+  // The tail knows newer names than the list may have yet: oldest first, so the newest name wins.
+  for (const event of [...events].reverse()) {
+    if (event.type === "audience.created" || event.type === "audience.renamed") {
+      names.set(event.data.audienceId, event.data.name);
+    }
+  }
+  const shown = type ? events.filter((event) => event.type === type) : events;
+
+  return (
+    <>
+      <h1>Events</h1>
+      <div className="row">
+        <label htmlFor="event-type">Type</label>
+        <select id="event-type" value={type} onChange={(event) => setType(event.target.value as EventType | "")}>
+          <option value="">All types</option>
+          {EVENT_TYPES.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+        </select>
+        <span className="muted" role="status">
+          {since
+            ? `Following since ${since.toLocaleTimeString()} · ${shown.length.toLocaleString()} ${shown.length === 1 ? "event" : "events"}${events.length === MAX_ROWS ? ` (the last ${MAX_ROWS})` : ""}`
+            : "Connecting…"}
+        </span>
+      </div>
+      <ErrorNote error={error} />
+      {since && shown.length === 0 && (
+        <p className="muted">
+          Nothing yet{type ? ` of type ${type}` : ""}: changes to audiences and members appear here as they happen.
+        </p>
+      )}
+      {shown.length > 0 && (
+        <div className="table-wrap">
+          <table className="tail stack-table" aria-label="Events, newest first">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Audience</th>
+                <th scope="col">What happened</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((event) => {
+                const audienceId = audienceOf(event);
+                return (
+                  <tr key={event.id}>
+                    <td>
+                      <time dateTime={event.createdAt}>{new Date(event.createdAt).toLocaleTimeString()}</time>
+                    </td>
+                    <td>{event.type}</td>
+                    <td>
+                      {audienceId && (
+                        <Link href={`/audiences/${audienceId}`}>{names.get(audienceId) ?? audienceId}</Link>
+                      )}
+                    </td>
+                    <td className="summary">{eventSummary(event)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
 }

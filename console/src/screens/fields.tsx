@@ -1,4 +1,174 @@
-/** The Fields screen (to come). */
+import type { components } from "@audience-service/client";
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { ProblemNote } from "../ui/problem-note.tsx";
+import "./tools.css";
+
+type FieldType = components["schemas"]["FieldType"];
+type FieldDefinition = components["schemas"]["FieldDefinition"];
+const TYPES: FieldType[] = ["string", "number", "date", "boolean"];
+
+/** The custom fields with a declared type; declare one (or change its type), or make it a string again. */
 export function FieldsScreen() {
-  return <h1>Fields</h1>;
+  const { $api, inWorkspace } = useApi();
+  const list = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", inWorkspace);
+  return (
+    <>
+      <h1>Fields</h1>
+      <p className="muted">
+        A custom field is text until it is declared a number, a date or a boolean; then every value written to it is
+        checked, and rules compare it as that type. <code>firstName</code>, <code>lastName</code>, <code>role</code> and{" "}
+        <code>company</code> stay text.
+      </p>
+      <DeclareField />
+      <ErrorNote error={list.error} />
+      <div className="table-wrap">
+        <table className="stack-table">
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Type</th>
+              <th scope="col">Declared</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.results.map((field) => (
+              <FieldRow key={`${field.key}:${field.type}`} field={field} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {list.isPending && <p className="muted">Loading…</p>}
+      {list.data && list.data.results.length === 0 && <p className="muted">No declared fields: every field is text.</p>}
+    </>
+  );
+}
+
+/** PUT and DELETE of a field, refetching the list (and what else shows fields) once done. */
+function useFieldWrites(onDeclared?: () => void) {
+  const { $api } = useApi();
+  const queryClient = useQueryClient();
+  const refresh = () => queryClient.invalidateQueries();
+  const declare = $api.useMutation("put", "/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+    onSuccess: async () => {
+      onDeclared?.();
+      await refresh();
+    },
+  });
+  const remove = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+    onSuccess: refresh,
+  });
+  return { declare, remove };
+}
+
+function DeclareField() {
+  const { workspaceId } = useApi();
+  const [key, setKey] = useState("");
+  const [type, setType] = useState<FieldType>("number");
+  const { declare } = useFieldWrites(() => setKey(""));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    declare.mutate({ params: { path: { workspaceId, fieldKey: key.trim() } }, body: { type } });
+  };
+  return (
+    <form className="inline-form panel" onSubmit={submit} aria-label="Declare a field">
+      <label htmlFor="field-key">Field key</label>
+      <input
+        id="field-key"
+        value={key}
+        placeholder="e.g. score"
+        aria-describedby="field-declare-error"
+        onChange={(event) => {
+          setKey(event.target.value);
+          declare.reset();
+        }}
+      />
+      <label htmlFor="field-type">Type</label>
+      <select
+        id="field-type"
+        value={type}
+        onChange={(event) => {
+          setType(event.target.value as FieldType);
+          declare.reset();
+        }}
+      >
+        {TYPES.map((option) => (
+          <option key={option} value={option}>
+            {option}
+          </option>
+        ))}
+      </select>
+      <button type="submit" disabled={declare.isPending || key.trim() === ""}>
+        Declare
+      </button>
+      <ProblemNote id="field-declare-error" error={declare.error} />
+    </form>
+  );
+}
+
+function FieldRow({ field }: { field: FieldDefinition }) {
+  const { workspaceId } = useApi();
+  const [type, setType] = useState<FieldType>(field.type);
+  const { declare, remove } = useFieldWrites();
+  const path = { params: { path: { workspaceId, fieldKey: field.key } } };
+  const errorId = `field-error-${field.key}`;
+  const change = (event: FormEvent) => {
+    event.preventDefault();
+    remove.reset();
+    declare.mutate({ ...path, body: { type } });
+  };
+  return (
+    <tr>
+      <th scope="row">
+        <code>{field.key}</code>
+      </th>
+      <td>
+        <form className="inline-form" onSubmit={change}>
+          <label htmlFor={`type-${field.key}`} className="visually-hidden">
+            Type of {field.key}
+          </label>
+          <select
+            id={`type-${field.key}`}
+            value={type}
+            aria-describedby={errorId}
+            onChange={(event) => {
+              setType(event.target.value as FieldType);
+              declare.reset();
+            }}
+          >
+            {TYPES.map((option) => (
+              <option key={option} value={option}>
+                {option}
+              </option>
+            ))}
+          </select>
+          {type !== field.type && (
+            <button type="submit" disabled={declare.isPending}>
+              Change type<span className="visually-hidden"> of {field.key}</span>
+            </button>
+          )}
+        </form>
+        <ProblemNote id={errorId} error={declare.error ?? remove.error} />
+      </td>
+      <td>{new Date(field.createdAt).toLocaleString()}</td>
+      <td>
+        <button
+          type="button"
+          className="quiet"
+          disabled={remove.isPending}
+          onClick={() => {
+            declare.reset();
+            remove.mutate(path);
+          }}
+        >
+          Delete<span className="visually-hidden"> {field.key}</span>
+        </button>
+      </td>
+    </tr>
+  );
 }

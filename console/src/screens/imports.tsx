@@ -1,4 +1,144 @@
-/** The Imports screen (to come). */
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { ProblemNote } from "../ui/problem-note.tsx";
+import { ImportJob, isEnded } from "./import-job.tsx";
+import "./tools.css";
+
+/** Upload a CSV file of members, follow its job (progress, per-row errors, cancel), and the past imports. */
 export function ImportsScreen() {
-  return <h1>Imports</h1>;
+  const { $api, inWorkspace } = useApi();
+  const [followed, setFollowed] = useState<{ id: string; file?: File } | undefined>();
+  const past = $api.useQuery("get", "/v0/workspaces/{workspaceId}/imports", inWorkspace);
+  return (
+    <>
+      <h1>Imports</h1>
+      <Upload onQueued={(id, file) => setFollowed({ id, file })} />
+      {followed && <ImportJob key={followed.id} importId={followed.id} file={followed.file} />}
+      <h2 id="recent-imports-heading">Recent imports</h2>
+      <ErrorNote error={past.error} />
+      {past.data && past.data.results.length > 0 && (
+        <div className="table-wrap">
+          <table aria-labelledby="recent-imports-heading" className="stack-table">
+            <thead>
+              <tr>
+                <th scope="col">Started</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Rows read
+                </th>
+                <th scope="col" className="num">
+                  Created
+                </th>
+                <th scope="col" className="num">
+                  Merged
+                </th>
+                <th scope="col" className="num">
+                  Rejected
+                </th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {past.data?.results.map((job) => {
+                const started = new Date(job.createdAt).toLocaleString();
+                return (
+                  <tr key={job.id} className={job.id === followed?.id ? "selected" : ""}>
+                    <td data-label="Started">{started}</td>
+                    <td data-label="Status" className={`status-${job.status}`}>
+                      {job.status}
+                    </td>
+                    <td data-label="Rows read" className="num">
+                      {job.rowsRead.toLocaleString()}
+                    </td>
+                    <td data-label="Created" className="num">
+                      {job.created.toLocaleString()}
+                    </td>
+                    <td data-label="Merged" className="num">
+                      {job.merged.toLocaleString()}
+                    </td>
+                    <td data-label="Rejected" className="num">
+                      {job.rejected.toLocaleString()}
+                    </td>
+                    <td>
+                      <button type="button" className="quiet" onClick={() => setFollowed({ id: job.id })}>
+                        {isEnded(job.status) ? "Details" : "Follow"}
+                        <span className="visually-hidden"> of the import started {started}</span>
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {past.data && past.data.results.length === 0 && <p className="muted">No imports yet.</p>}
+    </>
+  );
+}
+
+function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
+  const { $api, workspaceId } = useApi();
+  const queryClient = useQueryClient();
+  const [file, setFile] = useState<File | undefined>();
+  const [audienceId, setAudienceId] = useState("");
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId }, query: { limit: 100 } },
+  });
+  const upload = $api.useMutation("post", "/v0/workspaces/{workspaceId}/imports", {
+    onSuccess: async (job, { body }) => {
+      onQueued(job.id, body as unknown as File);
+      await queryClient.invalidateQueries();
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!file) return;
+    upload.mutate({
+      params: { path: { workspaceId }, query: audienceId ? { audienceId } : {} },
+      // The file goes as it is, as text/csv: the browser reads it from disk as it sends it.
+      body: file as unknown as string,
+      bodySerializer: (body: unknown) => body as File,
+      headers: { "content-type": "text/csv" },
+    });
+  };
+  return (
+    <form className="panel stack" onSubmit={submit} aria-label="Upload a CSV file">
+      <p className="muted">
+        A CSV file with a header row naming <code>email</code> or <code>id</code> (or both), and any of{" "}
+        <code>alternativeEmails</code>, <code>firstName</code>, <code>lastName</code>, <code>role</code>,{" "}
+        <code>company</code> and custom fields. Members are matched by id, else by e-mail, and merged.
+      </p>
+      <div className="inline-form">
+        <label htmlFor="import-file">CSV file</label>
+        <input
+          id="import-file"
+          type="file"
+          accept=".csv,text/csv"
+          aria-describedby="import-upload-error"
+          onChange={(event) => {
+            setFile(event.target.files?.[0]);
+            upload.reset();
+          }}
+        />
+        <label htmlFor="import-audience">Add everyone to</label>
+        <select id="import-audience" value={audienceId} onChange={(event) => setAudienceId(event.target.value)}>
+          <option value="">no audience</option>
+          {audiences.data?.results.map((audience) => (
+            <option key={audience.id} value={audience.id}>
+              {audience.name}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={!file || upload.isPending}>
+          {upload.isPending ? "Uploading…" : "Import"}
+        </button>
+      </div>
+      <ProblemNote id="import-upload-error" error={upload.error} />
+    </form>
+  );
 }

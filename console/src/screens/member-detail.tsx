@@ -1,0 +1,165 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Link } from "wouter";
+import { useApi } from "../api.tsx";
+import { ErrorNote } from "../ui/error-note.tsx";
+import { ProblemNote } from "../ui/problem-note.tsx";
+
+const NAMED = ["firstName", "lastName", "role", "company"];
+
+/** One member: its e-mails, every field editable (set a value, remove one), and the audiences it is in with why. */
+export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(): void }) {
+  const { $api, workspaceId } = useApi();
+  const path = { params: { path: { workspaceId, memberId } } };
+  const member = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}", path);
+  const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}/audiences", path);
+  const title = member.data ? (member.data.email ?? member.data.id) : memberId;
+  const fields = member.data ? Object.entries(member.data.fields) : [];
+  // The named fields first (always present), then the custom ones by key.
+  fields.sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
+
+  return (
+    <section className="panel" aria-labelledby="member-heading">
+      <div className="row">
+        <h2 id="member-heading">{title}</h2>
+        <button type="button" className="quiet" onClick={onClose}>
+          Close<span className="visually-hidden"> {title}</span>
+        </button>
+      </div>
+      <ErrorNote error={member.error} />
+      {member.data && (
+        <>
+          <p className="muted">
+            <code>{member.data.id}</code> · added {new Date(member.data.createdAt).toLocaleString()}
+            {member.data.alternativeEmails.length > 0 && <> · also {member.data.alternativeEmails.join(", ")}</>}
+          </p>
+          <h3>Fields</h3>
+          <div className="field-grid">
+            {fields.map(([key, value]) => (
+              <FieldEditor key={`${key}=${value}`} memberId={memberId} fieldKey={key} value={value} />
+            ))}
+          </div>
+          <AddField memberId={memberId} />
+        </>
+      )}
+      <h3>Audiences</h3>
+      <ErrorNote error={audiences.error} />
+      {audiences.data && audiences.data.results.length === 0 && <p className="muted">In no audience.</p>}
+      <ul>
+        {audiences.data?.results.map((audience) => (
+          <li key={audience.id}>
+            <Link href={`/audiences/${audience.id}`}>{audience.name}</Link>{" "}
+            <span className="badge">{audience.reason === "rule" ? "by rule" : "added by hand"}</span>
+            {audience.isArchived && <span className="badge">archived</span>}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function rank(key: string): number {
+  const index = NAMED.indexOf(key);
+  return index === -1 ? NAMED.length : index;
+}
+
+/** The PATCH of one member, refetching what shows it once it is done. */
+function useUpdateMember(onSuccess?: () => void) {
+  const { $api } = useApi();
+  const queryClient = useQueryClient();
+  return $api.useMutation("patch", "/v0/workspaces/{workspaceId}/members/{memberId}", {
+    onSuccess: async () => {
+      onSuccess?.();
+      await queryClient.invalidateQueries();
+    },
+  });
+}
+
+function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey: string; value: string }) {
+  const { workspaceId } = useApi();
+  const [draft, setDraft] = useState(value);
+  const update = useUpdateMember();
+  const named = NAMED.includes(fieldKey);
+  const errorId = `field-error-${fieldKey}`;
+  const send = (next: string | null) =>
+    update.mutate({ params: { path: { workspaceId, memberId } }, body: { fields: { [fieldKey]: next } } });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send(draft);
+  };
+  return (
+    <>
+      <label className="key" htmlFor={`field-${fieldKey}`}>
+        {fieldKey}
+      </label>
+      <form className="inline-form" onSubmit={submit}>
+        <input
+          id={`field-${fieldKey}`}
+          value={draft}
+          aria-describedby={errorId}
+          onChange={(event) => {
+            setDraft(event.target.value);
+            update.reset();
+          }}
+        />
+        <button type="submit" disabled={update.isPending || draft === value}>
+          Save<span className="visually-hidden"> {fieldKey}</span>
+        </button>
+      </form>
+      {named ? (
+        <span />
+      ) : (
+        <button type="button" className="quiet" disabled={update.isPending} onClick={() => send(null)}>
+          Remove<span className="visually-hidden"> {fieldKey}</span>
+        </button>
+      )}
+      <ProblemNote id={errorId} error={update.error} />
+    </>
+  );
+}
+
+function AddField({ memberId }: { memberId: string }) {
+  const { workspaceId } = useApi();
+  const [key, setKey] = useState("");
+  const [value, setValue] = useState("");
+  const update = useUpdateMember(() => {
+    setKey("");
+    setValue("");
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    update.mutate({ params: { path: { workspaceId, memberId } }, body: { fields: { [key.trim()]: value } } });
+  };
+  return (
+    <form className="inline-form" onSubmit={submit} aria-label="Add a field">
+      <label htmlFor="new-field-key">New field</label>
+      <input
+        id="new-field-key"
+        value={key}
+        placeholder="key"
+        aria-describedby="new-field-error"
+        onChange={(event) => {
+          setKey(event.target.value);
+          update.reset();
+        }}
+      />
+      <label htmlFor="new-field-value" className="visually-hidden">
+        Value
+      </label>
+      <input
+        id="new-field-value"
+        value={value}
+        placeholder="value"
+        aria-describedby="new-field-error"
+        onChange={(event) => {
+          setValue(event.target.value);
+          update.reset();
+        }}
+      />
+      <button type="submit" disabled={update.isPending || key.trim() === ""}>
+        Add
+      </button>
+      <ProblemNote id="new-field-error" error={update.error} />
+    </form>
+  );
+}
