@@ -25,8 +25,7 @@ export function MembersScreen() {
       },
     },
   });
-  // The operation also answers CSV and NDJSON files (by Accept); the console asks for JSON pages.
-  const members = typeof list.data === "object" ? list.data : undefined;
+  const members = list.data;
   const total = members?.totalCount;
 
   return (
