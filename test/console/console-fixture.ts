@@ -13,6 +13,8 @@ export const ARTEFACTS = fileURLToPath(new URL("../../artifacts/console/", impor
 
 export interface ConsolePage {
   page: Page;
+  /** The API key the page signs in with (the test's workspace's). */
+  key: string;
   /** Opens a console path ("" as the banner links, "/", "/fields") signed in to the test's workspace; waits for its heading. */
   open(path: string): Promise<void>;
   /** Saves a PNG of the page as artifacts/console/NAME.png. */
@@ -50,6 +52,7 @@ export const test = api
     mkdirSync(ARTEFACTS, { recursive: true });
     return {
       page,
+      key: ws.key,
       async open(path) {
         await page.goto(`${server.baseUrl}/console${path}#key=${ws.key}`);
         await page.getByRole("heading", { level: 1 }).first().waitFor();

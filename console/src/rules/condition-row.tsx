@@ -55,7 +55,11 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
       <select
         aria-label={`${name} operator`}
         value={row.op}
-        onChange={(event) => onChange({ op: event.target.value as Op, value: "" })}
+        onChange={(event) => {
+          // A value that still fits the new operator (is → is not) is kept.
+          const op = event.target.value as Op;
+          onChange(valueShape(op, kind) === shape ? { op } : { op, value: "" });
+        }}
       >
         {OPS[kind].map((op) => (
           <option key={op} value={op}>
