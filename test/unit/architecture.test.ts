@@ -1,4 +1,4 @@
-// The layout's rules (docs/architecture.md), checked over src/ as it is: who may import whom,
+// The layout's rules (docs/architecture.md), checked over src/ (and the SDK's and console's sources) as they are: who may import whom,
 // where SQL may be written, and the size of folders and files.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -15,8 +15,12 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-const sources = [...filesUnder(SRC), ...filesUnder(join(ROOT, "packages/client/src"))]
-  .filter((path) => /\.(ts|mjs)$/.test(path))
+const sources = [
+  ...filesUnder(SRC),
+  ...filesUnder(join(ROOT, "packages/client/src")),
+  ...filesUnder(join(ROOT, "console/src")),
+]
+  .filter((path) => /\.(ts|tsx|mjs)$/.test(path))
   .map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, "utf8") }));
 
 /** Every module a file imports, as a path from the repository's root (or a package name). */
@@ -32,6 +36,9 @@ const featureOf = (path: string) => /^src\/features\/([^/]+)\//.exec(path)?.[1];
 /** The import rule of docs/architecture.md; answers why an import breaks it, or undefined. */
 function broken(from: string, to: string): string | undefined {
   if (from.startsWith("packages/")) return to.startsWith("src/") ? "the SDK package imports no server code" : undefined;
+  if (from.startsWith("console/"))
+    return to.startsWith("src/") ? "the console talks to the server through the SDK only" : undefined;
+  if (to.startsWith("console/")) return "the server does not import the console";
   if (to.startsWith("@audience-service/client")) return "the server does not use the SDK";
   const http = to.startsWith("src/platform/http/") || to === "fastify" || to.startsWith("@fastify/");
   const feature = featureOf(from);
@@ -70,6 +77,9 @@ describe("the layout of src/", () => {
     expect(broken("src/domain/cursor.ts", "src/platform/db/pg-errors.ts")).toMatch(/only itself/);
     expect(broken("src/features/imports/import-service.ts", "@audience-service/client")).toMatch(/not use the SDK/);
     expect(broken("packages/client/src/cli/config.ts", "src/domain/api-key.ts")).toMatch(/no server code/);
+    expect(broken("console/src/session.ts", "src/domain/api-key.ts")).toMatch(/through the SDK only/);
+    expect(broken("console/src/api.tsx", "@audience-service/client")).toBeUndefined();
+    expect(broken("src/app.ts", "console/src/session.ts")).toMatch(/does not import the console/);
     expect(broken("src/features/members/member-handlers.ts", "src/platform/http/file-responses.ts")).toBeUndefined();
     expect(
       broken("src/features/imports/import-chunk.ts", "src/features/membership/membership-service.ts"),
