@@ -24,7 +24,9 @@ export function withConsistency(
       ? (request, reply) => readingFromReplicas(tokenOf(request), () => handler(request, reply))
       : async (request, reply) => {
           const result = await handler(request, reply);
-          const token = await store.consistencyToken();
+          // The write is committed whatever happens now: a primary that does not tell its
+          // position costs the answer its token (the client keeps its last), not its success.
+          const token = await store.consistencyToken().catch(() => undefined);
           if (token !== undefined && !reply.sent) reply.header("consistency-token", token);
           return result;
         };

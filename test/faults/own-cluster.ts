@@ -49,6 +49,8 @@ export interface OwnCluster {
   log(): string;
   /** A replica made this cluster the primary (pg_ctlcluster promote): it leaves recovery. */
   promote(): Promise<void>;
+  /** CPU seconds the cluster's processes have used so far, those that have exited included. */
+  cpuSeconds(): number;
 }
 
 export interface OwnClusterOptions {
@@ -124,6 +126,16 @@ export async function createOwnCluster(options: OwnClusterOptions = {}): Promise
       frozen = [];
     },
     promote: () => ctl("promote"),
+    cpuSeconds() {
+      // The postmaster's own time and its reaped children's, and the live children's own.
+      const [postmaster = "", ...children] = processes();
+      const [utime = 0, stime = 0, cutime = 0, cstime = 0] = procTimes(postmaster);
+      const live = children.reduce((sum, pid) => {
+        const [u = 0, s = 0] = procTimes(pid);
+        return sum + u + s;
+      }, 0);
+      return (utime + stime + cutime + cstime + live) / 100;
+    },
     log: () => readFileSync(`/var/log/postgresql/postgresql-${version}-${name}.log`, "utf8"),
     drop() {
       signal(frozen, "SIGCONT");
@@ -152,6 +164,20 @@ function baseBackup(version: string, name: string, primaryPort: number): void {
   // The data directory must be the server's user's: as root, the backup runs as postgres.
   if (process.getuid?.() === 0) run("runuser", ["-u", "postgres", "--", ...command]);
   else run(command[0] as string, command.slice(1));
+}
+
+/** utime, stime, cutime and cstime of a process, in clock ticks (none once it has exited). */
+function procTimes(pid: string): number[] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .slice(11, 15)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
 
 function isAlive(pid: number): boolean {
