@@ -113,6 +113,8 @@ interface ServiceSettings {
   databaseUrl?: string | undefined;
   /** DATABASE_READ_URLS: replicas to read from. */
   readUrls?: string | undefined;
+  /** DATABASE_REPLICA_WAIT_MS, when not the default. */
+  replicaWaitMs?: number | undefined;
   dataDir?: string | undefined;
   adminToken: string;
   rateLimitPerMinute: number;
@@ -174,6 +176,7 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
       HOST: "127.0.0.1",
       DATABASE_URL: settings.databaseUrl,
       DATABASE_READ_URLS: settings.readUrls,
+      DATABASE_REPLICA_WAIT_MS: settings.replicaWaitMs === undefined ? undefined : String(settings.replicaWaitMs),
       DATA_DIR: settings.dataDir,
       ADMIN_TOKEN: settings.adminToken,
       LOG_LEVEL: "warn",

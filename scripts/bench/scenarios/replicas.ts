@@ -37,10 +37,11 @@ export async function replicaReads(ctx: Context): Promise<void> {
   const servers: Server[] = [];
   let primary: OwnCluster | undefined;
   let replica: OwnCluster | undefined;
-  const start = async (readUrls: string | undefined): Promise<Server> => {
+  const start = async (readUrls: string | undefined, replicaWaitMs?: number): Promise<Server> => {
     const process = await startService({
       databaseUrl: primary?.url(),
       readUrls,
+      replicaWaitMs,
       adminToken,
       rateLimitPerMinute: 0,
       bodyLimit: 16 * 1_048_576,
@@ -60,7 +61,9 @@ export async function replicaReads(ctx: Context): Promise<void> {
     replica = await createOwnCluster({ replicaOf: primary });
     const alone = await start(undefined);
     const replicated = await start(replica.url());
-    await latencies(ctx, alone, replicated);
+    const waitless = await start(replica.url(), 0);
+    await latencies(ctx, alone, replicated, waitless);
+    await stop(waitless);
     await mixed(ctx, primary, { alone, replicated, start, stop });
   } finally {
     for (const server of [...servers]) await stop(server).catch(() => {});
@@ -85,9 +88,9 @@ async function tenant(server: Server, others: Server[], name: string) {
   return { path, clients };
 }
 
-async function latencies(ctx: Context, alone: Server, replicated: Server): Promise<void> {
-  const { path, clients } = await tenant(alone, [replicated], "Replica reads");
-  const [onPrimary, onReplica] = clients as [Client, Client];
+async function latencies(ctx: Context, alone: Server, replicated: Server, waitless: Server): Promise<void> {
+  const { path, clients } = await tenant(alone, [replicated, waitless], "Replica reads");
+  const [onPrimary, onReplica, noWait] = clients as [Client, Client, Client];
   const { body: audience } = await onPrimary.call<{ id: string }>("POST", `${path}/audiences`, { name: "Read" }, 201);
   const { body: scratch } = await onPrimary.call<{ id: string }>("POST", `${path}/audiences`, { name: "Written" }, 201);
   ctx.log(`replicas: ${thousands(MEMBERS)} members into one audience`);
@@ -114,6 +117,8 @@ async function latencies(ctx: Context, alone: Server, replicated: Server): Promi
     ctx.log(`replicas: ${samples} × ${name} on each, without a token, then after a write with its token`);
     const plain = { primary: [] as number[], replica: [] as number[] };
     const fresh = { primary: [] as number[], replica: [] as number[] };
+    const again = { primary: [] as number[], replica: [] as number[] };
+    const unwaited: number[] = [];
     for (let i = 0; i < samples + 20; i++) {
       checkTime(ctx);
       // Alternately first, so that neither gains from the other's warm caches.
@@ -134,9 +139,17 @@ async function latencies(ctx: Context, alone: Server, replicated: Server): Promi
       for (const [side, client] of order) {
         const token = await write(client);
         if (side === "replica" && token === "") throw new Error("a write on the replicated server carried no token");
-        const answer = await client.call("GET", read, undefined, 200, token ? { "consistency-token": token } : {});
+        const headers: Record<string, string> = token ? { "consistency-token": token } : {};
+        const answer = await client.call("GET", read, undefined, 200, headers);
         if (i >= 20) fresh[side].push(answer.ms);
+        // The same token again, as the SDK sends a client's last token with each of its reads.
+        const later = await client.call("GET", read, undefined, 200, headers);
+        if (i >= 20) again[side].push(later.ms);
       }
+      // DATABASE_REPLICA_WAIT_MS=0: a token the replica is not known to have replayed reads the primary at once.
+      const token = await write(noWait);
+      const answer = await noWait.call("GET", read, undefined, 200, { "consistency-token": token });
+      if (i >= 20) unwaited.push(answer.ms);
     }
     ctx.rows.push(
       latencyRow(plain.replica, plain.primary, {
@@ -150,6 +163,18 @@ async function latencies(ctx: Context, alone: Server, replicated: Server): Promi
         label: (p99) => `${name} with one replica, right after a write, its token: p50 (p99 ${p99.toFixed(1)} ms)`,
         baseline: "the same on a primary-only server",
         target: "replica_read_fresh_token",
+      }),
+      latencyRow(unwaited, fresh.primary, {
+        metric: `replica_${name}_fresh_token_no_wait`,
+        label: (p99) =>
+          `${name} right after a write, its token, DATABASE_REPLICA_WAIT_MS=0: p50 (p99 ${p99.toFixed(1)} ms)`,
+        baseline: "the same on a primary-only server",
+      }),
+      latencyRow(again.replica, again.primary, {
+        metric: `replica_${name}_replayed_token`,
+        label: (p99) =>
+          `${name} with one replica, the same token again (replayed by then): p50 (p99 ${p99.toFixed(1)} ms)`,
+        baseline: "the same on a primary-only server",
       }),
     );
   }
