@@ -71,7 +71,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   // No dataDir default here: a store opened without one (tests) lives in memory.
   const { dataDir: _, ...limits } = DEFAULTS.database;
   const settings: Settings = { ...limits, ...definedOnly(options) };
-  if (settings.readUrls?.length && !options.databaseUrl) throw new Error("Replicas need PostgreSQL: the embedded store has none.");
+  if (settings.readUrls?.length && !options.databaseUrl)
+    throw new Error("Replicas need PostgreSQL: the embedded store has none.");
   return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
 }
 
