@@ -2274,6 +2274,16 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+         *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+         *     includes that write (by a replica that has replayed it, or else by the primary). Without
+         *     it, a read may be answered by a replica slightly behind (at most
+         *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+         *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+         * @example 0000000016B374D8
+         */
+        ConsistencyToken: string;
+        /**
          * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
          *     executes; a later one with the same key and the same body (from the same API key, within
          *     24 hours) gets the first response again, status and body, without executing again, marked
@@ -2326,7 +2336,16 @@ export interface components {
         WebhookId: components["schemas"]["ResourceId"];
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description Where this write left the database (its commit's position in PostgreSQL's write-ahead
+         *     log), present when the server reads from replicas. Send it back as the `Consistency-Token`
+         *     request header of later reads to see this write in their answers. Opaque: compare it with
+         *     nothing, keep the last one.
+         * @example 0000000016B374D8
+         */
+        ConsistencyToken: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2380,7 +2399,18 @@ export interface operations {
     listWorkspaces: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2431,6 +2461,7 @@ export interface operations {
             /** @description The workspace was created. */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2481,6 +2512,7 @@ export interface operations {
             /** @description The key was created. */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2516,6 +2548,7 @@ export interface operations {
             /** @description The key is revoked. */
             204: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2546,7 +2579,18 @@ export interface operations {
                 /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -2606,6 +2650,7 @@ export interface operations {
             /** @description The audience was created. */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2658,6 +2703,7 @@ export interface operations {
             /** @description The merged audience was created. */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2684,7 +2730,18 @@ export interface operations {
                 /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -2731,6 +2788,7 @@ export interface operations {
             /** @description The audience is archived. */
             204: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2769,6 +2827,7 @@ export interface operations {
             /** @description The renamed audience. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +2878,7 @@ export interface operations {
             /** @description The restored audience. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,6 +2903,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
                 /**
                  * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
                  *     executes; a later one with the same key and the same body (from the same API key, within
@@ -2897,7 +2967,18 @@ export interface operations {
     explainMembership: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -2933,6 +3014,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
                 /**
                  * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
                  *     executes; a later one with the same key and the same body (from the same API key, within
@@ -2992,7 +3083,18 @@ export interface operations {
                 /** @description The latest bucket start returned (inclusive); default now. */
                 to?: components["schemas"]["Timestamp"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3057,6 +3159,7 @@ export interface operations {
             /** @description The snapshot was created. */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3097,7 +3200,18 @@ export interface operations {
                  */
                 csvEscape?: components["parameters"]["CsvEscape"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3164,6 +3278,7 @@ export interface operations {
             /** @description What the request did. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,6 +3320,7 @@ export interface operations {
             /** @description What the request did. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3228,6 +3344,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
                 /**
                  * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
                  *     executes; a later one with the same key and the same body (from the same API key, within
@@ -3279,7 +3405,18 @@ export interface operations {
     getAudienceFilter: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3330,6 +3467,7 @@ export interface operations {
             /** @description The new filter and the audience's size after recomputing it. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3352,7 +3490,18 @@ export interface operations {
     listFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3414,6 +3563,7 @@ export interface operations {
             /** @description The field's declaration. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3450,6 +3600,7 @@ export interface operations {
             /** @description The field is a string again. */
             204: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3489,7 +3640,18 @@ export interface operations {
                  */
                 csvEscape?: components["parameters"]["CsvEscape"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3552,6 +3714,7 @@ export interface operations {
             /** @description One result per input, in input order. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3590,6 +3753,7 @@ export interface operations {
             /** @description What the request did. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,7 +3774,18 @@ export interface operations {
     getMember: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3661,6 +3836,7 @@ export interface operations {
             /** @description The member after the update. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3683,7 +3859,18 @@ export interface operations {
     listMemberAudiences: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3725,7 +3912,18 @@ export interface operations {
                 /** @description Only events about this audience (`audience.*` events). */
                 audienceId?: components["schemas"]["ResourceId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3756,7 +3954,18 @@ export interface operations {
     getLatestEventCursor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3786,7 +3995,18 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3846,6 +4066,7 @@ export interface operations {
             /** @description The webhook, with its signing secret (shown only now). */
             201: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3869,7 +4090,18 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -3916,6 +4148,7 @@ export interface operations {
             /** @description The webhook was deleted. */
             204: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3953,6 +4186,7 @@ export interface operations {
             /** @description The webhook as changed. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4003,6 +4237,7 @@ export interface operations {
             /** @description The new secret. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4053,6 +4288,7 @@ export interface operations {
             /** @description The test delivery was queued. */
             202: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4082,7 +4318,18 @@ export interface operations {
                 /** @description Return the deliveries after this cursor (a previous page's `endCursor`). */
                 after?: components["schemas"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -4145,6 +4392,7 @@ export interface operations {
             /** @description The delivery, queued. */
             202: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4200,6 +4448,7 @@ export interface operations {
             /** @description How many failed deliveries were queued. */
             202: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4226,7 +4475,18 @@ export interface operations {
                 /** @description How many jobs, newest first. */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -4275,6 +4535,7 @@ export interface operations {
             /** @description The file is stored and the job queued. */
             202: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     /** @description The job's URL. */
                     Location?: string;
                     [name: string]: unknown;
@@ -4299,7 +4560,18 @@ export interface operations {
     getImport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
             path: {
                 /** @description Identifier of the workspace. */
                 workspaceId: components["parameters"]["WorkspaceId"];
@@ -4346,6 +4618,7 @@ export interface operations {
             /** @description The cancelled job. */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4392,6 +4665,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4425,6 +4699,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4458,6 +4733,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4491,6 +4767,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4524,6 +4801,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4557,6 +4835,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4590,6 +4869,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4623,6 +4903,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4656,6 +4937,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4689,6 +4971,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4722,6 +5005,7 @@ export interface operations {
             /** @description Acknowledged (any 2xx status). */
             200: {
                 headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
                     [name: string]: unknown;
                 };
                 content?: never;

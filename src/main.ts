@@ -22,6 +22,9 @@ async function main(): Promise<void> {
     connectTimeoutMs: database.connectTimeoutMs,
     queueLimit: database.queueLimit,
     preparedStatements: database.preparedStatements,
+    readUrls: database.readUrls,
+    replicaWaitMs: database.replicaWaitMs,
+    replicaMaxLagMs: database.replicaMaxLagMs,
     onPreparedStatementsLost: (error) => {
       const message =
         "The connections of DATABASE_URL keep no prepared statements (a pooler in transaction mode): statements are sent unnamed from now on. DATABASE_PREPARED_STATEMENTS=false skips this check.";

@@ -22,10 +22,15 @@ export function createClient(baseUrl: string, token: string, { timeoutMs = 600_0
   if (base.hostname !== "127.0.0.1") throw new Error(`the benchmark only targets 127.0.0.1, not ${base.hostname}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-  function request<T = unknown>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
+  function request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<HttpResult<T>> {
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
+      const headers: Record<string, string | number> = { ...extra, authorization: `Bearer ${token}` };
       if (payload !== undefined) {
         headers["content-type"] = "application/json";
         headers["content-length"] = Buffer.byteLength(payload);
@@ -64,8 +69,9 @@ export function createClient(baseUrl: string, token: string, { timeoutMs = 600_0
     path: string,
     body: unknown,
     expected: number,
+    headers?: Record<string, string>,
   ): Promise<HttpResult<T>> {
-    const result = await request<T>(method, path, body);
+    const result = await request<T>(method, path, body, headers);
     if (result.status !== expected) {
       const detail = typeof result.body === "string" ? result.body : JSON.stringify(result.body);
       throw new HttpError(`${method} ${path}: expected ${expected}, got ${result.status}: ${detail.slice(0, 500)}`);

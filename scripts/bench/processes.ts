@@ -95,13 +95,26 @@ function spawnNode(nodeArgs: string[], env: NodeJS.ProcessEnv): Spawned {
  */
 function childEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of ["DATABASE_URL", "DATA_DIR", "TEST_DATABASE_URL", "PORT", "HOST", "NODE_OPTIONS"]) delete env[key];
+  for (const key of [
+    "DATABASE_URL",
+    "DATABASE_READ_URLS",
+    "DATA_DIR",
+    "TEST_DATABASE_URL",
+    "PORT",
+    "HOST",
+    "NODE_OPTIONS",
+  ])
+    delete env[key];
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
 
 interface ServiceSettings {
   databaseUrl?: string | undefined;
+  /** DATABASE_READ_URLS: replicas to read from. */
+  readUrls?: string | undefined;
+  /** DATABASE_REPLICA_WAIT_MS, when not the default. */
+  replicaWaitMs?: number | undefined;
   dataDir?: string | undefined;
   adminToken: string;
   rateLimitPerMinute: number;
@@ -162,6 +175,8 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
       PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: settings.databaseUrl,
+      DATABASE_READ_URLS: settings.readUrls,
+      DATABASE_REPLICA_WAIT_MS: settings.replicaWaitMs === undefined ? undefined : String(settings.replicaWaitMs),
       DATA_DIR: settings.dataDir,
       ADMIN_TOKEN: settings.adminToken,
       LOG_LEVEL: "warn",

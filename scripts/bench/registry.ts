@@ -22,6 +22,7 @@ import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
 import { numericRule } from "./scenarios/numeric-rule.ts";
 import { pages } from "./scenarios/pages.ts";
+import { replicaReads } from "./scenarios/replicas.ts";
 import { ruleChains } from "./scenarios/rule-chains.ts";
 import { ruleChange } from "./scenarios/rule-change.ts";
 import { scatteredUpdates } from "./scenarios/scattered-updates.ts";
@@ -248,6 +249,15 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["storeWriter"],
     targets: ["insight_dry_run", "insight_node_counts", "insight_explanation"],
     run: (ctx, { storeWriter }) => insightRules(ctx, storeWriter),
+  }),
+  // Its own primary, replica and server processes: nothing of the run's store. Left out of --quick
+  // (the clusters and four server processes take a minute or two).
+  scenario({
+    name: "replicas",
+    what: "a page and getAudience with one replica (no token, a fresh token) beside primary-only; the mixed load's primary CPU",
+    targets: ["replica_read_no_token", "replica_read_fresh_token"],
+    when: (opts) => opts.store === "postgres" && !opts.quick,
+    run: (ctx) => replicaReads(ctx),
   }),
   scenario({
     name: "memory",

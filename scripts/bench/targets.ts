@@ -88,6 +88,9 @@ export const TARGETS = {
   search_rare: [atMost(50, "ms", "p50")],
   search_common: [atMost(150, "ms", "p50")],
   mixed_load: [ratio("≥", 0.6, "raw"), noErrors],
+  // Issue 33: reads on a replica beside the same reads on a primary-only server.
+  replica_read_no_token: [ratio("≤", 1.1, "primary-only", "p50")],
+  replica_read_fresh_token: [ratio("≤", 1.2, "primary-only", "p50")],
   webhook_latency: [atMost(100, "ms", "p50"), p99AtMost(1_000)],
   webhook_throughput: [atLeast(1_000, "deliveries/s")],
   api_latency_with_backlog: [ratio("≤", 1.5, "before")],

@@ -10,6 +10,7 @@ const integer = (minimum: number, maximum: number, fallback?: number) => ({
 });
 const boolean = (fallback: boolean) => ({ type: "boolean", default: fallback });
 const POSTGRES_URL = { type: "string", pattern: "^postgres(ql)?://" };
+const POSTGRES_URLS = { type: "string", pattern: "^\\s*postgres(ql)?://[^,]+(,\\s*postgres(ql)?://[^,]+)*,?\\s*$" };
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /**
@@ -21,6 +22,9 @@ export const VARIABLES = {
   HOST: { type: "string", minLength: 1, default: DEFAULTS.server.host },
   DATABASE_URL: POSTGRES_URL,
   DATABASE_LISTEN_URL: POSTGRES_URL,
+  DATABASE_READ_URLS: POSTGRES_URLS,
+  DATABASE_REPLICA_WAIT_MS: integer(0, 60_000, DEFAULTS.database.replicaWaitMs),
+  DATABASE_REPLICA_MAX_LAG_MS: integer(0, 86_400_000, DEFAULTS.database.replicaMaxLagMs),
   DATABASE_POOL_SIZE: integer(1, 1000, DEFAULTS.database.poolSize),
   DATABASE_READ_POOL_SIZE: integer(1, 1000, DEFAULTS.database.readPoolSize),
   DATABASE_EXPORT_POOL_SIZE: integer(1, 1000, DEFAULTS.database.exportPoolSize),
@@ -63,6 +67,8 @@ export interface Config {
   database: {
     url: string | undefined;
     listenUrl: string | undefined;
+    /** PostgreSQL streaming replicas that answer reads outside write transactions. */
+    readUrls: string[];
     dataDir: string;
     poolSize: number;
     readPoolSize: number;
@@ -72,6 +78,8 @@ export interface Config {
     connectTimeoutMs: number;
     queueLimit: number;
     preparedStatements: boolean;
+    replicaWaitMs: number;
+    replicaMaxLagMs: number;
   };
   settings: Settings;
 }
@@ -91,12 +99,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const message = (error as Error).message
       .replace(/env\/(\w+)/g, "$1")
       .replace('must match pattern "^postgres(ql)?://"', "must be a postgresql:// connection string")
+      .replace(
+        /must match pattern "\^\\s\*postgres[^"]*"/,
+        "must be postgresql:// connection strings separated by commas",
+      )
       .replace(/must match pattern "\^https\?[^"]*"/, "must be an http:// or https:// URL");
     throw new ConfigError(`Invalid configuration: ${message}`);
   }
   if (values.DATABASE_LISTEN_URL && !values.DATABASE_URL) {
     throw new ConfigError(
       "Invalid configuration: DATABASE_LISTEN_URL needs DATABASE_URL (it is only used with PostgreSQL)",
+    );
+  }
+  if (values.DATABASE_READ_URLS && !values.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration: DATABASE_READ_URLS needs DATABASE_URL (replicas are read from only with PostgreSQL; the embedded store has none)",
     );
   }
   return sections(values as Required<Env>);
@@ -109,6 +126,7 @@ function sections(v: Record<Variable, any>): Config {
     database: {
       url: v.DATABASE_URL,
       listenUrl: v.DATABASE_LISTEN_URL,
+      readUrls: splitUrls(v.DATABASE_READ_URLS),
       dataDir: v.DATA_DIR,
       poolSize: v.DATABASE_POOL_SIZE,
       readPoolSize: v.DATABASE_READ_POOL_SIZE,
@@ -118,6 +136,8 @@ function sections(v: Record<Variable, any>): Config {
       connectTimeoutMs: v.DATABASE_CONNECT_TIMEOUT_MS,
       queueLimit: v.DATABASE_QUEUE_LIMIT,
       preparedStatements: v.DATABASE_PREPARED_STATEMENTS,
+      replicaWaitMs: v.DATABASE_REPLICA_WAIT_MS,
+      replicaMaxLagMs: v.DATABASE_REPLICA_MAX_LAG_MS,
     },
     // What the environment sets; everything else keeps its default (settings.ts).
     settings: resolveSettings({
@@ -145,3 +165,9 @@ function sections(v: Record<Variable, any>): Config {
     }),
   };
 }
+
+const splitUrls = (urls: string | undefined): string[] =>
+  (urls ?? "")
+    .split(",")
+    .map((url) => url.trim())
+    .filter(Boolean);

@@ -34,6 +34,18 @@ export const DEFAULTS = {
     /** Write transactions that may wait for their turn. */
     queueLimit: 50,
     preparedStatements: true,
+    /** A read that sends a Consistency-Token waits this long for a replica to replay it, then goes to the primary. */
+    replicaWaitMs: 200,
+    /** Without a token, a replica further behind the primary than this is not read from. */
+    replicaMaxLagMs: 1_000,
+  },
+  replicas: {
+    /**
+     * How often each replica's replayed position (and the primary's) is read: the lag is known
+     * to within this, and a replica that stopped answering is left out within this plus the
+     * connect timeout.
+     */
+    probeIntervalMs: 250,
   },
   /** Requests per API key per minute; 0 turns rate limiting off. */
   rateLimit: { perMinute: 6_000 },

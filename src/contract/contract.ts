@@ -28,12 +28,20 @@ export function operationsRequiringBody(): Set<string> {
 }
 
 /** The operations that take the Idempotency-Key header (every POST but a file upload, and declareField). */
-export function operationsTakingIdempotencyKey(): Set<string> {
+export const operationsTakingIdempotencyKey = () => operationsTakingParameter("IdempotencyKey");
+
+/**
+ * The read operations: those that take the Consistency-Token header, and may be answered by a
+ * replica (every GET but the probes, and the previews and insight that POST their question).
+ */
+export const readOperations = () => operationsTakingParameter("ConsistencyToken");
+
+function operationsTakingParameter(name: string): Set<string> {
   const ids = new Set<string>();
   for (const item of Object.values(readContract().paths)) {
     for (const operation of Object.values(item)) {
-      const takesKey = operation?.parameters?.some((p) => p.$ref === "#/components/parameters/IdempotencyKey");
-      if (takesKey && operation.operationId) ids.add(operation.operationId);
+      const takes = operation?.parameters?.some((p) => p.$ref === `#/components/parameters/${name}`);
+      if (takes && operation.operationId) ids.add(operation.operationId);
     }
   }
   return ids;

@@ -191,3 +191,62 @@ export const importRows = new Counter({
   labelNames: ["outcome"] as const,
   registers: [registry],
 });
+
+export const databaseReads = new Counter({
+  name: "audience_db_reads_total",
+  help: "Statements of read requests (pages, lists, counts, previews, insight, exports, the feed), by where they ran: replica or primary (with DATABASE_READ_URLS set).",
+  labelNames: ["target"] as const,
+  registers: [registry],
+});
+
+export const replicaFallbacks = new Counter({
+  name: "audience_db_replica_fallbacks_total",
+  help: "Reads sent to the primary although replicas are configured, by reason: lag (none within DATABASE_REPLICA_MAX_LAG_MS), token (none replayed the Consistency-Token in time), unavailable (none up: down, refusing, promoted), failed (a replica failed mid-request).",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+
+export interface ReplicaStats {
+  replica: string;
+  /** Milliseconds behind the primary; Infinity when not known (the replica does not answer). */
+  lagMs: number;
+  available: boolean;
+}
+
+// Every open store's replicas; a closed store takes its own out.
+const replicaSets = new Map<object, () => ReplicaStats[]>();
+
+new Gauge({
+  name: "audience_db_replica_lag_seconds",
+  help: "How far each replica is behind the primary: how long ago the primary was where the replica's replay is now (0 when it has replayed all). Absent while a replica does not answer.",
+  labelNames: ["replica"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const stats of replicaSets.values()) {
+      for (const { replica, lagMs } of stats()) if (Number.isFinite(lagMs)) this.set({ replica }, lagMs / 1000);
+    }
+  },
+});
+
+new Gauge({
+  name: "audience_db_replica_available",
+  help: "Whether each replica is read from (1) or left out (0: down, refusing, promoted, or not yet probed).",
+  labelNames: ["replica"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const stats of replicaSets.values()) {
+      for (const { replica, available } of stats()) this.set({ replica }, available ? 1 : 0);
+    }
+  },
+});
+
+/** Reports the replicas' lag and availability until the returned function is called. */
+export function trackReplicas(stats: () => ReplicaStats[]): () => void {
+  const key = {};
+  replicaSets.set(key, stats);
+  return () => {
+    replicaSets.delete(key);
+  };
+}

@@ -1,7 +1,8 @@
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { promisify } from "node:util";
 
 // Fault tests stop and freeze PostgreSQL: never the shared cluster on 5432 (other tests run on
@@ -46,10 +47,22 @@ export interface OwnCluster {
   drop(): void;
   /** The cluster's server log. */
   log(): string;
+  /** A replica made this cluster the primary (pg_ctlcluster promote): it leaves recovery. */
+  promote(): Promise<void>;
+  /** CPU seconds the cluster's processes have used so far, those that have exited included. */
+  cpuSeconds(): number;
+}
+
+export interface OwnClusterOptions {
+  /**
+   * Make the cluster a streaming replica of this one: its data directory is a base backup of the
+   * primary's (`pg_basebackup -R`, which writes primary_conninfo and standby.signal).
+   */
+  replicaOf?: OwnCluster;
 }
 
 /** Creates and starts a PostgreSQL cluster of this test's own (trust authentication on 127.0.0.1). */
-export async function createOwnCluster(): Promise<OwnCluster> {
+export async function createOwnCluster(options: OwnClusterOptions = {}): Promise<OwnCluster> {
   const version = postgresVersion();
   // A cluster whose test runner was killed before it could drop it would hold its port forever;
   // the name says which process made it, so only the clusters of dead runners are dropped.
@@ -78,6 +91,14 @@ export async function createOwnCluster(): Promise<OwnCluster> {
     "--",
     "--auth=trust",
   ]);
+  if (options.replicaOf) {
+    try {
+      baseBackup(version, name, options.replicaOf.port);
+    } catch (error) {
+      run("pg_dropcluster", [version, name]);
+      throw error;
+    }
+  }
   const ctl = async (action: string) => {
     await runAsync("pg_ctlcluster", ["--skip-systemctl-redirect", version, name, action]);
   };
@@ -104,6 +125,17 @@ export async function createOwnCluster(): Promise<OwnCluster> {
       signal(frozen, "SIGCONT");
       frozen = [];
     },
+    promote: () => ctl("promote"),
+    cpuSeconds() {
+      // The postmaster's own time and its reaped children's, and the live children's own.
+      const [postmaster = "", ...children] = processes();
+      const [utime = 0, stime = 0, cutime = 0, cstime = 0] = procTimes(postmaster);
+      const live = children.reduce((sum, pid) => {
+        const [u = 0, s = 0] = procTimes(pid);
+        return sum + u + s;
+      }, 0);
+      return (utime + stime + cutime + cstime + live) / 100;
+    },
     log: () => readFileSync(`/var/log/postgresql/postgresql-${version}-${name}.log`, "utf8"),
     drop() {
       signal(frozen, "SIGCONT");
@@ -118,6 +150,34 @@ export async function createOwnCluster(): Promise<OwnCluster> {
     throw error;
   }
   return cluster;
+}
+
+/** Replaces the new cluster's data directory with a base backup of the primary's, as the postgres user. */
+function baseBackup(version: string, name: string, primaryPort: number): void {
+  const data = `/var/lib/postgresql/${version}/${name}`;
+  // Emptied, not removed: its parent is not the postgres user's to create it again.
+  for (const entry of readdirSync(data)) rmSync(join(data, entry), { recursive: true, force: true });
+  const command = [
+    `/usr/lib/postgresql/${version}/bin/pg_basebackup`,
+    ...["-h", "127.0.0.1", "-p", String(primaryPort), "-U", "postgres", "-D", data, "-R", "-X", "stream", "-c", "fast"],
+  ];
+  // The data directory must be the server's user's: as root, the backup runs as postgres.
+  if (process.getuid?.() === 0) run("runuser", ["-u", "postgres", "--", ...command]);
+  else run(command[0] as string, command.slice(1));
+}
+
+/** utime, stime, cutime and cstime of a process, in clock ticks (none once it has exited). */
+function procTimes(pid: string): number[] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .slice(11, 15)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
 
 function isAlive(pid: number): boolean {

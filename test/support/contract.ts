@@ -133,14 +133,17 @@ export function checkResponse(res: ContractResponse): void {
 /** Each header the response declares: present when required, and valid against its schema. */
 function checkHeaders(contract: Contract, res: ContractResponse, headers: Record<string, any>, pointer: string): void {
   const problems: string[] = [];
-  for (const [name, declared] of Object.entries(headers)) {
+  for (const [name, given] of Object.entries(headers)) {
+    // A header declared once under components/headers and named by $ref where it applies.
+    const at = given.$ref ? String(given.$ref) : `${pointer}/headers/${escapeToken(name)}`;
+    const declared = given.$ref ? resolvePointer(contract.document, at) : given;
     const raw = res.headers[name.toLowerCase()];
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (value === undefined) {
       if (declared.required) problems.push(`header ${name}: is required`);
       continue;
     }
-    const ref = `${CONTRACT_ID}${pointer}/headers/${escapeToken(name)}/schema`;
+    const ref = `${CONTRACT_ID}${at}/schema`;
     let validate = contract.validators.get(ref);
     if (!validate) {
       validate = contract.ajv.compile({ $ref: ref });

@@ -5,7 +5,7 @@ import { DEFAULTS } from "../../src/config/defaults.ts";
 describe("the configuration", () => {
   it("default to the store's limits", () => {
     const config = loadConfig({});
-    expect(config.database).toEqual({ ...DEFAULTS.database, url: undefined, listenUrl: undefined });
+    expect(config.database).toEqual({ ...DEFAULTS.database, url: undefined, listenUrl: undefined, readUrls: [] });
     expect(config.database).toMatchObject({ poolSize: 10, readPoolSize: 5, queueLimit: 50, preparedStatements: true });
     expect(config.settings.http.publicUrl).toBeUndefined();
     expect(config.settings.http.metricsToken).toBeUndefined();
@@ -18,6 +18,9 @@ describe("the configuration", () => {
       DATABASE_POOL_SIZE: "4",
       DATABASE_CONNECT_TIMEOUT_MS: "1500",
       DATABASE_PREPARED_STATEMENTS: "false",
+      DATABASE_READ_URLS: "postgresql://replica-1:5432/app, postgresql://replica-2:5432/app",
+      DATABASE_REPLICA_WAIT_MS: "50",
+      DATABASE_REPLICA_MAX_LAG_MS: "3000",
       PUBLIC_URL: "https://audiences.example.com",
       METRICS_TOKEN: "a-long-enough-token",
     });
@@ -27,6 +30,9 @@ describe("the configuration", () => {
       poolSize: 4,
       connectTimeoutMs: 1500,
       preparedStatements: false,
+      readUrls: ["postgresql://replica-1:5432/app", "postgresql://replica-2:5432/app"],
+      replicaWaitMs: 50,
+      replicaMaxLagMs: 3000,
     });
     expect(config.settings.http).toMatchObject({
       publicUrl: "https://audiences.example.com",
@@ -44,6 +50,12 @@ describe("the configuration", () => {
     [{ PUBLIC_URL: "audiences.example.com" }, "PUBLIC_URL must be an http:// or https:// URL"],
     [{ METRICS_TOKEN: "short" }, "METRICS_TOKEN"],
     [{ DATABASE_LISTEN_URL: "postgresql://db/app" }, "DATABASE_LISTEN_URL needs DATABASE_URL"],
+    [{ DATABASE_READ_URLS: "postgresql://replica/app" }, "DATABASE_READ_URLS needs DATABASE_URL"],
+    [
+      { DATABASE_URL: "postgresql://db/app", DATABASE_READ_URLS: "replica:5432" },
+      "DATABASE_READ_URLS must be postgresql:// connection strings separated by commas",
+    ],
+    [{ DATABASE_REPLICA_WAIT_MS: "-1" }, "DATABASE_REPLICA_WAIT_MS"],
   ])("refuse %o with a clear message", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

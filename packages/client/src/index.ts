@@ -13,8 +13,10 @@
  */
 import createClient, { type Client, type FetchOptions, type HeadersOptions, mergeHeaders } from "openapi-fetch";
 import type { components, operations, paths } from "../generated/api.js";
+import { type Consistency, consistency } from "./consistency.js";
 import { type FeedOptions, type FeedPage, followFeed } from "./events.js";
 
+export type { Consistency } from "./consistency.js";
 export type { Event, EventOf, EventType, FeedOptions, FeedPage, WebhookEvent } from "./events.js";
 export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
 export type { components, operations, paths };
@@ -92,6 +94,11 @@ export interface AudienceClient {
    * FeedOptions): at the head it polls for more until `signal` aborts, or stops with follow: false.
    */
   feed(options: FeedOptions): AsyncGenerator<FeedPage, void, undefined>;
+  /**
+   * Read-your-writes with a server that reads from replicas: the last Consistency-Token this
+   * client received, sent with each of its requests by itself.
+   */
+  consistency: Consistency;
   /** The underlying openapi-fetch client, for full responses ({ data, error, response }). */
   raw: Client<paths>;
 }
@@ -141,6 +148,8 @@ export function createAudienceClient({ baseUrl, apiKey, headers, fetch }: Audien
     ...(fetch ? { fetch } : {}),
     headers: mergeHeaders(headers, { authorization: `Bearer ${apiKey}` }),
   });
+  const tokens = consistency();
+  raw.use(tokens.middleware);
   const request = raw.request as unknown as LooseRequest;
   const send = async (method: HttpMethod, path: string, init?: LooseInit): Promise<any> => {
     const { data, error, response } = await request(method, path, init);
@@ -183,6 +192,12 @@ export function createAudienceClient({ baseUrl, apiKey, headers, fetch }: Audien
           }),
         options,
       ),
+    consistency: {
+      track: tokens.track,
+      get token() {
+        return tokens.token;
+      },
+    },
     raw,
   };
 }

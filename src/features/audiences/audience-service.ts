@@ -28,7 +28,7 @@ export interface ListAudiencesQuery {
 }
 
 export interface AudienceServiceDeps {
-  store: Pick<Store, "db">;
+  store: Pick<Store, "db" | "primaryDb">;
   cache: AudienceCache;
   membership: Pick<MembershipService, "write">;
   audiences: Pick<
@@ -66,7 +66,9 @@ export function createAudienceService({
         if (!audience) throw audienceNotFound(id);
         return audience;
       }
-      const audience = await cache.read(workspaceId, id, () => audiences.findName(store.db, workspaceId, id));
+      // Filled from the primary: a name a replica has not caught up on, once cached, would be
+      // served to a client that sends the token of the rename.
+      const audience = await cache.read(workspaceId, id, () => audiences.findName(store.primaryDb, workspaceId, id));
       if (!audience) throw audienceNotFound(id);
       return { id: audience.id, name: audience.name };
     },

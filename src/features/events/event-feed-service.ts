@@ -18,7 +18,7 @@ export function createEventFeed({
   store,
   events,
 }: {
-  store: Pick<Store, "db">;
+  store: Pick<Store, "db" | "primaryDb" | "replicated">;
   events: Pick<EventRepo, "page" | "head">;
 }) {
   // A cursor names its workspace, so another workspace's feed refuses it.
@@ -30,12 +30,13 @@ export function createEventFeed({
         query.after === undefined ? undefined : decodeSequenceCursor(scope(workspaceId), query.after, "after");
       const limit = query.limit ?? 100;
       const types = query.types ? [...new Set(query.types)] : undefined;
-      const page = await events.page(store.db, workspaceId, {
-        after: cursor ?? 0,
-        limit,
-        types,
-        audienceId: query.audienceId,
-      });
+      const pageQuery = { after: cursor ?? 0, limit, types, audienceId: query.audienceId };
+      let page = await events.page(store.db, workspaceId, pageQuery);
+      // A replica behind the cursor (the follower read the primary, or another replica, last):
+      // the primary has what the cursor points to.
+      if (cursor !== undefined && cursor > page.lastSequence && store.replicated) {
+        page = await events.page(store.primaryDb, workspaceId, pageQuery);
+      }
       if (cursor !== undefined && cursor > page.lastSequence) {
         throw new BadRequestError("invalid_cursor", "after is not a cursor issued by this feed.", [
           { pointer: "/query/after", message: "is past the newest event" },

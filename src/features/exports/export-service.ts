@@ -3,6 +3,8 @@ import type { operations } from "../../../generated/api.d.ts";
 import { audienceNotFound, BadRequestError, serviceUnavailable, TooManyExportsError } from "../../domain/errors.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
+import { keepingReadScope } from "../../platform/db/read-scope.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { CsvStyle, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
@@ -154,20 +156,18 @@ export function createMemberExport({
 }: MemberExportDeps) {
   const places = exportPlaces(concurrency, perKey);
 
-  async function csv(selection: Selection, segments: SeqRange[], ascending: boolean, style: CsvStyle) {
+  async function csv(db: SqlClient, selection: Selection, segments: SeqRange[], ascending: boolean, style: CsvStyle) {
     const found = new Set<string>();
     // Collected over the batches' ranges: over much larger ranges PostgreSQL chose to read the
     // whole table for each (a parallel sequential scan).
     const keyRanges = rangesOf(segments, batchSize, true);
-    for await (const keys of readAll(keyRanges, readAhead, (range) =>
-      exports.fieldKeys(store.exportDb, selection, range),
-    )) {
+    for await (const keys of readAll(keyRanges, readAhead, (range) => exports.fieldKeys(db, selection, range))) {
       for (const key of keys) found.add(key);
     }
     // Keys are ASCII (letters, digits, _), so code unit order is byte order, and none needs quoting.
     const keys = [...found].sort();
     const lines = readAll(rangesOf(segments, batchSize, ascending), readAhead, (range) =>
-      exports.csvLines(store.exportDb, selection, range, ascending, keys, style),
+      exports.csvLines(db, selection, range, ascending, keys, style),
     );
     return { head: `${[...CSV_COLUMNS, ...keys].join(",")}\n`, parts: lines };
   }
@@ -177,9 +177,9 @@ export function createMemberExport({
   // pages to keep their latency. Each batch becomes its lines as soon as it is read, so the
   // batches read ahead are held as text, not as objects.
   const ndjsonBatchSize = Math.max(1, Math.floor(batchSize / 32));
-  function ndjson(selection: Selection, segments: SeqRange[], ascending: boolean) {
+  function ndjson(db: SqlClient, selection: Selection, segments: SeqRange[], ascending: boolean) {
     return readAll(rangesOf(segments, ndjsonBatchSize, ascending), readAhead, async (range) => {
-      const rows = await exports.members(store.exportDb, selection, range, ascending);
+      const rows = await exports.members(db, selection, range, ascending);
       return rows.length === 0 ? "" : `${rows.map((row) => JSON.stringify(toMember(row))).join("\n")}\n`;
     });
   }
@@ -206,13 +206,16 @@ export function createMemberExport({
       try {
         const { audienceId } = query;
         const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
-        const segments = await exports.segments(store.exportDb, selection);
+        // Its batches are read as the client takes the file in, outside the request: on the
+        // replica (or the primary) the request's read scope chose.
+        const db = keepingReadScope(store.exportDb);
+        const segments = await exports.segments(db, selection);
         if (!segments) throw audienceNotFound(audienceId as string);
         const ascending = query.sortDirection !== "DESC";
         const { head, parts } =
           format === "csv"
-            ? await csv(selection, segments, ascending, { escapeFormulas: query.csvEscape !== "none" })
-            : { head: "", parts: ndjson(selection, segments, ascending) };
+            ? await csv(db, selection, segments, ascending, { escapeFormulas: query.csvEscape !== "none" })
+            : { head: "", parts: ndjson(db, selection, segments, ascending) };
         const first = await parts.next();
         async function* file() {
           const opening = head + (first.done ? "" : first.value);

@@ -1,3 +1,4 @@
+import type { SqlQueryable } from "@prisma/driver-adapter-utils";
 import { StoreBusyError } from "./pg-errors.ts";
 
 export interface GateOptions {
@@ -76,5 +77,15 @@ export function createGate({ concurrency, queueLimit, maxWaitMs }: GateOptions):
     get waiting() {
       return queue.length;
     },
+  };
+}
+
+/** The statements of `queryable`, each run when the gate admits it. */
+export function takingTurns(gate: Gate, queryable: SqlQueryable): SqlQueryable {
+  return {
+    provider: queryable.provider,
+    adapterName: queryable.adapterName,
+    queryRaw: (query) => gate.run(() => queryable.queryRaw(query)),
+    executeRaw: (query) => gate.run(() => queryable.executeRaw(query)),
   };
 }

@@ -4,7 +4,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlQuery, SqlQueryable } from "@prisma/driver-adapter-utils";
 import { DEFAULTS } from "../../config/defaults.ts";
 import { trackDataDir, trackPool, transactionRetries } from "../metrics.ts";
-import { createGate, type Gate } from "./admission.ts";
+import { createGate, type Gate, takingTurns } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { dataDirError, lockDataDir } from "./data-dir.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
@@ -12,54 +12,28 @@ import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { createPool, poolStats } from "./pg-pools.ts";
 import { openPglite } from "./pglite.ts";
 import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
+import { tokenOf } from "./read-scope.ts";
+import { openReplicas, primaryPosition } from "./replica-reads.ts";
 import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
+import type { StoreOptions } from "./store-options.ts";
 import { createCheckpointWorker, walRepo } from "./wal-checkpoints.ts";
 
 /** A client inside store.transaction: its statements are the transaction's. */
 export type Tx = SqlClient;
 
-export interface StoreOptions {
-  /** PostgreSQL connection string (directly, or through PgBouncer); absent → the embedded store in dataDir. */
-  databaseUrl?: string | undefined;
-  /** A direct connection for LISTEN, when databaseUrl goes through PgBouncer in transaction mode. */
-  listenUrl?: string | undefined;
-  /** Directory of the embedded store; absent with no databaseUrl → an in-memory store. */
-  dataDir?: string | undefined;
-  /**
-   * An in-memory embedded store starts as a copy of this database (PGlite's dumpDataDir of a
-   * migrated one, as test/support/embedded-template.ts makes) instead of creating one: creating
-   * takes seconds, loading a fraction of that, and the test suite opens a store per file.
-   */
-  template?: Blob | undefined;
-  /** Connections for write transactions (PostgreSQL); as many run at once. */
-  poolSize?: number;
-  /** Connections for reads and single statements (PostgreSQL), so that writes cannot starve reads. */
-  readPoolSize?: number;
-  /** Connections for the reads of exports (PostgreSQL), so that exports cannot starve the rest. */
-  exportPoolSize?: number;
-  /**
-   * Prepare statements on PostgreSQL's connections (default true); after the first sign of a
-   * pooler that does not keep them (PgBouncer in transaction mode), they stop by themselves.
-   */
-  preparedStatements?: boolean;
-  /** Told once, when prepared statements stopped because the connections do not keep them. */
-  onPreparedStatementsLost?: (error: unknown) => void;
-  /** Longest a statement of a write transaction may run (PostgreSQL). */
-  statementTimeoutMs?: number;
-  /** Longest a read may wait for its answer (PostgreSQL). */
-  readTimeoutMs?: number;
-  /** Longest a request waits for a connection, or for its turn to write. */
-  connectTimeoutMs?: number;
-  /** Write transactions that may wait for their turn; one more is refused at once. */
-  queueLimit?: number;
-  /** The embedded store's data directory lock was lost (another process took it over). */
-  onLockLost?: (error: Error) => void;
-}
+export type { StoreOptions } from "./store-options.ts";
 
 export interface Store {
   readonly kind: "postgres" | "embedded";
-  /** Reads and single statements. */
+  /**
+   * Reads and single statements. With replicas, the reads of a read request (read-scope.ts) may
+   * be answered by one; everything else, by the primary.
+   */
   readonly db: SqlClient;
+  /** Reads that only the primary answers, whatever the request: what a replica may not have yet. */
+  readonly primaryDb: SqlClient;
+  /** Whether reads may go to replicas (DATABASE_READ_URLS). */
+  readonly replicated: boolean;
   /**
    * The reads of exports: on PostgreSQL, connections of their own (exportPoolSize), on the
    * embedded store one statement at a time, so that pages and writes run between them. A
@@ -73,6 +47,11 @@ export interface Store {
    * Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * With replicas: the primary's position now, as the Consistency-Token of a write just
+   * answered (at or after its commit); undefined without replicas.
+   */
+  consistencyToken(): Promise<string | undefined>;
   /**
    * Reports audiences renamed or deleted by other processes sharing the database; returns a
    * function that stops. The embedded store has no other processes: it is live at once.
@@ -92,6 +71,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   // No dataDir default here: a store opened without one (tests) lives in memory.
   const { dataDir: _, ...limits } = DEFAULTS.database;
   const settings: Settings = { ...limits, ...definedOnly(options) };
+  if (settings.readUrls?.length && !options.databaseUrl)
+    throw new Error("Replicas need PostgreSQL: the embedded store has none.");
   return options.databaseUrl ? openPostgres(options.databaseUrl, settings) : openEmbedded(settings);
 }
 
@@ -102,7 +83,9 @@ type Limits =
   | "statementTimeoutMs"
   | "readTimeoutMs"
   | "connectTimeoutMs"
-  | "queueLimit";
+  | "queueLimit"
+  | "replicaWaitMs"
+  | "replicaMaxLagMs";
 type Settings = StoreOptions & Required<Pick<StoreOptions, Limits | "preparedStatements">>;
 
 async function openPostgres(databaseUrl: string, settings: Settings): Promise<Store> {
@@ -165,12 +148,19 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     new PrismaPg(exportReads, naming).connect(),
   ]);
   const listenUrl = settings.listenUrl ?? databaseUrl;
-  const notifier = sqlClient(prepared.retrying(db));
+  const primary = prepared.retrying(db);
+  const notifier = sqlClient(primary);
+  const replicas = await openReplicas({ ...settings, naming, retrying: prepared.retrying }, () =>
+    primaryPosition(notifier),
+  );
+  const primaryExports = prepared.retrying(exporter);
   return createStore({
     kind: "postgres",
     db,
+    reads: replicas?.route(primary, "reads") ?? primary,
+    position: replicas ? async () => tokenOf(await primaryPosition(notifier)) : undefined,
     writer,
-    exportDb: sqlClient(takingTurns(exportTurns, prepared.retrying(exporter))),
+    exportDb: sqlClient(takingTurns(exportTurns, replicas?.route(primaryExports, "exports") ?? primaryExports)),
     prepared,
     gate,
     watchAudiences: (listener) =>
@@ -181,6 +171,7 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
       }),
     async closeDriver() {
       for (const stop of untrack) stop();
+      await replicas?.close();
       await Promise.all([writer.dispose(), exporter.dispose(), reads.end(), writes.end(), exportReads.end()]);
     },
   });
@@ -224,6 +215,8 @@ async function openEmbedded(settings: Settings): Promise<Store> {
   return createStore({
     kind: "embedded",
     db,
+    reads: db,
+    position: undefined,
     writer: db,
     exportDb: sqlClient(takingTurns(createGate({ concurrency: 1, queueLimit: Number.POSITIVE_INFINITY }), db)),
     prepared: preparedStatements(false),
@@ -244,19 +237,13 @@ const failHard = (error: Error) => {
   throw error;
 };
 
-/** The statements of `queryable`, each run when the gate admits it. */
-function takingTurns(gate: Gate, queryable: SqlQueryable): SqlQueryable {
-  return {
-    provider: queryable.provider,
-    adapterName: queryable.adapterName,
-    queryRaw: (query) => gate.run(() => queryable.queryRaw(query)),
-    executeRaw: (query) => gate.run(() => queryable.executeRaw(query)),
-  };
-}
-
 interface StoreParts {
   kind: Store["kind"];
   db: SqlDriverAdapter;
+  /** db's reads as the store's clients run them: with replicas, routed (replica-reads.ts). */
+  reads: SqlQueryable;
+  /** The primary's position as a Consistency-Token; absent without replicas. */
+  position: (() => Promise<string>) | undefined;
   writer: SqlDriverAdapter;
   exportDb: SqlClient;
   prepared: Pick<PreparedStatements, "lostOn" | "retrying">;
@@ -265,15 +252,19 @@ interface StoreParts {
   closeDriver: () => Promise<void>;
 }
 
-function createStore({ kind, db, writer, exportDb, prepared, gate, watchAudiences, closeDriver }: StoreParts): Store {
+function createStore(parts: StoreParts): Store {
+  const { kind, db, reads, position, writer, exportDb, prepared, gate, watchAudiences, closeDriver } = parts;
   // A transaction may run long (a rule over millions of members): each of its statements has the
   // statement timeout, and waiting for its connection has the pool's connect timeout.
   const client = sqlClient(prepared.retrying(db));
   return {
     kind,
-    db: client,
+    db: reads === db ? client : sqlClient(reads),
+    primaryDb: client,
+    replicated: position !== undefined,
     exportDb,
     watchAudiences,
+    consistencyToken: async () => (position ? position() : undefined),
     transaction(fn) {
       return gate.run(async () => {
         for (let attempt = 1; ; attempt++) {

@@ -27,10 +27,17 @@ export function connect(config: CliConfig): Service {
         config.baseUrl + path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? "")),
       );
       for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
+      // Uploads and files pass the client's Consistency-Token on, as the SDK's calls do.
+      const token = api.consistency.token;
       const response = await fetch(url, {
         ...init,
-        headers: { ...(headers as Record<string, string>), authorization: `Bearer ${config.apiKey}` },
+        headers: {
+          ...(token === undefined ? {} : { "consistency-token": token }),
+          ...(headers as Record<string, string>),
+          authorization: `Bearer ${config.apiKey}`,
+        },
       });
+      api.consistency.track(response);
       if (!response.ok) throw new ApiError(response, await readErrorBody(response));
       return response;
     },

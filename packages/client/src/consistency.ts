@@ -1,0 +1,40 @@
+import type { Middleware } from "openapi-fetch";
+
+const HEADER = "consistency-token";
+
+/**
+ * Read your own writes on a server that reads from PostgreSQL replicas: each write's answer
+ * carries a Consistency-Token, and a read that sends it back sees that write. One per client:
+ * the last token this client received goes with each of its later requests, so what it wrote it
+ * reads, whichever server process or replica answers. A server without replicas sends none.
+ */
+export interface Consistency {
+  /** The last Consistency-Token received; undefined until a write's answer carried one. */
+  readonly token: string | undefined;
+  /** Takes the token of an answer received outside the client (a streamed upload, say). */
+  track(response: Response): void;
+}
+
+export function consistency(): Consistency & { middleware: Middleware } {
+  let token: string | undefined;
+  const track = (response: Response) => {
+    token = response.headers.get(HEADER) ?? token;
+  };
+  return {
+    get token() {
+      return token;
+    },
+    track,
+    middleware: {
+      onRequest({ request }) {
+        // A token the caller set on the request itself wins.
+        if (token !== undefined && !request.headers.has(HEADER)) request.headers.set(HEADER, token);
+        return request;
+      },
+      onResponse({ response }) {
+        track(response);
+        return response;
+      },
+    },
+  };
+}
