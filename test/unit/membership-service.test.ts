@@ -249,6 +249,38 @@ describe("the membership module reports who entered and who left", () => {
     expect(reported).toEqual([{ reason: "member_changed", audienceId: "aud_acme", entered: ["ada", "bob"], left: [] }]);
   });
 
+  it("reads the audiences that name others once per write, and follows a rule set earlier in the same write", async () => {
+    const { sets, audiences, reported, write } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    let reads = 0;
+    const naming = sets.ruleRepo.namingAudiences;
+    sets.ruleRepo.namingAudiences = (tx, ws) => {
+      reads++;
+      return naming(tx, ws);
+    };
+    const inA: Filter = { field: "audience", op: "in", value: "aud_a" };
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.locks.writable("aud_b");
+      expect(await w.namingAudiences()).toEqual([]);
+      await w.setRule("aud_b", inA);
+      expect(await w.namingAudiences()).toEqual([{ id: "aud_b", filter: inA }]);
+      await w.include("aud_a", [ada.seq]);
+      await w.setRule("aud_b", null);
+      expect(await w.namingAudiences()).toEqual([]);
+      await w.include("aud_a", [bob.seq]);
+    });
+    expect(reads).toBe(1);
+    expect(reported).toEqual([
+      { reason: "manual", audienceId: "aud_a", entered: ["ada"], left: [] },
+      { reason: "dependency", audienceId: "aud_b", entered: ["ada"], left: [] },
+      { reason: "rule", audienceId: "aud_b", entered: [], left: ["ada"] },
+      { reason: "manual", audienceId: "aud_a", entered: ["bob"], left: [] },
+    ]);
+  });
+
   it("records a write's other events with its membership changes, in order, in one batch", async () => {
     const { sets, audiences, write, sink } = setUp();
     audiences.add("aud_a");

@@ -16,7 +16,7 @@ import type { RuleRepo } from "./rule-repo.ts";
 const FEW_MEMBERS = 10_000;
 
 export interface RuleFollowingDeps {
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "timeRules" | "inRanges" | "evaluated">;
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -46,6 +46,8 @@ export interface Following {
   workspaceId: string;
   locks: WriteLocks;
   report: Report;
+  /** The audiences whose rules name others, as this write leaves them (read once per write). */
+  naming: () => Promise<{ id: string; filter: Filter }[]>;
 }
 
 /**
@@ -119,7 +121,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
     async followAudiences(w: Following, changes: MembershipChange[]): Promise<MembershipChange[]> {
       const moved = movements(changes);
       if (moved.size === 0) return [];
-      const rules = await deps.rules.namingAudiences(w.tx, w.workspaceId);
+      const rules = await w.naming();
       const graph = audienceGraph(rules);
       const order = followersInOrder(graph, moved.keys());
       if (order.length === 0) return [];
@@ -157,7 +159,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       const own = await deps.rules.inRanges(tx, workspaceId, ranges);
       let changes: MembershipChange[] = [];
       if (own.size > 0) {
-        const rules = await deps.rules.namingAudiences(tx, workspaceId);
+        const rules = await w.naming();
         const graph = audienceGraph(rules);
         const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
         const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
