@@ -43,7 +43,7 @@ export interface MembershipDeps {
     "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
   >;
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
-  members: Pick<MemberRepo, "folded">;
+  members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */

@@ -215,6 +215,11 @@ export class FakeSets {
 
   readonly memberReads: MembershipDeps["members"] = {
     folded: async (_tx, _ws, ids) => ids.flatMap((id) => this.members.get(id) ?? []),
+    foldedBySeq: async (_tx, _ws, seqs) =>
+      seqs.flatMap((seq) => {
+        const id = this.names.get(seq);
+        return id === undefined ? [] : (this.members.get(id) ?? []);
+      }),
   };
 }
 
