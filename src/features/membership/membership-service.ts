@@ -179,6 +179,7 @@ export function createMembershipService(deps: MembershipDeps) {
         if (naming) {
           // The rules read before this one was stored, with it in place of the old one.
           const others = (await naming).filter((rule) => rule.id !== audienceId);
+          // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, audiencesOf(null) is empty (the test of null is for the type)
           const named = filter !== null && audiencesOf(filter).length > 0;
           naming = Promise.resolve(named ? [...others, { id: audienceId, filter }] : others);
         }

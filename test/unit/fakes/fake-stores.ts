@@ -293,6 +293,7 @@ export class FakeAudiences {
 export function fakeMembership(events: EventSink, history: SizeHistorySink = { record: async () => {} }) {
   const audiences = new FakeAudiences();
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
+  const fieldTypes = { types: async (_tx: unknown, _ws: string) => new Map(sets.types) };
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,
@@ -300,10 +301,10 @@ export function fakeMembership(events: EventSink, history: SizeHistorySink = { r
     rules: sets.ruleRepo,
     members: sets.memberReads,
     audiences: audiences.repo,
-    fieldTypes: { types: async () => new Map(sets.types) },
+    fieldTypes,
     clock: () => sets.now,
     events,
     history,
   });
-  return { sets, audiences, membership };
+  return { sets, audiences, membership, fieldTypes };
 }
