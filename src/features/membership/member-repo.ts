@@ -142,10 +142,8 @@ export const memberRepo = {
 
   /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
   async nodeCounts(db: Reader, workspaceId: string, filter: Filter, context: SqlContext): Promise<number[]> {
-    const { joinMasks, counts } = nodeCountsSql(filter, context);
     const [row] = await db.$queryRaw<{ counts: number[] }[]>`
-      SELECT ${PLANNED_PER_RUN} ARRAY[${counts}]::int[] AS counts
-      FROM members AS m ${joinMasks} WHERE m.workspace_id = ${workspaceId}`;
+      ${PLANNED_PER_RUN} ${nodeCountsSql(filter, context, Prisma.sql`m.workspace_id = ${workspaceId}`)}`;
     return row?.counts ?? [];
   },
 
