@@ -40,8 +40,14 @@ describe("the size history", () => {
         SET entered = d.entered + EXCLUDED.entered, "left" = d."left" + EXCLUDED."left", member_count = EXCLUDED.member_count`;
     }
   }
+  /** The buckets of an audience that exists (an unknown one has none: undefined). */
+  const rangeOf = async (id: string, range: { interval: "hour" | "day"; from: Date; to: Date }) => {
+    const rows = await historyRepo.list(store.db, ws, id, range);
+    if (rows === undefined) throw new Error(`no audience ${id}`);
+    return rows;
+  };
   const list = (id: string, interval: "hour" | "day", from: string, to: string) =>
-    historyRepo.list(store.db, ws, id, { interval, from: at(from), to: at(to) });
+    rangeOf(id, { interval, from: at(from), to: at(to) });
 
   const ROWS: [string, number, number, number][] = [
     ["2026-03-01T09:00:00.000Z", 10, 0, 10],
@@ -60,6 +66,19 @@ describe("the size history", () => {
       { at: at("2026-03-02T00:00:00.000Z"), memberCount: 10, entered: 1, left: 4 },
       { at: at("2026-03-04T00:00:00.000Z"), memberCount: 7, entered: 0, left: 3 },
     ]);
+  });
+
+  it("tells an audience without rows in the range from no audience at all", async () => {
+    await audienceWith("aud_quiet", []);
+    expect(await list("aud_quiet", "day", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([]);
+    expect(await list("aud_quiet", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([]);
+    const range = {
+      interval: "day",
+      from: at("2026-01-01T00:00:00.000Z"),
+      to: at("2026-12-31T00:00:00.000Z"),
+    } as const;
+    expect(await historyRepo.list(store.db, ws, "aud_nowhere", range)).toBeUndefined();
+    expect(await historyRepo.list(store.db, "ws_other", "aud_quiet", range)).toBeUndefined();
   });
 
   it("returns the buckets whose start lies in [from, to]", async () => {
@@ -86,7 +105,7 @@ describe("the size history", () => {
     });
     const now = Date.now();
     for (const interval of ["day", "hour"] as const) {
-      const rows = await historyRepo.list(store.db, ws, "aud_record", {
+      const rows = await rangeOf("aud_record", {
         interval,
         from: new Date(now - 2 * 86_400_000),
         to: new Date(now + 86_400_000),

@@ -57,22 +57,29 @@ export const historyRepo = {
       SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count`;
   },
 
-  /** The audience's buckets (hours or days, each a row as written) whose start lies in [from, to], oldest first. */
-  list(
+  /**
+   * The audience's buckets (hours or days, each a row as written) whose start lies in [from, to],
+   * oldest first; undefined when the workspace has no such audience. One statement: the audience's
+   * row, joined to its buckets.
+   */
+  async list(
     db: SqlClient,
     workspaceId: string,
     audienceId: string,
     range: { interval: "hour" | "day"; from: Date; to: Date },
-  ): Promise<HistoryRow[]> {
+  ): Promise<HistoryRow[] | undefined> {
     const [table, at] =
       range.interval === "day"
         ? [Prisma.raw("audience_history_day"), Prisma.raw("day")]
         : [Prisma.raw("audience_history"), Prisma.raw("hour")];
-    return db.$queryRaw<HistoryRow[]>`
-      SELECT h.${at} AS at, h.member_count AS "memberCount", h.entered, h."left" FROM ${table} AS h
-      WHERE h.workspace_id = ${workspaceId} AND h.audience_id = ${audienceId}
+    const rows = await db.$queryRaw<(Omit<HistoryRow, "at"> & { at: Date | null })[]>`
+      SELECT h.${at} AS at, h.member_count AS "memberCount", h.entered, h."left" FROM audiences AS a
+      LEFT JOIN ${table} AS h ON h.workspace_id = a.workspace_id AND h.audience_id = a.id
         AND h.${at} >= ${range.from}::timestamptz AND h.${at} <= ${range.to}::timestamptz
+      WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}
       ORDER BY h.${at}`;
+    if (rows.length === 0) return undefined;
+    return rows.flatMap((row) => (row.at === null ? [] : [{ ...row, at: row.at }]));
   },
 
   /**
