@@ -82,6 +82,12 @@ export type MembershipChunk = Prisma.MembershipChunkModel
  */
 export type AudienceHistory = Prisma.AudienceHistoryModel
 /**
+ * Model AudienceHistoryDay
+ * The same history by UTC day: the sums of the day's hours and the size at the end of its last
+ * one, written by the statement that writes the hour's row, so that a day is read, not summed.
+ */
+export type AudienceHistoryDay = Prisma.AudienceHistoryDayModel
+/**
  * Model IdempotencyKey
  * Responses kept for Idempotency-Key replays, per API key (key_id "admin" for the admin token,
  * whose requests have workspace_id ""), for 24 hours.

@@ -1,5 +1,6 @@
 // The size history's buckets: hours as written, days as sums of their hours with the size at the
-// end of the last one, bounded by from and to on the bucket's start; rows past the retention go.
+// end of the last one (a row of their own, written beside the hour's), bounded by from and to on
+// the bucket's start; rows past the retention go, a day's once the whole day is past it.
 // History across days cannot be produced by waiting, so the rows are written at chosen hours.
 // On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,17 +22,32 @@ describe("the size history", () => {
   });
   afterAll(() => close());
 
-  /** An audience whose history is these rows (hour, entered, left, size at the end). */
+  /**
+   * An audience whose history is these rows (hour, entered, left, size at the end), each added to
+   * its hour's and its day's rows as `record` adds a write's changes (rows in time order).
+   */
   async function audienceWith(id: string, rows: [string, number, number, number][]) {
     await audienceRepo.create(store.db, { workspaceId: ws, id, name: id });
     for (const [hour, entered, left, size] of rows) {
       await store.db.$executeRaw`
         INSERT INTO audience_history (workspace_id, audience_id, hour, entered, "left", member_count)
         VALUES (${ws}, ${id}, ${at(hour)}, ${entered}, ${left}, ${size})`;
+      await store.db.$executeRaw`
+        INSERT INTO audience_history_day AS d (workspace_id, audience_id, day, entered, "left", member_count)
+        VALUES (${ws}, ${id}, date_trunc('day', ${at(hour)}::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+                ${entered}, ${left}, ${size})
+        ON CONFLICT (workspace_id, audience_id, day) DO UPDATE
+        SET entered = d.entered + EXCLUDED.entered, "left" = d."left" + EXCLUDED."left", member_count = EXCLUDED.member_count`;
     }
   }
+  /** The buckets of an audience that exists (an unknown one has none: undefined). */
+  const rangeOf = async (id: string, range: { interval: "hour" | "day"; from: Date; to: Date }) => {
+    const rows = await historyRepo.list(store.db, ws, id, range);
+    if (rows === undefined) throw new Error(`no audience ${id}`);
+    return rows;
+  };
   const list = (id: string, interval: "hour" | "day", from: string, to: string) =>
-    historyRepo.list(store.db, ws, id, { interval, from: at(from), to: at(to) });
+    rangeOf(id, { interval, from: at(from), to: at(to) });
 
   const ROWS: [string, number, number, number][] = [
     ["2026-03-01T09:00:00.000Z", 10, 0, 10],
@@ -50,6 +66,19 @@ describe("the size history", () => {
       { at: at("2026-03-02T00:00:00.000Z"), memberCount: 10, entered: 1, left: 4 },
       { at: at("2026-03-04T00:00:00.000Z"), memberCount: 7, entered: 0, left: 3 },
     ]);
+  });
+
+  it("tells an audience without rows in the range from no audience at all", async () => {
+    await audienceWith("aud_quiet", []);
+    expect(await list("aud_quiet", "day", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([]);
+    expect(await list("aud_quiet", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([]);
+    const range = {
+      interval: "day",
+      from: at("2026-01-01T00:00:00.000Z"),
+      to: at("2026-12-31T00:00:00.000Z"),
+    } as const;
+    expect(await historyRepo.list(store.db, ws, "aud_nowhere", range)).toBeUndefined();
+    expect(await historyRepo.list(store.db, "ws_other", "aud_quiet", range)).toBeUndefined();
   });
 
   it("returns the buckets whose start lies in [from, to]", async () => {
@@ -75,17 +104,19 @@ describe("the size history", () => {
       await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }]);
     });
     const now = Date.now();
-    const rows = await historyRepo.list(store.db, ws, "aud_record", {
-      interval: "day",
-      from: new Date(now - 2 * 86_400_000),
-      to: new Date(now + 86_400_000),
-    });
-    // Two rows only when the writes fell either side of midnight (UTC).
-    expect({
-      entered: rows.reduce((s, r) => s + r.entered, 0),
-      left: rows.reduce((s, r) => s + r.left, 0),
-      size: rows.at(-1)?.memberCount,
-    }).toEqual({ entered: 5, left: 2, size: 3 });
+    for (const interval of ["day", "hour"] as const) {
+      const rows = await rangeOf("aud_record", {
+        interval,
+        from: new Date(now - 2 * 86_400_000),
+        to: new Date(now + 86_400_000),
+      });
+      // Two rows only when the writes fell either side of midnight (UTC), or of an hour.
+      expect({
+        entered: rows.reduce((s, r) => s + r.entered, 0),
+        left: rows.reduce((s, r) => s + r.left, 0),
+        size: rows.at(-1)?.memberCount,
+      }).toEqual({ entered: 5, left: 2, size: 3 });
+    }
   });
 
   it("purges rows older than the cutoff, and only those", async () => {
@@ -94,5 +125,23 @@ describe("the size history", () => {
     expect(
       (await list("aud_purge", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).map((r) => r.at),
     ).toEqual([at("2026-03-02T00:00:00.000Z"), at("2026-03-04T12:00:00.000Z")]);
+    expect(await list("aud_purge", "day", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).toEqual([
+      { at: at("2026-03-02T00:00:00.000Z"), memberCount: 10, entered: 1, left: 4 },
+      { at: at("2026-03-04T00:00:00.000Z"), memberCount: 7, entered: 0, left: 3 },
+    ]);
+  });
+
+  it("keeps the whole day of the cutoff, its hours before it purged", async () => {
+    await audienceWith("aud_purge_day", ROWS);
+    await historyRepo.purgeBefore(store.db, at("2026-03-01T12:00:00.000Z"));
+    expect(
+      (await list("aud_purge_day", "hour", "2026-01-01T00:00:00.000Z", "2026-12-31T00:00:00.000Z")).map((r) => r.at),
+    ).toEqual([at("2026-03-01T23:00:00.000Z"), at("2026-03-02T00:00:00.000Z"), at("2026-03-04T12:00:00.000Z")]);
+    expect((await list("aud_purge_day", "day", "2026-03-01T00:00:00.000Z", "2026-03-01T00:00:00.000Z"))[0]).toEqual({
+      at: at("2026-03-01T00:00:00.000Z"),
+      memberCount: 13,
+      entered: 15,
+      left: 2,
+    });
   });
 });

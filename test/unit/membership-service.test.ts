@@ -12,7 +12,7 @@ function setUp() {
   const reported: { reason: string; audienceId: string; entered: string[]; left: string[] }[] = [];
   /** Every call of the sink: a record with its event types, or committed. */
   const sink: string[] = [];
-  const { sets, audiences, membership } = fakeMembership({
+  const { sets, audiences, membership, fieldTypes } = fakeMembership({
     async record(tx, workspaceId, entries) {
       // One batch per write, in its transaction, never an empty one (a statement for nothing).
       expect(tx).toBe(fakeTx);
@@ -31,7 +31,7 @@ function setUp() {
   });
   const write = <T>(memberWrites: boolean, fn: (w: MembershipWriter) => Promise<T>) =>
     membership.write("ws", { memberWrites }, fn);
-  return { sets, audiences, membership, reported, readable, write, sink };
+  return { sets, audiences, membership, reported, readable, write, sink, fieldTypes };
 }
 
 describe("the membership module reports who entered and who left", () => {
@@ -247,6 +247,55 @@ describe("the membership module reports who entered and who left", () => {
     await write(true, (w) => w.followMembers(["ada", "bob"], [ada]));
     expect(read).toEqual([["bob"]]);
     expect(reported).toEqual([{ reason: "member_changed", audienceId: "aud_acme", entered: ["ada", "bob"], left: [] }]);
+  });
+
+  it("reads the audiences that name others once per write, and follows a rule set earlier in the same write", async () => {
+    const { sets, audiences, reported, write, fieldTypes } = setUp();
+    const inA: Filter = { field: "audience", op: "in", value: "aud_a" };
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    audiences.add("aud_c", { filter: inA });
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    let reads = 0;
+    const read = sets.ruleRepo.namingAudiences;
+    sets.ruleRepo.namingAudiences = (tx, ws) => {
+      reads++;
+      return read(tx, ws);
+    };
+    let typeReads = 0;
+    const types = fieldTypes.types;
+    fieldTypes.types = (tx, ws) => {
+      typeReads++;
+      return types(tx, ws);
+    };
+    const c = { id: "aud_c", filter: inA };
+    const naming = async (w: MembershipWriter) => (await w.namingAudiences()).map(({ id, filter }) => ({ id, filter }));
+    await write(true, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.locks.writable("aud_b");
+      expect(await naming(w)).toEqual([c]);
+      // The types the caller read are the rule's: not read again.
+      await w.setRule("aud_b", inA, new Map());
+      expect(typeReads).toBe(0);
+      expect(await naming(w)).toEqual([c, { id: "aud_b", filter: inA }]);
+      await w.include("aud_a", [ada.seq]);
+      const before = typeReads;
+      await w.setRule("aud_b", ACME);
+      expect(typeReads - before).toBe(1);
+      expect(await naming(w)).toEqual([c]);
+      await w.setRule("aud_b", null);
+      expect(await naming(w)).toEqual([c]);
+      await w.include("aud_a", [bob.seq]);
+    });
+    expect(reads).toBe(1);
+    expect(reported).toEqual([
+      { reason: "manual", audienceId: "aud_a", entered: ["ada"], left: [] },
+      { reason: "dependency", audienceId: "aud_b", entered: ["ada"], left: [] },
+      { reason: "dependency", audienceId: "aud_c", entered: ["ada"], left: [] },
+      { reason: "rule", audienceId: "aud_b", entered: [], left: ["ada"] },
+      { reason: "manual", audienceId: "aud_a", entered: ["bob"], left: [] },
+      { reason: "dependency", audienceId: "aud_c", entered: ["bob"], left: [] },
+    ]);
   });
 
   it("records a write's other events with its membership changes, in order, in one batch", async () => {

@@ -404,6 +404,7 @@ export const ModelName = {
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   AudienceHistory: 'AudienceHistory',
+  AudienceHistoryDay: 'AudienceHistoryDay',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket',
   EventOutbox: 'EventOutbox',
@@ -432,7 +433,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -951,6 +952,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.AudienceHistoryCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.AudienceHistoryCountAggregateOutputType> | number
+        }
+      }
+    }
+    AudienceHistoryDay: {
+      payload: Prisma.$AudienceHistoryDayPayload<ExtArgs>
+      fields: Prisma.AudienceHistoryDayFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AudienceHistoryDayFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AudienceHistoryDayFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        findFirst: {
+          args: Prisma.AudienceHistoryDayFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AudienceHistoryDayFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        findMany: {
+          args: Prisma.AudienceHistoryDayFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>[]
+        }
+        create: {
+          args: Prisma.AudienceHistoryDayCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        createMany: {
+          args: Prisma.AudienceHistoryDayCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AudienceHistoryDayCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>[]
+        }
+        delete: {
+          args: Prisma.AudienceHistoryDayDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        update: {
+          args: Prisma.AudienceHistoryDayUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        deleteMany: {
+          args: Prisma.AudienceHistoryDayDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AudienceHistoryDayUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AudienceHistoryDayUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>[]
+        }
+        upsert: {
+          args: Prisma.AudienceHistoryDayUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AudienceHistoryDayPayload>
+        }
+        aggregate: {
+          args: Prisma.AudienceHistoryDayAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAudienceHistoryDay>
+        }
+        groupBy: {
+          args: Prisma.AudienceHistoryDayGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AudienceHistoryDayGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AudienceHistoryDayCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AudienceHistoryDayCountAggregateOutputType> | number
         }
       }
     }
@@ -2044,6 +2119,18 @@ export const AudienceHistoryScalarFieldEnum = {
 export type AudienceHistoryScalarFieldEnum = (typeof AudienceHistoryScalarFieldEnum)[keyof typeof AudienceHistoryScalarFieldEnum]
 
 
+export const AudienceHistoryDayScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  day: 'day',
+  entered: 'entered',
+  left: 'left',
+  memberCount: 'memberCount'
+} as const
+
+export type AudienceHistoryDayScalarFieldEnum = (typeof AudienceHistoryDayScalarFieldEnum)[keyof typeof AudienceHistoryDayScalarFieldEnum]
+
+
 export const IdempotencyKeyScalarFieldEnum = {
   workspaceId: 'workspaceId',
   keyId: 'keyId',
@@ -2550,6 +2637,7 @@ export type GlobalOmitConfig = {
   memberEmail?: Prisma.MemberEmailOmit
   membershipChunk?: Prisma.MembershipChunkOmit
   audienceHistory?: Prisma.AudienceHistoryOmit
+  audienceHistoryDay?: Prisma.AudienceHistoryDayOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit
   rateLimitBucket?: Prisma.RateLimitBucketOmit
   eventOutbox?: Prisma.EventOutboxOmit

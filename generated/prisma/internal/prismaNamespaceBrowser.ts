@@ -58,6 +58,7 @@ export const ModelName = {
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   AudienceHistory: 'AudienceHistory',
+  AudienceHistoryDay: 'AudienceHistoryDay',
   IdempotencyKey: 'IdempotencyKey',
   RateLimitBucket: 'RateLimitBucket',
   EventOutbox: 'EventOutbox',
@@ -176,6 +177,18 @@ export const AudienceHistoryScalarFieldEnum = {
 } as const
 
 export type AudienceHistoryScalarFieldEnum = (typeof AudienceHistoryScalarFieldEnum)[keyof typeof AudienceHistoryScalarFieldEnum]
+
+
+export const AudienceHistoryDayScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  day: 'day',
+  entered: 'entered',
+  left: 'left',
+  memberCount: 'memberCount'
+} as const
+
+export type AudienceHistoryDayScalarFieldEnum = (typeof AudienceHistoryDayScalarFieldEnum)[keyof typeof AudienceHistoryDayScalarFieldEnum]
 
 
 export const IdempotencyKeyScalarFieldEnum = {

@@ -271,6 +271,7 @@ export type AudienceWhereInput = {
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   chunks?: Prisma.MembershipChunkListRelationFilter
   history?: Prisma.AudienceHistoryListRelationFilter
+  days?: Prisma.AudienceHistoryDayListRelationFilter
 }
 
 export type AudienceOrderByWithRelationInput = {
@@ -289,6 +290,7 @@ export type AudienceOrderByWithRelationInput = {
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
   chunks?: Prisma.MembershipChunkOrderByRelationAggregateInput
   history?: Prisma.AudienceHistoryOrderByRelationAggregateInput
+  days?: Prisma.AudienceHistoryDayOrderByRelationAggregateInput
 }
 
 export type AudienceWhereUniqueInput = Prisma.AtLeast<{
@@ -312,6 +314,7 @@ export type AudienceWhereUniqueInput = Prisma.AtLeast<{
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   chunks?: Prisma.MembershipChunkListRelationFilter
   history?: Prisma.AudienceHistoryListRelationFilter
+  days?: Prisma.AudienceHistoryDayListRelationFilter
 }, "workspaceId_id" | "workspaceId_nameKey">
 
 export type AudienceOrderByWithAggregationInput = {
@@ -367,6 +370,7 @@ export type AudienceCreateInput = {
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
   history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateInput = {
@@ -384,6 +388,7 @@ export type AudienceUncheckedCreateInput = {
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
   history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUpdateInput = {
@@ -401,6 +406,7 @@ export type AudienceUpdateInput = {
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
   history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateInput = {
@@ -418,6 +424,7 @@ export type AudienceUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
   history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyInput = {
@@ -618,6 +625,20 @@ export type AudienceUpdateOneRequiredWithoutHistoryNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutHistoryInput, Prisma.AudienceUpdateWithoutHistoryInput>, Prisma.AudienceUncheckedUpdateWithoutHistoryInput>
 }
 
+export type AudienceCreateNestedOneWithoutDaysInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutDaysInput, Prisma.AudienceUncheckedCreateWithoutDaysInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutDaysInput
+  connect?: Prisma.AudienceWhereUniqueInput
+}
+
+export type AudienceUpdateOneRequiredWithoutDaysNestedInput = {
+  create?: Prisma.XOR<Prisma.AudienceCreateWithoutDaysInput, Prisma.AudienceUncheckedCreateWithoutDaysInput>
+  connectOrCreate?: Prisma.AudienceCreateOrConnectWithoutDaysInput
+  upsert?: Prisma.AudienceUpsertWithoutDaysInput
+  connect?: Prisma.AudienceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.AudienceUpdateToOneWithWhereWithoutDaysInput, Prisma.AudienceUpdateWithoutDaysInput>, Prisma.AudienceUncheckedUpdateWithoutDaysInput>
+}
+
 export type AudienceCreateWithoutWorkspaceInput = {
   id: string
   name: string
@@ -632,6 +653,7 @@ export type AudienceCreateWithoutWorkspaceInput = {
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
   history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutWorkspaceInput = {
@@ -648,6 +670,7 @@ export type AudienceUncheckedCreateWithoutWorkspaceInput = {
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
   history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutWorkspaceInput = {
@@ -708,6 +731,7 @@ export type AudienceCreateWithoutChunksInput = {
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
   history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutChunksInput = {
@@ -724,6 +748,7 @@ export type AudienceUncheckedCreateWithoutChunksInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutChunksInput = {
@@ -756,6 +781,7 @@ export type AudienceUpdateWithoutChunksInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
   history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutChunksInput = {
@@ -772,6 +798,7 @@ export type AudienceUncheckedUpdateWithoutChunksInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateWithoutHistoryInput = {
@@ -788,6 +815,7 @@ export type AudienceCreateWithoutHistoryInput = {
   updatedAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
   chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceUncheckedCreateWithoutHistoryInput = {
@@ -804,6 +832,7 @@ export type AudienceUncheckedCreateWithoutHistoryInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
+  days?: Prisma.AudienceHistoryDayUncheckedCreateNestedManyWithoutAudienceInput
 }
 
 export type AudienceCreateOrConnectWithoutHistoryInput = {
@@ -836,6 +865,7 @@ export type AudienceUpdateWithoutHistoryInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutHistoryInput = {
@@ -852,6 +882,91 @@ export type AudienceUncheckedUpdateWithoutHistoryInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUncheckedUpdateManyWithoutAudienceNestedInput
+}
+
+export type AudienceCreateWithoutDaysInput = {
+  id: string
+  name: string
+  nameKey?: string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: boolean
+  archivedAt?: Date | string | null
+  memberCount?: number
+  ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  workspace: Prisma.WorkspaceCreateNestedOneWithoutAudiencesInput
+  chunks?: Prisma.MembershipChunkCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryCreateNestedManyWithoutAudienceInput
+}
+
+export type AudienceUncheckedCreateWithoutDaysInput = {
+  workspaceId: string
+  id: string
+  name: string
+  nameKey?: string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: boolean
+  archivedAt?: Date | string | null
+  memberCount?: number
+  ruleOutdated?: boolean
+  evaluatedAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  chunks?: Prisma.MembershipChunkUncheckedCreateNestedManyWithoutAudienceInput
+  history?: Prisma.AudienceHistoryUncheckedCreateNestedManyWithoutAudienceInput
+}
+
+export type AudienceCreateOrConnectWithoutDaysInput = {
+  where: Prisma.AudienceWhereUniqueInput
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutDaysInput, Prisma.AudienceUncheckedCreateWithoutDaysInput>
+}
+
+export type AudienceUpsertWithoutDaysInput = {
+  update: Prisma.XOR<Prisma.AudienceUpdateWithoutDaysInput, Prisma.AudienceUncheckedUpdateWithoutDaysInput>
+  create: Prisma.XOR<Prisma.AudienceCreateWithoutDaysInput, Prisma.AudienceUncheckedCreateWithoutDaysInput>
+  where?: Prisma.AudienceWhereInput
+}
+
+export type AudienceUpdateToOneWithWhereWithoutDaysInput = {
+  where?: Prisma.AudienceWhereInput
+  data: Prisma.XOR<Prisma.AudienceUpdateWithoutDaysInput, Prisma.AudienceUncheckedUpdateWithoutDaysInput>
+}
+
+export type AudienceUpdateWithoutDaysInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutAudiencesNestedInput
+  chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
+}
+
+export type AudienceUncheckedUpdateWithoutDaysInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  nameKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  filter?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  isArchived?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  archivedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  ruleOutdated?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  evaluatedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
+  history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceCreateManyWorkspaceInput = {
@@ -882,6 +997,7 @@ export type AudienceUpdateWithoutWorkspaceInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUpdateManyWithoutAudienceNestedInput
   history?: Prisma.AudienceHistoryUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
@@ -898,6 +1014,7 @@ export type AudienceUncheckedUpdateWithoutWorkspaceInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   chunks?: Prisma.MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput
   history?: Prisma.AudienceHistoryUncheckedUpdateManyWithoutAudienceNestedInput
+  days?: Prisma.AudienceHistoryDayUncheckedUpdateManyWithoutAudienceNestedInput
 }
 
 export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
@@ -922,11 +1039,13 @@ export type AudienceUncheckedUpdateManyWithoutWorkspaceInput = {
 export type AudienceCountOutputType = {
   chunks: number
   history: number
+  days: number
 }
 
 export type AudienceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   chunks?: boolean | AudienceCountOutputTypeCountChunksArgs
   history?: boolean | AudienceCountOutputTypeCountHistoryArgs
+  days?: boolean | AudienceCountOutputTypeCountDaysArgs
 }
 
 /**
@@ -953,6 +1072,13 @@ export type AudienceCountOutputTypeCountHistoryArgs<ExtArgs extends runtime.Type
   where?: Prisma.AudienceHistoryWhereInput
 }
 
+/**
+ * AudienceCountOutputType without action
+ */
+export type AudienceCountOutputTypeCountDaysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.AudienceHistoryDayWhereInput
+}
+
 
 export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
@@ -970,6 +1096,7 @@ export type AudienceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
   history?: boolean | Prisma.Audience$historyArgs<ExtArgs>
+  days?: boolean | Prisma.Audience$daysArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["audience"]>
 
@@ -1025,6 +1152,7 @@ export type AudienceInclude<ExtArgs extends runtime.Types.Extensions.InternalArg
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   chunks?: boolean | Prisma.Audience$chunksArgs<ExtArgs>
   history?: boolean | Prisma.Audience$historyArgs<ExtArgs>
+  days?: boolean | Prisma.Audience$daysArgs<ExtArgs>
   _count?: boolean | Prisma.AudienceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type AudienceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1040,6 +1168,7 @@ export type $AudiencePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     workspace: Prisma.$WorkspacePayload<ExtArgs>
     chunks: Prisma.$MembershipChunkPayload<ExtArgs>[]
     history: Prisma.$AudienceHistoryPayload<ExtArgs>[]
+    days: Prisma.$AudienceHistoryDayPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
@@ -1467,6 +1596,7 @@ export interface Prisma__AudienceClient<T, Null = never, ExtArgs extends runtime
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   chunks<T extends Prisma.Audience$chunksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$chunksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MembershipChunkPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   history<T extends Prisma.Audience$historyArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$historyArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceHistoryPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  days<T extends Prisma.Audience$daysArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Audience$daysArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$AudienceHistoryDayPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1954,6 +2084,30 @@ export type Audience$historyArgs<ExtArgs extends runtime.Types.Extensions.Intern
   take?: number
   skip?: number
   distinct?: Prisma.AudienceHistoryScalarFieldEnum | Prisma.AudienceHistoryScalarFieldEnum[]
+}
+
+/**
+ * Audience.days
+ */
+export type Audience$daysArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the AudienceHistoryDay
+   */
+  select?: Prisma.AudienceHistoryDaySelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the AudienceHistoryDay
+   */
+  omit?: Prisma.AudienceHistoryDayOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.AudienceHistoryDayInclude<ExtArgs> | null
+  where?: Prisma.AudienceHistoryDayWhereInput
+  orderBy?: Prisma.AudienceHistoryDayOrderByWithRelationInput | Prisma.AudienceHistoryDayOrderByWithRelationInput[]
+  cursor?: Prisma.AudienceHistoryDayWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.AudienceHistoryDayScalarFieldEnum | Prisma.AudienceHistoryDayScalarFieldEnum[]
 }
 
 /**

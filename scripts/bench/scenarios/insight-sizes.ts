@@ -82,6 +82,14 @@ async function fill(db: RawDb, workspaceId: string, members: number): Promise<vo
      FROM generate_series(0, 399) AS d`,
     [workspaceId, overlapId(2)],
   );
+  // Their days, as the writes that made the hours would have written them.
+  await db.query(
+    `INSERT INTO audience_history_day (workspace_id, audience_id, day, entered, "left", member_count)
+     SELECT workspace_id, audience_id, date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+            sum(entered)::int, sum("left")::int, (array_agg(member_count ORDER BY hour DESC))[1]
+     FROM audience_history WHERE workspace_id = $1 GROUP BY 1, 2, 3`,
+    [workspaceId],
+  );
 }
 
 /** The raw overlap: bit_count(a & b) summed over the chunks both of every pair have. */

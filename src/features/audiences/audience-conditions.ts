@@ -3,7 +3,6 @@ import type { AudienceRow } from "../membership/audience-repo.ts";
 import type { MembershipWriter } from "../membership/membership-service.ts";
 import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
 import { audienceConditions, type Filter } from "../membership/rules/filter.ts";
-import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 
 type Named = { id: string; pointer: string };
 
@@ -24,16 +23,11 @@ const archivedAudience = ({ id }: Named) =>
  * archived before this write commits), not lead back to it (400 filter_cycle), and make no chain
  * of audience conditions longer than MAX_CHAIN (400 invalid_filter).
  */
-export async function checkNamedAudiences(
-  w: MembershipWriter,
-  rules: Pick<RuleRepo, "namingAudiences">,
-  id: string,
-  filter: Filter | null,
-): Promise<void> {
+export async function checkNamedAudiences(w: MembershipWriter, id: string, filter: Filter | null): Promise<void> {
   const conditions = audienceConditions(filter);
   if (conditions.length === 0) return;
   const named = [...new Set(conditions.map((c) => c.id))];
-  const problem = checkNewRule(audienceGraph(await rules.namingAudiences(w.tx, w.workspaceId)), id, named);
+  const problem = checkNewRule(audienceGraph(await w.namingAudiences()), id, named);
   try {
     await w.locks.sources(named);
   } catch (error) {

@@ -169,10 +169,10 @@ export function createAudienceService({
         const types = await fieldTypes.types(w.tx, workspaceId);
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
         const audience = await w.locks.writable(id);
-        await checkNamedAudiences(w, rules, id, filter);
+        await checkNamedAudiences(w, id, filter);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
-        const change = await w.setRule(id, filter);
+        const change = await w.setRule(id, filter, types);
         return { filter, memberCount: audience.memberCount + countDelta(change) };
       });
     },

@@ -16,6 +16,8 @@ export const insightRepo = {
    * Sizes, pairwise intersections and the intersection of all, in one statement. Each audience's
    * member chunks are read once; a pair costs a bit_count(a & b) per chunk both have, and the
    * intersection of all a bit_and per chunk that every audience has (a chunk one lacks is empty).
+   * Each pair's counts are taken before they are grouped (OFFSET 0 keeps them there): a grouping
+   * by sort would otherwise carry both 1 KB chunks of every pair, and spill to disk.
    * The answer comes back as one JSON document (see audience-repo.ts `list`).
    */
   async overlap(db: SqlClient, workspaceId: string, audienceIds: string[]): Promise<OverlapCounts> {
@@ -31,9 +33,12 @@ export const insightRepo = {
           ON t.workspace_id = ${workspaceId} AND t.audience_id = k.id AND t.kind = ${kind("member")}
       ),
       pairs AS (
-        SELECT x.ord AS i, y.ord AS j, sum(bit_count(x.bits & y.bits))::int AS count
-        FROM c AS x JOIN c AS y ON y.chunk = x.chunk AND y.ord > x.ord
-        GROUP BY x.ord, y.ord
+        SELECT p.i, p.j, sum(p.n)::int AS count FROM (
+          SELECT x.ord AS i, y.ord AS j, bit_count(x.bits & y.bits) AS n
+          FROM c AS x JOIN c AS y ON y.chunk = x.chunk AND y.ord > x.ord
+          OFFSET 0
+        ) AS p
+        GROUP BY p.i, p.j
       ),
       shared AS (
         SELECT bit_and(c.bits) AS bits FROM c GROUP BY c.chunk HAVING count(*) = (SELECT count(*) FROM known)

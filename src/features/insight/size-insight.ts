@@ -70,7 +70,6 @@ export function createSizeInsight({ store, insight, history, audiences, clock = 
           { pointer: "/query/from", message: "must not be later than to" },
         ]);
       }
-      if (!(await audiences.findCount(store.db, workspaceId, audienceId))) throw audienceNotFound(audienceId);
       // No row is older than the retention or newer than now: bounds beyond them (year 0, say,
       // which the database cannot hold) ask for nothing more.
       const range = {
@@ -78,8 +77,13 @@ export function createSizeInsight({ store, insight, history, audiences, clock = 
         from: new Date(Math.max(from, now - (HISTORY_DAYS + 2) * DAY_MS)),
         to: new Date(Math.min(to, now + DAY_MS)),
       } as const;
-      if (range.from > range.to) return { results: [] };
+      if (range.from > range.to) {
+        if (!(await audiences.findCount(store.db, workspaceId, audienceId))) throw audienceNotFound(audienceId);
+        return { results: [] };
+      }
+      // The audience's existence is read with its rows (a round trip fewer).
       const rows = await history.list(store.db, workspaceId, audienceId, range);
+      if (!rows) throw audienceNotFound(audienceId);
       return {
         results: rows.map((row) => ({
           at: row.at.toISOString(),

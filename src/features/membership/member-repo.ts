@@ -77,6 +77,14 @@ export const memberRepo = {
       SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM ${byIds(workspaceId, ids)}`;
   },
 
+  /** The same, of the members with these numbers (by the unique key (workspace_id, seq)). */
+  foldedBySeq(tx: Tx, workspaceId: string, seqs: number[]): Promise<FoldedMemberRow[]> {
+    if (seqs.length === 0) return Promise.resolve([]);
+    return tx.$queryRaw`
+      SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM members AS m
+      WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[])`;
+  },
+
   /**
    * Deletes members and their e-mail addresses (member_emails has no foreign key: this is the
    * only statement that deletes members); returns the ids and numbers deleted. Their
@@ -134,10 +142,8 @@ export const memberRepo = {
 
   /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
   async nodeCounts(db: Reader, workspaceId: string, filter: Filter, context: SqlContext): Promise<number[]> {
-    const { joinMasks, counts } = nodeCountsSql(filter, context);
     const [row] = await db.$queryRaw<{ counts: number[] }[]>`
-      SELECT ${PLANNED_PER_RUN} ARRAY[${counts}]::int[] AS counts
-      FROM members AS m ${joinMasks} WHERE m.workspace_id = ${workspaceId}`;
+      ${PLANNED_PER_RUN} ${nodeCountsSql(filter, context, Prisma.sql`m.workspace_id = ${workspaceId}`)}`;
     return row?.counts ?? [];
   },
 

@@ -1,3 +1,4 @@
+import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store, Tx } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
@@ -6,10 +7,13 @@ import { EMPTY_SET, sizeOf } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
-import { type Filter, timeConditionsOf } from "./rules/filter.ts";
+import { audiencesOf, type Filter, timeConditionsOf } from "./rules/filter.ts";
 import { createRuleFollowing } from "./rules/rule-following.ts";
 import type { RuleRepo } from "./rules/rule-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
+
+/** An audience whose rule names other audiences. */
+export type NamingRule = { id: string; filter: Filter };
 
 /** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */
 export interface EventSink {
@@ -39,7 +43,7 @@ export interface MembershipDeps {
     "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
   >;
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
-  members: Pick<MemberRepo, "folded">;
+  members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
@@ -63,8 +67,16 @@ export interface MembershipWriter {
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
   exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
-  /** Stores the audience's rule and recomputes its members (member lock, audience locked). */
-  setRule(audienceId: string, filter: Filter | null): Promise<MembershipChange>;
+  /**
+   * Stores the audience's rule and recomputes its members (member lock, audience locked).
+   * `types`: the workspace's field types, when the caller read them under the member lock.
+   */
+  setRule(audienceId: string, filter: Filter | null, types?: FieldTypes): Promise<MembershipChange>;
+  /**
+   * The audiences whose rules name other audiences (ruleRepo.namingAudiences), read once per write
+   * and kept current by setRule: checking a new rule and following its change need it both.
+   */
+  namingAudiences(): Promise<NamingRule[]>;
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
   /**
@@ -117,7 +129,12 @@ export function createMembershipService(deps: MembershipDeps) {
       // Stryker disable next-line ConditionalExpression: equivalent, the repositories report only the audience they were given
       changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
     const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
-    const w = { tx, workspaceId, locks, report };
+    let naming: Promise<NamingRule[]> | undefined;
+    const namingAudiences = () => {
+      naming ??= deps.rules.namingAudiences(tx, workspaceId);
+      return naming;
+    };
+    const w = { tx, workspaceId, locks, report, naming: namingAudiences };
 
     return {
       tx,
@@ -143,13 +160,14 @@ export function createMembershipService(deps: MembershipDeps) {
         await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
-      async setRule(audienceId, filter) {
+      namingAudiences,
+      async setRule(audienceId, filter, types) {
         // The member lock first: a member created meanwhile is either seen by the evaluation or
         // evaluated against the new rule by its own request afterwards.
         requireMembers("setting a rule");
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "setting a rule");
-        const context = { types: await deps.fieldTypes.types(tx, workspaceId), now: clock(), workspaceId };
+        const context = { types: types ?? (await deps.fieldTypes.types(tx, workspaceId)), now: clock(), workspaceId };
         const followsClock = timeConditionsOf(filter).length > 0;
         await deps.audiences.setFilter(
           tx,
@@ -158,6 +176,13 @@ export function createMembershipService(deps: MembershipDeps) {
           filter,
           followsClock ? new Date(context.now) : null,
         );
+        if (naming) {
+          // The rules read before this one was stored, with it in place of the old one.
+          const others = (await naming).filter((rule) => rule.id !== audienceId);
+          // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, audiencesOf(null) is empty (the test of null is for the type)
+          const named = filter !== null && audiencesOf(filter).length > 0;
+          naming = Promise.resolve(named ? [...others, { id: audienceId, filter }] : others);
+        }
         const changes = report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context));
         await following.followAudiences(w, changes);
         return one(audienceId, "rule", changes);

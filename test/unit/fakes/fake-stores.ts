@@ -215,6 +215,11 @@ export class FakeSets {
 
   readonly memberReads: MembershipDeps["members"] = {
     folded: async (_tx, _ws, ids) => ids.flatMap((id) => this.members.get(id) ?? []),
+    foldedBySeq: async (_tx, _ws, seqs) =>
+      seqs.flatMap((seq) => {
+        const id = this.names.get(seq);
+        return id === undefined ? [] : (this.members.get(id) ?? []);
+      }),
   };
 }
 
@@ -288,6 +293,7 @@ export class FakeAudiences {
 export function fakeMembership(events: EventSink, history: SizeHistorySink = { record: async () => {} }) {
   const audiences = new FakeAudiences();
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
+  const fieldTypes = { types: async (_tx: unknown, _ws: string) => new Map(sets.types) };
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,
@@ -295,10 +301,10 @@ export function fakeMembership(events: EventSink, history: SizeHistorySink = { r
     rules: sets.ruleRepo,
     members: sets.memberReads,
     audiences: audiences.repo,
-    fieldTypes: { types: async () => new Map(sets.types) },
+    fieldTypes,
     clock: () => sets.now,
     events,
     history,
   });
-  return { sets, audiences, membership };
+  return { sets, audiences, membership, fieldTypes };
 }
