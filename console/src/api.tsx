@@ -54,24 +54,21 @@ function isProblem(value: unknown): value is Problem {
 }
 
 /**
- * What to show a person for a failed call: the API's own `detail` (or title) for a problem
- * document, whether it came from openapi-react-query (the body) or the SDK (an ApiError).
+ * The problem document of a failed call, whether it came from openapi-react-query (the body) or
+ * the SDK (an ApiError carrying it); undefined for a failure without one (the network).
  */
+export function problemOf(error: unknown): Problem | undefined {
+  if (isProblem(error)) return error;
+  if (typeof error === "object" && error !== null && "problem" in error && isProblem(error.problem)) {
+    return error.problem;
+  }
+  return undefined;
+}
+
+/** What to show a person for a failed call: the API's own `detail` (or title). */
 export function problemText(error: unknown): string {
-  const problem = isProblem(error)
-    ? error
-    : typeof error === "object" && error !== null && "problem" in error && isProblem(error.problem)
-      ? error.problem
-      : undefined;
+  const problem = problemOf(error);
   if (problem) return problem.detail ?? problem.title;
   if (error instanceof Error) return error.message;
   return "The request failed.";
-}
-
-/** The stable code of a problem, when the error is one. */
-export function problemCode(error: unknown): string | undefined {
-  if (isProblem(error)) return error.code;
-  if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string")
-    return error.code;
-  return undefined;
 }

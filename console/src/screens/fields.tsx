@@ -3,7 +3,6 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
-import { ProblemNote } from "../ui/problem-note.tsx";
 import "./tools.css";
 
 type FieldType = components["schemas"]["FieldType"];
@@ -106,7 +105,7 @@ function DeclareField() {
       <button type="submit" disabled={declare.isPending || key.trim() === ""}>
         Declare
       </button>
-      <ProblemNote id="field-declare-error" error={declare.error} />
+      <ErrorNote id="field-declare-error" error={declare.error} />
     </form>
   );
 }
@@ -153,7 +152,7 @@ function FieldRow({ field }: { field: FieldDefinition }) {
             </button>
           )}
         </form>
-        <ProblemNote id={errorId} error={declare.error ?? remove.error} />
+        <ErrorNote id={errorId} error={declare.error ?? remove.error} />
       </td>
       <td>{new Date(field.createdAt).toLocaleString()}</td>
       <td>

@@ -2,7 +2,6 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
-import { ProblemNote } from "../ui/problem-note.tsx";
 import { ImportJob, isEnded } from "./import-job.tsx";
 import "./tools.css";
 
@@ -138,7 +137,7 @@ function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
           {upload.isPending ? "Uploading…" : "Import"}
         </button>
       </div>
-      <ProblemNote id="import-upload-error" error={upload.error} />
+      <ErrorNote id="import-upload-error" error={upload.error} />
     </form>
   );
 }

@@ -3,7 +3,6 @@ import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
-import { ProblemNote } from "../ui/problem-note.tsx";
 
 const NAMED = ["firstName", "lastName", "role", "company"];
 
@@ -113,7 +112,7 @@ function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey
           Remove<span className="visually-hidden"> {fieldKey}</span>
         </button>
       )}
-      <ProblemNote id={errorId} error={update.error} />
+      <ErrorNote id={errorId} error={update.error} />
     </>
   );
 }
@@ -159,7 +158,7 @@ function AddField({ memberId }: { memberId: string }) {
       <button type="submit" disabled={update.isPending || key.trim() === ""}>
         Add
       </button>
-      <ProblemNote id="new-field-error" error={update.error} />
+      <ErrorNote id="new-field-error" error={update.error} />
     </form>
   );
 }

@@ -3,7 +3,6 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
-import { ProblemNote } from "../ui/problem-note.tsx";
 import { EVENT_TYPES } from "./event-types.ts";
 import "./tools.css";
 import { DeliveryLog } from "./webhook-deliveries.tsx";
@@ -152,7 +151,7 @@ function CreateWebhook() {
         <button type="submit" disabled={create.isPending}>
           Create webhook
         </button>
-        <ProblemNote id="webhook-create-error" error={create.error} />
+        <ErrorNote id="webhook-create-error" error={create.error} />
       </form>
       {created && (
         <section className="secret" aria-labelledby="secret-heading">

@@ -1,14 +1,27 @@
-import { problemText } from "../api.tsx";
+import { problemOf, problemText } from "../api.tsx";
 
 /**
- * A failed call's message, the API's own `detail`, shown next to what caused it. Announced to
- * screen readers as it appears (role=alert).
+ * A failed call's message, the API's own `detail`, shown next to what caused it and announced to
+ * screen readers as it appears (role=alert); then, when the problem lists them, which values of
+ * the request were refused and why (e.g. "/body/fields/score: is not a number").
  */
 export function ErrorNote({ error, id }: { error: unknown; id?: string }) {
   if (error === null || error === undefined) return null;
+  const details = problemOf(error)?.errors ?? [];
   return (
-    <p className="error" role="alert" id={id}>
-      {problemText(error)}
-    </p>
+    <div className="problem" id={id}>
+      <p className="error" role="alert">
+        {problemText(error)}
+      </p>
+      {details.length > 0 && (
+        <ul className="error">
+          {details.map((item) => (
+            <li key={`${item.pointer} ${item.message}`}>
+              <code>{item.pointer}</code>: {item.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
