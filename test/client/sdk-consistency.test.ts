@@ -1,7 +1,7 @@
 import { createAudienceClient } from "@audience-service/client";
 import { describe, expect, it } from "vitest";
 
-// Read-your-writes on a server that reads from replicas: the SDK sends back the last
+// Read-your-writes on a server that reads from replicas: the SDK sends back the newest
 // Consistency-Token it received, per client. The server side is test/faults/replicas.test.ts;
 // here a fetch that answers as such a server would, and records what each request carried.
 function fakeServer(tokens: (string | undefined)[]) {
@@ -29,6 +29,16 @@ describe("the SDK's Consistency-Token", () => {
     await api.GET("/v0/workspaces/{workspaceId}/audiences", workspace);
     expect(server.sent).toEqual([null, null, "00000000030160A0", "00000000030160A0", "00000000030170B8"]);
     expect(api.consistency.token).toBe("00000000030170B8");
+  });
+
+  it("keeps the newest token when the answers of concurrent writes arrive out of order", async () => {
+    const server = fakeServer([]);
+    const api = createAudienceClient({ baseUrl: "http://api.test", apiKey: "ak_test", fetch: server.fetch });
+    // Write B committed after write A, but its answer arrived first.
+    api.consistency.track(new Response(null, { headers: { "consistency-token": "00000000030170B8" } }));
+    api.consistency.track(new Response(null, { headers: { "consistency-token": "00000000030160A0" } }));
+    await api.GET("/v0/workspaces/{workspaceId}/audiences", workspace);
+    expect(server.sent).toEqual(["00000000030170B8"]);
   });
 
   it("is each client's own", async () => {
