@@ -5,7 +5,7 @@ import fp from "fastify-plugin";
 import { createServices, type Services } from "./composition.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { withConsistency } from "./contract/consistency.ts";
-import { operationsTaking, readContract, readOperations } from "./contract/contract.ts";
+import { operationsTaking, readContract, readOperations, writeOperations } from "./contract/contract.ts";
 import type { Handlers } from "./contract/handler-types.ts";
 import { BadRequestError, serviceUnavailable } from "./domain/errors.ts";
 import { createAdminHandlers } from "./features/admin/admin-handlers.ts";
@@ -185,7 +185,11 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   metricsRoute(app, { token: http.metricsToken });
   await app.register(openapiGlue, {
     specification: readContract(),
-    serviceHandlers: withConsistency(handlersOf(services, store), readOperations(), store),
+    serviceHandlers: withConsistency(
+      handlersOf(services, store),
+      { reads: readOperations(), writes: writeOperations() },
+      store,
+    ),
     securityHandlers: createSecurityHandlers({ auth: services.auth, adminToken: http.adminToken }),
   });
   return app;

@@ -8,20 +8,24 @@ type AnyHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unkn
 /**
  * Reads on replicas, with read-your-writes (DATABASE_READ_URLS). A read operation's handler runs
  * in a read scope carrying the request's Consistency-Token, so that its statements may be
- * answered by a replica that has replayed it (replica-reads.ts); any other operation is a write,
- * whose success answer carries the primary's position after it as its Consistency-Token. Only
+ * answered by a replica that has replayed it (replica-reads.ts); a write operation's success
+ * answer carries the primary's position after it as its Consistency-Token (contract.ts says
+ * which is which); the health probes are neither. Only
  * for a store with replicas: without, the handlers are left as they are.
  */
 export function withConsistency(
   handlers: Handlers,
-  reads: Set<string>,
+  { reads, writes }: { reads: Set<string>; writes: Set<string> },
   store: Pick<Store, "replicated" | "consistencyToken">,
 ): Handlers {
   if (!store.replicated) return handlers;
   const wrapped: Record<string, AnyHandler> = {};
   for (const [operationId, handler] of Object.entries(handlers as unknown as Record<string, AnyHandler>)) {
-    wrapped[operationId] = reads.has(operationId)
-      ? (request, reply) => readingFromReplicas(tokenOf(request), () => handler(request, reply))
+    // Neither (the health probes): as it is, asking the primary nothing.
+    wrapped[operationId] = !writes.has(operationId)
+      ? reads.has(operationId)
+        ? (request, reply) => readingFromReplicas(tokenOf(request), () => handler(request, reply))
+        : handler
       : async (request, reply) => {
           const result = await handler(request, reply);
           // The write is committed whatever happens now: a primary that does not tell its

@@ -9,6 +9,7 @@ interface Operation {
   operationId?: string;
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
   parameters?: { $ref?: string }[];
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
 }
 
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
@@ -35,6 +36,24 @@ export const operationsTakingIdempotencyKey = () => operationsTakingParameter("I
  * replica (every GET but the probes, and the previews and insight that POST their question).
  */
 export const readOperations = () => operationsTakingParameter("ConsistencyToken");
+
+/**
+ * The write operations: those whose success answers carry the Consistency-Token header. What is
+ * neither (the health probes) touches no replica and answers no token.
+ */
+export function writeOperations(): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      const answers = Object.entries(operation?.responses ?? {});
+      const carries = answers.some(
+        ([status, answer]) => status.startsWith("2") && "Consistency-Token" in (answer.headers ?? {}),
+      );
+      if (carries && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}
 
 function operationsTakingParameter(name: string): Set<string> {
   const ids = new Set<string>();

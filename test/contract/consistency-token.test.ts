@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readOperations } from "../../src/contract/contract.ts";
+import { readOperations, writeOperations } from "../../src/contract/contract.ts";
 import { documentedOperations, loadContract } from "../support/contract.ts";
 
 // Reads on replicas (DATABASE_READ_URLS) tell reads from writes by the contract: a read takes the
@@ -20,6 +20,12 @@ describe("the Consistency-Token in the contract", () => {
       .filter(({ method, operationId }) => method.toLowerCase() === "get" || POSTED_READS.includes(operationId))
       .map(({ operationId }) => operationId);
     expect([...readOperations()].sort()).toEqual(expected.sort());
+  });
+
+  it("makes every other operation but the probes a write, and the probes neither", () => {
+    const writes = served.filter(({ operationId }) => !readOperations().has(operationId)).map((o) => o.operationId);
+    expect([...writeOperations()].sort()).toEqual(writes.sort());
+    for (const probe of PROBES) expect(readOperations().has(probe) || writeOperations().has(probe)).toBe(false);
   });
 
   it.each(served.filter(({ operationId }) => !readOperations().has(operationId)))(

@@ -1,8 +1,9 @@
 import type { SqlQuery, SqlQueryable, SqlResultSet } from "@prisma/driver-adapter-utils";
 import { DEFAULTS } from "../../config/defaults.ts";
 import { databaseReads, replicaFallbacks, trackReplicas } from "../metrics.ts";
+import { databaseFault } from "./pg-errors.ts";
 import { currentReadScope, parseLsn, type ReadScope } from "./read-scope.ts";
-import { openReplica, type Replica, type ReplicaOptions } from "./replica.ts";
+import { openReplica, type Replica, ReplicaLeftOut, type ReplicaOptions } from "./replica.ts";
 import type { SqlClient } from "./sql-client.ts";
 import type { StoreOptions } from "./store-options.ts";
 
@@ -29,7 +30,8 @@ type Reason = "lag" | "token" | "unavailable" | "failed";
  * (read-scope.ts) goes where the scope's first statement went: a replica that is up, within
  * maxLagMs of the primary, and, when the client sent a token, has replayed it (waiting up to
  * waitMs for one to); otherwise the primary. A statement that fails on a replica is run again
- * on the primary, and so is the rest of its request: no client sees a replica's failure.
+ * on the primary when the failure was the replica's (a statement the primary would refuse too
+fails as it would there), and so is the rest of its request: no client sees a replica's failure.
  *
  * Lag is measured by log position, not by the time since the last commit: every probe notes
  * where the primary is, and a replica's lag is how long ago the primary first stood past the
@@ -44,12 +46,22 @@ export async function openReplicaReads(options: ReplicaReadsOptions): Promise<Re
   const history: { position: bigint; at: number }[] = [];
   const keepMs = maxLagMs + 4 * probeIntervalMs + 1_000;
 
-  const lagOf = (replayed: bigint): number => {
+  // Since when each replica has stood behind, while it stays on the same position: the history
+  // is trimmed, and a replica stuck for longer than it keeps must still look as late as it is.
+  const behind = new Map<Replica, { replayed: bigint; since: number }>();
+  const lagOf = (replica: Replica): number => {
     const newest = history.at(-1);
     if (newest === undefined) return Number.POSITIVE_INFINITY;
-    if (replayed >= newest.position) return 0;
-    const passed = history.find((sample) => sample.position > replayed) as { at: number };
-    return Date.now() - passed.at;
+    const { replayed } = replica;
+    if (replayed >= newest.position) {
+      behind.delete(replica);
+      return 0;
+    }
+    const passed = (history.find((sample) => sample.position > replayed) as { at: number }).at;
+    const kept = behind.get(replica);
+    const since = kept?.replayed === replayed ? Math.min(kept.since, passed) : passed;
+    behind.set(replica, { replayed, since });
+    return Date.now() - since;
   };
 
   async function probeAll(): Promise<void> {
@@ -61,7 +73,7 @@ export async function openReplicaReads(options: ReplicaReadsOptions): Promise<Re
     }
     await Promise.all(replicas.map((replica) => replica.probe()));
     for (const replica of replicas) {
-      lag.set(replica, replica.state === "up" ? lagOf(replica.replayed) : Number.POSITIVE_INFINITY);
+      lag.set(replica, replica.state === "up" ? lagOf(replica) : Number.POSITIVE_INFINITY);
     }
   }
 
@@ -119,9 +131,11 @@ export async function openReplicaReads(options: ReplicaReadsOptions): Promise<Re
         const result = await replica.query(side, query);
         databaseReads.inc({ target: "replica" });
         return result;
-      } catch {
-        // Whatever it was (the replica went away, a conflict with its recovery, a timeout), the
-        // primary answers this statement and the rest of the request.
+      } catch (error) {
+        // A statement the primary would refuse as well (bad input, say) fails as it would there;
+        // a fault of the replica (gone, a conflict with its recovery, a timeout) is not the
+        // client's: the primary answers this statement and the rest of the request.
+        if (!(error instanceof ReplicaLeftOut) && databaseFault(error) === undefined) throw error;
         fallBack("failed");
         scope.target = Promise.resolve(undefined);
       }

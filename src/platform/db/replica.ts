@@ -108,9 +108,10 @@ export async function openReplica(url: string, options: ReplicaOptions) {
       try {
         const position = await replayedNow();
         if (position === undefined) return leave("promoted");
+        // What it replayed is what it says now, even when that is less than before: a replica
+        // restarted between two probes may have lost what it had replayed.
+        replayed = position;
         if (state !== "up") {
-          // Back (or up for the first time): what it replayed is what it says now.
-          replayed = position;
           state = "up";
           leftOut = signal();
         }
