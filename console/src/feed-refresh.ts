@@ -1,18 +1,29 @@
+import type { Event } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, useRef } from "react";
 import { useApi } from "./api.tsx";
 
 /** How often the console looks for new events at the feed's head. */
 const POLL_MS = 2_000;
 
+export interface FeedHandlers {
+  /** The feed's head was read: what happens from now on follows. */
+  onFollowing?(): void;
+  /** Events arrived, oldest first. */
+  onEvents(events: Event[]): unknown;
+  /** A look at the feed failed; the next one, after the interval, starts again from the head. */
+  onError?(error: unknown): void;
+}
+
 /**
- * Keeps every screen current without a reload: follows the workspace's event feed from its head
- * and, whenever events arrive (made by this console, another client, a rule or the clock),
- * refetches the queries on screen. A failed poll is retried at the next interval.
+ * Follows the workspace's event feed from its head (events/latest) while the component is on
+ * screen, looking for more every `pollMs`; a failed look is retried after the interval.
  */
-export function useFeedRefresh(): void {
+export function useFeedFromNow(pollMs: number, handlers: FeedHandlers): void {
   const { client, workspaceId } = useApi();
-  const queryClient = useQueryClient();
+  // The latest handlers, without following the feed again each time the component renders.
+  const current = useRef(handlers);
+  current.current = handlers;
   useEffect(() => {
     const stop = new AbortController();
     const follow = async () => {
@@ -21,20 +32,25 @@ export function useFeedRefresh(): void {
           const { cursor } = await client.GET("/v0/workspaces/{workspaceId}/events/latest", {
             params: { path: { workspaceId } },
           });
-          for await (const _page of client.feed({
-            workspaceId,
-            after: cursor,
-            pollIntervalMs: POLL_MS,
-            signal: stop.signal,
-          })) {
-            await queryClient.invalidateQueries();
-          }
-        } catch {
-          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+          current.current.onFollowing?.();
+          const pages = client.feed({ workspaceId, after: cursor, pollIntervalMs: pollMs, signal: stop.signal });
+          for await (const page of pages) await current.current.onEvents(page.events);
+        } catch (error) {
+          if (!stop.signal.aborted) current.current.onError?.(error);
+          await new Promise((resolve) => setTimeout(resolve, pollMs));
         }
       }
     };
     void follow();
     return () => stop.abort();
-  }, [client, workspaceId, queryClient]);
+  }, [client, workspaceId, pollMs]);
+}
+
+/**
+ * Keeps every screen current without a reload: whenever events arrive (made by this console,
+ * another client, a rule or the clock), the queries on screen are read again.
+ */
+export function useFeedRefresh(): void {
+  const queryClient = useQueryClient();
+  useFeedFromNow(POLL_MS, { onEvents: () => queryClient.invalidateQueries() });
 }

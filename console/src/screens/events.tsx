@@ -1,7 +1,8 @@
 import type { Event, EventType } from "@audience-service/client";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
+import { useFeedFromNow } from "../feed-refresh.ts";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { audienceOf, eventSummary } from "./event-summary.ts";
 import { EVENT_TYPES } from "./event-types.ts";
@@ -13,39 +14,18 @@ const POLL_MS = 1_000;
 
 /** The last MAX_ROWS events since the screen opened, newest first, following the feed from its head. */
 function useTail(): { events: Event[]; since: Date | undefined; error: unknown } {
-  const { client, workspaceId } = useApi();
   const [events, setEvents] = useState<Event[]>([]);
   const [since, setSince] = useState<Date>();
   const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    const stop = new AbortController();
-    const follow = async () => {
-      while (!stop.signal.aborted) {
-        try {
-          const { cursor } = await client.GET("/v0/workspaces/{workspaceId}/events/latest", {
-            params: { path: { workspaceId } },
-          });
-          setSince((current) => current ?? new Date());
-          setError(undefined);
-          for await (const page of client.feed({
-            workspaceId,
-            after: cursor,
-            pollIntervalMs: POLL_MS,
-            signal: stop.signal,
-          })) {
-            const newest = [...page.events].reverse();
-            setEvents((current) => [...newest, ...current].slice(0, MAX_ROWS));
-          }
-        } catch (failure) {
-          // Shown until the next look succeeds; the tail goes on from the head then.
-          if (!stop.signal.aborted) setError(failure);
-          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        }
-      }
-    };
-    void follow();
-    return () => stop.abort();
-  }, [client, workspaceId]);
+  useFeedFromNow(POLL_MS, {
+    onFollowing: () => {
+      setSince((current) => current ?? new Date());
+      setError(undefined);
+    },
+    onEvents: (page) => setEvents((current) => [...[...page].reverse(), ...current].slice(0, MAX_ROWS)),
+    // Shown until the next look succeeds; the tail goes on from the head then.
+    onError: setError,
+  });
   return { events, since, error };
 }
 
