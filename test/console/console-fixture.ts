@@ -37,6 +37,9 @@ export const test = api
   })
   .extend("console", async ({ browser, server, ws }, { onCleanup }): Promise<ConsolePage> => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // Outside Playwright's own runner nothing waits with a limit by default: a step that cannot
+    // happen fails after 20 s, with what it waited for, instead of holding the test to its timeout.
+    context.setDefaultTimeout(20_000);
     const page = await context.newPage();
     const problems: string[] = [];
     page.on("pageerror", (error) => problems.push(`script error: ${error.message}`));

@@ -34,6 +34,8 @@ describe("signing in to the console", () => {
   }) => {
     const { page } = c;
     await page.goto(`${server.baseUrl}/console/`);
+    // The page has loaded before React has drawn the form: keys pressed earlier go nowhere.
+    await page.getByLabel("Workspace API key").waitFor();
     await page.keyboard.press("Tab");
     await page.keyboard.type("not a key");
     await page.keyboard.press("Enter");
