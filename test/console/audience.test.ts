@@ -60,6 +60,14 @@ describe("an audience's screen", () => {
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("audience");
+
+    // A snapshot is a manual audience: opening it shows its own (empty) rule, not this draft.
+    await page.getByLabel("Name", { exact: true }).fill("High scorers, November");
+    await page.getByRole("button", { name: "Take a snapshot" }).click();
+    await page.getByRole("link", { name: "High scorers, November" }).click();
+    await page.getByRole("heading", { name: "High scorers, November" }).waitFor();
+    await page.getByText("No conditions: the audience has members by hand only.").waitFor();
+    expect(await page.getByRole("group", { name: "Condition 1" }).count()).toBe(0);
   });
 
   it("pages the members of an audience and downloads them as CSV", async ({ console: c, ws }) => {

@@ -34,16 +34,16 @@ export function RuleBuilder({ audienceId }: { audienceId: string }) {
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
     params: { path: { workspaceId } },
   });
-  // Loaded once: a rule saved elsewhere while this one is edited does not throw the edits away.
-  const [loaded] = useState(() => ({ at: Date.now() }));
   if (saved.error || fields.error || audiences.error)
     return <ErrorNote error={saved.error ?? fields.error ?? audiences.error} />;
   if (!saved.data || !fields.data || !audiences.data) return <p className="muted">Loading the rule…</p>;
   const types = Object.fromEntries(fields.data.results.map((field) => [field.key, field.type]));
   const others = audiences.data.results.filter((audience) => audience.id !== audienceId && !audience.isArchived);
   return (
+    // The editor starts from the rule as loaded and keeps its draft while the rule is read again
+    // (a save elsewhere does not throw the edits away); another audience starts a new one.
     <RuleEditor
-      key={loaded.at}
+      key={audienceId}
       audienceId={audienceId}
       saved={saved.data.filter}
       types={types}
