@@ -48,7 +48,8 @@ export type MemberEmail = Prisma.MemberEmailModel
 /**
  * Model MembershipChunk
  * One audience's set of one kind, as chunks: bit i of chunk c stands for the member numbered
- * c × 8192 + i. A chunk with no bit set may be absent.
+ * c × 8192 + i. A chunk with no bit set may be absent. Pages are filled to 70% (a migration:
+ * the schema cannot say it), so that a chunk's update stays on its page.
  */
 export type MembershipChunk = Prisma.MembershipChunkModel
 /**
@@ -84,7 +85,9 @@ export type EventOutbox = Prisma.EventOutboxModel
 /**
  * Model EventOutboxMembers
  * The member sets of an outbox entry as chunks of member numbers (see MembershipChunk): part 0
- * holds the members that entered (or were created), part 1 those that left.
+ * holds the members that entered (or were created), part 1 those that left. Written with the
+ * entry and deleted with it, each in one statement (outbox-repo.ts, event-repo.ts): no foreign
+ * key, whose check cost a query per chunk row of every write.
  */
 export type EventOutboxMembers = Prisma.EventOutboxMembersModel
 /**

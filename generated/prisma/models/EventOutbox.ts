@@ -222,7 +222,6 @@ export type EventOutboxWhereInput = {
   data?: Prisma.JsonFilter<"EventOutbox">
   createdAt?: Prisma.DateTimeFilter<"EventOutbox"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  members?: Prisma.EventOutboxMembersListRelationFilter
 }
 
 export type EventOutboxOrderByWithRelationInput = {
@@ -233,7 +232,6 @@ export type EventOutboxOrderByWithRelationInput = {
   data?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
-  members?: Prisma.EventOutboxMembersOrderByRelationAggregateInput
 }
 
 export type EventOutboxWhereUniqueInput = Prisma.AtLeast<{
@@ -248,7 +246,6 @@ export type EventOutboxWhereUniqueInput = Prisma.AtLeast<{
   data?: Prisma.JsonFilter<"EventOutbox">
   createdAt?: Prisma.DateTimeFilter<"EventOutbox"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
-  members?: Prisma.EventOutboxMembersListRelationFilter
 }, "workspaceId_id">
 
 export type EventOutboxOrderByWithAggregationInput = {
@@ -284,7 +281,6 @@ export type EventOutboxCreateInput = {
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutOutboxInput
-  members?: Prisma.EventOutboxMembersCreateNestedManyWithoutEntryInput
 }
 
 export type EventOutboxUncheckedCreateInput = {
@@ -294,7 +290,6 @@ export type EventOutboxUncheckedCreateInput = {
   audienceId?: string | null
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
-  members?: Prisma.EventOutboxMembersUncheckedCreateNestedManyWithoutEntryInput
 }
 
 export type EventOutboxUpdateInput = {
@@ -304,7 +299,6 @@ export type EventOutboxUpdateInput = {
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutOutboxNestedInput
-  members?: Prisma.EventOutboxMembersUpdateManyWithoutEntryNestedInput
 }
 
 export type EventOutboxUncheckedUpdateInput = {
@@ -314,7 +308,6 @@ export type EventOutboxUncheckedUpdateInput = {
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  members?: Prisma.EventOutboxMembersUncheckedUpdateManyWithoutEntryNestedInput
 }
 
 export type EventOutboxCreateManyInput = {
@@ -391,11 +384,6 @@ export type EventOutboxSumOrderByAggregateInput = {
   id?: Prisma.SortOrder
 }
 
-export type EventOutboxScalarRelationFilter = {
-  is?: Prisma.EventOutboxWhereInput
-  isNot?: Prisma.EventOutboxWhereInput
-}
-
 export type EventOutboxCreateNestedManyWithoutWorkspaceInput = {
   create?: Prisma.XOR<Prisma.EventOutboxCreateWithoutWorkspaceInput, Prisma.EventOutboxUncheckedCreateWithoutWorkspaceInput> | Prisma.EventOutboxCreateWithoutWorkspaceInput[] | Prisma.EventOutboxUncheckedCreateWithoutWorkspaceInput[]
   connectOrCreate?: Prisma.EventOutboxCreateOrConnectWithoutWorkspaceInput | Prisma.EventOutboxCreateOrConnectWithoutWorkspaceInput[]
@@ -446,27 +434,12 @@ export type BigIntFieldUpdateOperationsInput = {
   divide?: bigint | number
 }
 
-export type EventOutboxCreateNestedOneWithoutMembersInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxCreateWithoutMembersInput, Prisma.EventOutboxUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.EventOutboxCreateOrConnectWithoutMembersInput
-  connect?: Prisma.EventOutboxWhereUniqueInput
-}
-
-export type EventOutboxUpdateOneRequiredWithoutMembersNestedInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxCreateWithoutMembersInput, Prisma.EventOutboxUncheckedCreateWithoutMembersInput>
-  connectOrCreate?: Prisma.EventOutboxCreateOrConnectWithoutMembersInput
-  upsert?: Prisma.EventOutboxUpsertWithoutMembersInput
-  connect?: Prisma.EventOutboxWhereUniqueInput
-  update?: Prisma.XOR<Prisma.XOR<Prisma.EventOutboxUpdateToOneWithWhereWithoutMembersInput, Prisma.EventOutboxUpdateWithoutMembersInput>, Prisma.EventOutboxUncheckedUpdateWithoutMembersInput>
-}
-
 export type EventOutboxCreateWithoutWorkspaceInput = {
   id?: bigint | number
   type: string
   audienceId?: string | null
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
-  members?: Prisma.EventOutboxMembersCreateNestedManyWithoutEntryInput
 }
 
 export type EventOutboxUncheckedCreateWithoutWorkspaceInput = {
@@ -475,7 +448,6 @@ export type EventOutboxUncheckedCreateWithoutWorkspaceInput = {
   audienceId?: string | null
   data: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
-  members?: Prisma.EventOutboxMembersUncheckedCreateNestedManyWithoutEntryInput
 }
 
 export type EventOutboxCreateOrConnectWithoutWorkspaceInput = {
@@ -516,58 +488,6 @@ export type EventOutboxScalarWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"EventOutbox"> | Date | string
 }
 
-export type EventOutboxCreateWithoutMembersInput = {
-  id?: bigint | number
-  type: string
-  audienceId?: string | null
-  data: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-  workspace: Prisma.WorkspaceCreateNestedOneWithoutOutboxInput
-}
-
-export type EventOutboxUncheckedCreateWithoutMembersInput = {
-  workspaceId: string
-  id?: bigint | number
-  type: string
-  audienceId?: string | null
-  data: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Date | string
-}
-
-export type EventOutboxCreateOrConnectWithoutMembersInput = {
-  where: Prisma.EventOutboxWhereUniqueInput
-  create: Prisma.XOR<Prisma.EventOutboxCreateWithoutMembersInput, Prisma.EventOutboxUncheckedCreateWithoutMembersInput>
-}
-
-export type EventOutboxUpsertWithoutMembersInput = {
-  update: Prisma.XOR<Prisma.EventOutboxUpdateWithoutMembersInput, Prisma.EventOutboxUncheckedUpdateWithoutMembersInput>
-  create: Prisma.XOR<Prisma.EventOutboxCreateWithoutMembersInput, Prisma.EventOutboxUncheckedCreateWithoutMembersInput>
-  where?: Prisma.EventOutboxWhereInput
-}
-
-export type EventOutboxUpdateToOneWithWhereWithoutMembersInput = {
-  where?: Prisma.EventOutboxWhereInput
-  data: Prisma.XOR<Prisma.EventOutboxUpdateWithoutMembersInput, Prisma.EventOutboxUncheckedUpdateWithoutMembersInput>
-}
-
-export type EventOutboxUpdateWithoutMembersInput = {
-  id?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  type?: Prisma.StringFieldUpdateOperationsInput | string
-  audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutOutboxNestedInput
-}
-
-export type EventOutboxUncheckedUpdateWithoutMembersInput = {
-  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
-  id?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
-  type?: Prisma.StringFieldUpdateOperationsInput | string
-  audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
-  data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-}
-
 export type EventOutboxCreateManyWorkspaceInput = {
   id?: bigint | number
   type: string
@@ -582,7 +502,6 @@ export type EventOutboxUpdateWithoutWorkspaceInput = {
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  members?: Prisma.EventOutboxMembersUpdateManyWithoutEntryNestedInput
 }
 
 export type EventOutboxUncheckedUpdateWithoutWorkspaceInput = {
@@ -591,7 +510,6 @@ export type EventOutboxUncheckedUpdateWithoutWorkspaceInput = {
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   data?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
-  members?: Prisma.EventOutboxMembersUncheckedUpdateManyWithoutEntryNestedInput
 }
 
 export type EventOutboxUncheckedUpdateManyWithoutWorkspaceInput = {
@@ -603,35 +521,6 @@ export type EventOutboxUncheckedUpdateManyWithoutWorkspaceInput = {
 }
 
 
-/**
- * Count Type EventOutboxCountOutputType
- */
-
-export type EventOutboxCountOutputType = {
-  members: number
-}
-
-export type EventOutboxCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  members?: boolean | EventOutboxCountOutputTypeCountMembersArgs
-}
-
-/**
- * EventOutboxCountOutputType without action
- */
-export type EventOutboxCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the EventOutboxCountOutputType
-   */
-  select?: Prisma.EventOutboxCountOutputTypeSelect<ExtArgs> | null
-}
-
-/**
- * EventOutboxCountOutputType without action
- */
-export type EventOutboxCountOutputTypeCountMembersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  where?: Prisma.EventOutboxMembersWhereInput
-}
-
 
 export type EventOutboxSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
@@ -641,8 +530,6 @@ export type EventOutboxSelect<ExtArgs extends runtime.Types.Extensions.InternalA
   data?: boolean
   createdAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  members?: boolean | Prisma.EventOutbox$membersArgs<ExtArgs>
-  _count?: boolean | Prisma.EventOutboxCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["eventOutbox"]>
 
 export type EventOutboxSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -677,8 +564,6 @@ export type EventOutboxSelectScalar = {
 export type EventOutboxOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "type" | "audienceId" | "data" | "createdAt", ExtArgs["result"]["eventOutbox"]>
 export type EventOutboxInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
-  members?: boolean | Prisma.EventOutbox$membersArgs<ExtArgs>
-  _count?: boolean | Prisma.EventOutboxCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type EventOutboxIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -691,7 +576,6 @@ export type $EventOutboxPayload<ExtArgs extends runtime.Types.Extensions.Interna
   name: "EventOutbox"
   objects: {
     workspace: Prisma.$WorkspacePayload<ExtArgs>
-    members: Prisma.$EventOutboxMembersPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
@@ -1095,7 +979,6 @@ readonly fields: EventOutboxFieldRefs;
 export interface Prisma__EventOutboxClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   workspace<T extends Prisma.WorkspaceDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.WorkspaceDefaultArgs<ExtArgs>>): Prisma.Prisma__WorkspaceClient<runtime.Types.Result.GetResult<Prisma.$WorkspacePayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
-  members<T extends Prisma.EventOutbox$membersArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.EventOutbox$membersArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EventOutboxMembersPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1529,30 +1412,6 @@ export type EventOutboxDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.I
    * Limit how many EventOutboxes to delete.
    */
   limit?: number
-}
-
-/**
- * EventOutbox.members
- */
-export type EventOutbox$membersArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  /**
-   * Select specific fields to fetch from the EventOutboxMembers
-   */
-  select?: Prisma.EventOutboxMembersSelect<ExtArgs> | null
-  /**
-   * Omit specific fields from the EventOutboxMembers
-   */
-  omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
-  where?: Prisma.EventOutboxMembersWhereInput
-  orderBy?: Prisma.EventOutboxMembersOrderByWithRelationInput | Prisma.EventOutboxMembersOrderByWithRelationInput[]
-  cursor?: Prisma.EventOutboxMembersWhereUniqueInput
-  take?: number
-  skip?: number
-  distinct?: Prisma.EventOutboxMembersScalarFieldEnum | Prisma.EventOutboxMembersScalarFieldEnum[]
 }
 
 /**

@@ -15,7 +15,9 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
 /**
  * Model EventOutboxMembers
  * The member sets of an outbox entry as chunks of member numbers (see MembershipChunk): part 0
- * holds the members that entered (or were created), part 1 those that left.
+ * holds the members that entered (or were created), part 1 those that left. Written with the
+ * entry and deleted with it, each in one statement (outbox-repo.ts, event-repo.ts): no foreign
+ * key, whose check cost a query per chunk row of every write.
  */
 export type EventOutboxMembersModel = runtime.Types.Result.DefaultSelection<Prisma.$EventOutboxMembersPayload>
 
@@ -225,7 +227,6 @@ export type EventOutboxMembersWhereInput = {
   part?: Prisma.IntFilter<"EventOutboxMembers"> | number
   chunk?: Prisma.IntFilter<"EventOutboxMembers"> | number
   bits?: Prisma.StringFilter<"EventOutboxMembers"> | string
-  entry?: Prisma.XOR<Prisma.EventOutboxScalarRelationFilter, Prisma.EventOutboxWhereInput>
 }
 
 export type EventOutboxMembersOrderByWithRelationInput = {
@@ -234,7 +235,6 @@ export type EventOutboxMembersOrderByWithRelationInput = {
   part?: Prisma.SortOrder
   chunk?: Prisma.SortOrder
   bits?: Prisma.SortOrder
-  entry?: Prisma.EventOutboxOrderByWithRelationInput
 }
 
 export type EventOutboxMembersWhereUniqueInput = Prisma.AtLeast<{
@@ -247,7 +247,6 @@ export type EventOutboxMembersWhereUniqueInput = Prisma.AtLeast<{
   part?: Prisma.IntFilter<"EventOutboxMembers"> | number
   chunk?: Prisma.IntFilter<"EventOutboxMembers"> | number
   bits?: Prisma.StringFilter<"EventOutboxMembers"> | string
-  entry?: Prisma.XOR<Prisma.EventOutboxScalarRelationFilter, Prisma.EventOutboxWhereInput>
 }, "workspaceId_outboxId_part_chunk">
 
 export type EventOutboxMembersOrderByWithAggregationInput = {
@@ -275,10 +274,11 @@ export type EventOutboxMembersScalarWhereWithAggregatesInput = {
 }
 
 export type EventOutboxMembersCreateInput = {
+  workspaceId: string
+  outboxId: bigint | number
   part: number
   chunk: number
   bits: string
-  entry: Prisma.EventOutboxCreateNestedOneWithoutMembersInput
 }
 
 export type EventOutboxMembersUncheckedCreateInput = {
@@ -290,10 +290,11 @@ export type EventOutboxMembersUncheckedCreateInput = {
 }
 
 export type EventOutboxMembersUpdateInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  outboxId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   part?: Prisma.IntFieldUpdateOperationsInput | number
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
   bits?: Prisma.StringFieldUpdateOperationsInput | string
-  entry?: Prisma.EventOutboxUpdateOneRequiredWithoutMembersNestedInput
 }
 
 export type EventOutboxMembersUncheckedUpdateInput = {
@@ -313,6 +314,8 @@ export type EventOutboxMembersCreateManyInput = {
 }
 
 export type EventOutboxMembersUpdateManyMutationInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  outboxId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   part?: Prisma.IntFieldUpdateOperationsInput | number
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
   bits?: Prisma.StringFieldUpdateOperationsInput | string
@@ -324,16 +327,6 @@ export type EventOutboxMembersUncheckedUpdateManyInput = {
   part?: Prisma.IntFieldUpdateOperationsInput | number
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
   bits?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type EventOutboxMembersListRelationFilter = {
-  every?: Prisma.EventOutboxMembersWhereInput
-  some?: Prisma.EventOutboxMembersWhereInput
-  none?: Prisma.EventOutboxMembersWhereInput
-}
-
-export type EventOutboxMembersOrderByRelationAggregateInput = {
-  _count?: Prisma.SortOrder
 }
 
 export type EventOutboxMembersWorkspaceIdOutboxIdPartChunkCompoundUniqueInput = {
@@ -379,121 +372,6 @@ export type EventOutboxMembersSumOrderByAggregateInput = {
   chunk?: Prisma.SortOrder
 }
 
-export type EventOutboxMembersCreateNestedManyWithoutEntryInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput> | Prisma.EventOutboxMembersCreateWithoutEntryInput[] | Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput[]
-  connectOrCreate?: Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput | Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput[]
-  createMany?: Prisma.EventOutboxMembersCreateManyEntryInputEnvelope
-  connect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-}
-
-export type EventOutboxMembersUncheckedCreateNestedManyWithoutEntryInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput> | Prisma.EventOutboxMembersCreateWithoutEntryInput[] | Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput[]
-  connectOrCreate?: Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput | Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput[]
-  createMany?: Prisma.EventOutboxMembersCreateManyEntryInputEnvelope
-  connect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-}
-
-export type EventOutboxMembersUpdateManyWithoutEntryNestedInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput> | Prisma.EventOutboxMembersCreateWithoutEntryInput[] | Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput[]
-  connectOrCreate?: Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput | Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput[]
-  upsert?: Prisma.EventOutboxMembersUpsertWithWhereUniqueWithoutEntryInput | Prisma.EventOutboxMembersUpsertWithWhereUniqueWithoutEntryInput[]
-  createMany?: Prisma.EventOutboxMembersCreateManyEntryInputEnvelope
-  set?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  disconnect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  delete?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  connect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  update?: Prisma.EventOutboxMembersUpdateWithWhereUniqueWithoutEntryInput | Prisma.EventOutboxMembersUpdateWithWhereUniqueWithoutEntryInput[]
-  updateMany?: Prisma.EventOutboxMembersUpdateManyWithWhereWithoutEntryInput | Prisma.EventOutboxMembersUpdateManyWithWhereWithoutEntryInput[]
-  deleteMany?: Prisma.EventOutboxMembersScalarWhereInput | Prisma.EventOutboxMembersScalarWhereInput[]
-}
-
-export type EventOutboxMembersUncheckedUpdateManyWithoutEntryNestedInput = {
-  create?: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput> | Prisma.EventOutboxMembersCreateWithoutEntryInput[] | Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput[]
-  connectOrCreate?: Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput | Prisma.EventOutboxMembersCreateOrConnectWithoutEntryInput[]
-  upsert?: Prisma.EventOutboxMembersUpsertWithWhereUniqueWithoutEntryInput | Prisma.EventOutboxMembersUpsertWithWhereUniqueWithoutEntryInput[]
-  createMany?: Prisma.EventOutboxMembersCreateManyEntryInputEnvelope
-  set?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  disconnect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  delete?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  connect?: Prisma.EventOutboxMembersWhereUniqueInput | Prisma.EventOutboxMembersWhereUniqueInput[]
-  update?: Prisma.EventOutboxMembersUpdateWithWhereUniqueWithoutEntryInput | Prisma.EventOutboxMembersUpdateWithWhereUniqueWithoutEntryInput[]
-  updateMany?: Prisma.EventOutboxMembersUpdateManyWithWhereWithoutEntryInput | Prisma.EventOutboxMembersUpdateManyWithWhereWithoutEntryInput[]
-  deleteMany?: Prisma.EventOutboxMembersScalarWhereInput | Prisma.EventOutboxMembersScalarWhereInput[]
-}
-
-export type EventOutboxMembersCreateWithoutEntryInput = {
-  part: number
-  chunk: number
-  bits: string
-}
-
-export type EventOutboxMembersUncheckedCreateWithoutEntryInput = {
-  part: number
-  chunk: number
-  bits: string
-}
-
-export type EventOutboxMembersCreateOrConnectWithoutEntryInput = {
-  where: Prisma.EventOutboxMembersWhereUniqueInput
-  create: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput>
-}
-
-export type EventOutboxMembersCreateManyEntryInputEnvelope = {
-  data: Prisma.EventOutboxMembersCreateManyEntryInput | Prisma.EventOutboxMembersCreateManyEntryInput[]
-  skipDuplicates?: boolean
-}
-
-export type EventOutboxMembersUpsertWithWhereUniqueWithoutEntryInput = {
-  where: Prisma.EventOutboxMembersWhereUniqueInput
-  update: Prisma.XOR<Prisma.EventOutboxMembersUpdateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedUpdateWithoutEntryInput>
-  create: Prisma.XOR<Prisma.EventOutboxMembersCreateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedCreateWithoutEntryInput>
-}
-
-export type EventOutboxMembersUpdateWithWhereUniqueWithoutEntryInput = {
-  where: Prisma.EventOutboxMembersWhereUniqueInput
-  data: Prisma.XOR<Prisma.EventOutboxMembersUpdateWithoutEntryInput, Prisma.EventOutboxMembersUncheckedUpdateWithoutEntryInput>
-}
-
-export type EventOutboxMembersUpdateManyWithWhereWithoutEntryInput = {
-  where: Prisma.EventOutboxMembersScalarWhereInput
-  data: Prisma.XOR<Prisma.EventOutboxMembersUpdateManyMutationInput, Prisma.EventOutboxMembersUncheckedUpdateManyWithoutEntryInput>
-}
-
-export type EventOutboxMembersScalarWhereInput = {
-  AND?: Prisma.EventOutboxMembersScalarWhereInput | Prisma.EventOutboxMembersScalarWhereInput[]
-  OR?: Prisma.EventOutboxMembersScalarWhereInput[]
-  NOT?: Prisma.EventOutboxMembersScalarWhereInput | Prisma.EventOutboxMembersScalarWhereInput[]
-  workspaceId?: Prisma.StringFilter<"EventOutboxMembers"> | string
-  outboxId?: Prisma.BigIntFilter<"EventOutboxMembers"> | bigint | number
-  part?: Prisma.IntFilter<"EventOutboxMembers"> | number
-  chunk?: Prisma.IntFilter<"EventOutboxMembers"> | number
-  bits?: Prisma.StringFilter<"EventOutboxMembers"> | string
-}
-
-export type EventOutboxMembersCreateManyEntryInput = {
-  part: number
-  chunk: number
-  bits: string
-}
-
-export type EventOutboxMembersUpdateWithoutEntryInput = {
-  part?: Prisma.IntFieldUpdateOperationsInput | number
-  chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type EventOutboxMembersUncheckedUpdateWithoutEntryInput = {
-  part?: Prisma.IntFieldUpdateOperationsInput | number
-  chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
-export type EventOutboxMembersUncheckedUpdateManyWithoutEntryInput = {
-  part?: Prisma.IntFieldUpdateOperationsInput | number
-  chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
-}
-
 
 
 export type EventOutboxMembersSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -502,7 +380,6 @@ export type EventOutboxMembersSelect<ExtArgs extends runtime.Types.Extensions.In
   part?: boolean
   chunk?: boolean
   bits?: boolean
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["eventOutboxMembers"]>
 
 export type EventOutboxMembersSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -511,7 +388,6 @@ export type EventOutboxMembersSelectCreateManyAndReturn<ExtArgs extends runtime.
   part?: boolean
   chunk?: boolean
   bits?: boolean
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["eventOutboxMembers"]>
 
 export type EventOutboxMembersSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -520,7 +396,6 @@ export type EventOutboxMembersSelectUpdateManyAndReturn<ExtArgs extends runtime.
   part?: boolean
   chunk?: boolean
   bits?: boolean
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["eventOutboxMembers"]>
 
 export type EventOutboxMembersSelectScalar = {
@@ -532,21 +407,10 @@ export type EventOutboxMembersSelectScalar = {
 }
 
 export type EventOutboxMembersOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "outboxId" | "part" | "chunk" | "bits", ExtArgs["result"]["eventOutboxMembers"]>
-export type EventOutboxMembersInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
-}
-export type EventOutboxMembersIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
-}
-export type EventOutboxMembersIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
-  entry?: boolean | Prisma.EventOutboxDefaultArgs<ExtArgs>
-}
 
 export type $EventOutboxMembersPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "EventOutboxMembers"
-  objects: {
-    entry: Prisma.$EventOutboxPayload<ExtArgs>
-  }
+  objects: {}
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     workspaceId: string
     outboxId: bigint
@@ -947,7 +811,6 @@ readonly fields: EventOutboxMembersFieldRefs;
  */
 export interface Prisma__EventOutboxMembersClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
-  entry<T extends Prisma.EventOutboxDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.EventOutboxDefaultArgs<ExtArgs>>): Prisma.Prisma__EventOutboxClient<runtime.Types.Result.GetResult<Prisma.$EventOutboxPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -999,10 +862,6 @@ export type EventOutboxMembersFindUniqueArgs<ExtArgs extends runtime.Types.Exten
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
-  /**
    * Filter, which EventOutboxMembers to fetch.
    */
   where: Prisma.EventOutboxMembersWhereUniqueInput
@@ -1021,10 +880,6 @@ export type EventOutboxMembersFindUniqueOrThrowArgs<ExtArgs extends runtime.Type
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
-  /**
    * Filter, which EventOutboxMembers to fetch.
    */
   where: Prisma.EventOutboxMembersWhereUniqueInput
@@ -1042,10 +897,6 @@ export type EventOutboxMembersFindFirstArgs<ExtArgs extends runtime.Types.Extens
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
   /**
    * Filter, which EventOutboxMembers to fetch.
    */
@@ -1095,10 +946,6 @@ export type EventOutboxMembersFindFirstOrThrowArgs<ExtArgs extends runtime.Types
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
-  /**
    * Filter, which EventOutboxMembers to fetch.
    */
   where?: Prisma.EventOutboxMembersWhereInput
@@ -1146,10 +993,6 @@ export type EventOutboxMembersFindManyArgs<ExtArgs extends runtime.Types.Extensi
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
   /**
    * Filter, which EventOutboxMembers to fetch.
    */
@@ -1199,10 +1042,6 @@ export type EventOutboxMembersCreateArgs<ExtArgs extends runtime.Types.Extension
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
   /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
-  /**
    * The data needed to create a EventOutboxMembers.
    */
   data: Prisma.XOR<Prisma.EventOutboxMembersCreateInput, Prisma.EventOutboxMembersUncheckedCreateInput>
@@ -1236,10 +1075,6 @@ export type EventOutboxMembersCreateManyAndReturnArgs<ExtArgs extends runtime.Ty
    */
   data: Prisma.EventOutboxMembersCreateManyInput | Prisma.EventOutboxMembersCreateManyInput[]
   skipDuplicates?: boolean
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersIncludeCreateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1254,10 +1089,6 @@ export type EventOutboxMembersUpdateArgs<ExtArgs extends runtime.Types.Extension
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
   /**
    * The data needed to update a EventOutboxMembers.
    */
@@ -1310,10 +1141,6 @@ export type EventOutboxMembersUpdateManyAndReturnArgs<ExtArgs extends runtime.Ty
    * Limit how many EventOutboxMembers to update.
    */
   limit?: number
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersIncludeUpdateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1328,10 +1155,6 @@ export type EventOutboxMembersUpsertArgs<ExtArgs extends runtime.Types.Extension
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
   /**
    * The filter to search for the EventOutboxMembers to update in case it exists.
    */
@@ -1358,10 +1181,6 @@ export type EventOutboxMembersDeleteArgs<ExtArgs extends runtime.Types.Extension
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
   /**
    * Filter which EventOutboxMembers to delete.
    */
@@ -1394,8 +1213,4 @@ export type EventOutboxMembersDefaultArgs<ExtArgs extends runtime.Types.Extensio
    * Omit specific fields from the EventOutboxMembers
    */
   omit?: Prisma.EventOutboxMembersOmit<ExtArgs> | null
-  /**
-   * Choose, which related nodes to fetch as well
-   */
-  include?: Prisma.EventOutboxMembersInclude<ExtArgs> | null
 }

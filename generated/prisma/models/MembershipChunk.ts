@@ -15,7 +15,8 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
 /**
  * Model MembershipChunk
  * One audience's set of one kind, as chunks: bit i of chunk c stands for the member numbered
- * c × 8192 + i. A chunk with no bit set may be absent.
+ * c × 8192 + i. A chunk with no bit set may be absent. Pages are filled to 70% (a migration:
+ * the schema cannot say it), so that a chunk's update stays on its page.
  */
 export type MembershipChunkModel = runtime.Types.Result.DefaultSelection<Prisma.$MembershipChunkPayload>
 

@@ -123,7 +123,7 @@ export const eventRepo = {
   /**
    * Publishes events (their sequences follow the head's), queues a delivery of each to every
    * enabled webhook that selects it, moves the head, and deletes the outbox entries `done` they
-   * came from; when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One
+   * came from, with their member chunks; when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One
    * statement: the relay runs after every write. Returns how many deliveries it queued.
    */
   async publish(
@@ -165,6 +165,10 @@ export const eventRepo = {
       ),
       removed AS (
         DELETE FROM event_outbox WHERE workspace_id = ${workspaceId} AND id = ANY(${doneIds}::bigint[])
+      ),
+      -- An entry's member chunks go with it (no foreign key deletes them: see schema.prisma).
+      removed_members AS (
+        DELETE FROM event_outbox_members WHERE workspace_id = ${workspaceId} AND outbox_id = ANY(${doneIds}::bigint[])
       ),
       -- The statement sees the outbox as it was before "removed": idle means nothing but those.
       forgotten AS (
