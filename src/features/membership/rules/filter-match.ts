@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { durationBefore, parseDuration } from "../../../domain/durations.ts";
 import { type FieldTypes, parseDate, parseNumber } from "../../../domain/field-types.ts";
 import { type Condition, type Filter, type FoldedMember, fold, kindOf } from "./filter.ts";
@@ -34,7 +35,7 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
   // A typed field has one value at most.
   const [text] = values;
   if (kind === "boolean") return text === value;
-  const read = kind === "number" ? parseNumber : parseDate;
+  const read = kind === "number" ? parseNumber : instantOf;
   const x = text === undefined ? undefined : read(text);
   const target = (v: string) => read(v) as number;
   switch (op) {
@@ -70,7 +71,26 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
 
 /** Where a withinLast window of this duration starts, seen at `now`. */
 export const windowStart = (duration: string, now: number): number =>
-  durationBefore(now, parseDuration(duration) as NonNullable<ReturnType<typeof parseDuration>>);
+  windowStarts.memo(`${duration} ${now}`, { context: { duration, now } });
+
+// Reading a date or a window's start costs microseconds, and a batch reads the same ones again and
+// again: a member's value once per audience evaluated, a window once per member. Kept by text.
+const windowStarts = new LRUCache<string, number, { duration: string; now: number }>({
+  max: 1_000,
+  memoMethod: (_, __, { context: { duration, now } }) =>
+    durationBefore(now, parseDuration(duration) as NonNullable<ReturnType<typeof parseDuration>>),
+});
+const instants = new LRUCache<string, number>({
+  max: 100_000,
+  maxSize: 4_000_000,
+  sizeCalculation: (_, text) => text.length + 1,
+  // Not a date: NaN (a cache keeps no undefined), read back as undefined.
+  memoMethod: (text) => parseDate(text) ?? Number.NaN,
+});
+const instantOf = (text: string): number | undefined => {
+  const at = instants.memo(text);
+  return Number.isNaN(at) ? undefined : at;
+};
 
 function stringHolds(op: Condition["op"], value: Condition["value"], values: string[]): boolean {
   if (op === "in" || op === "notIn") {
