@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
 import {
   base64Of,
+  bitsOfText,
   chunkBytes,
   chunksOf,
+  chunkText,
   knownChunksOf,
   knownGroupedChunksOf,
 } from "../../src/features/membership/member-bits-sql.ts";
@@ -25,6 +27,8 @@ afterAll(() => close());
 const EDGES = [0, 1, 62, 63, 64, 127, 128, 4095, 8127, 8128, 8190, 8191, 8192, 8193, 16383, 16384, 1_000_000];
 const random = Array.from({ length: 500 }, (_, i) => (i * 7_919 + 13) % 40_000);
 const dense = Array.from({ length: 8192 }, (_, i) => 8192 + i);
+// Members of one chunk: up to 16 travel as positions, more as hex digits (chunkText).
+const inOneChunk = (n: number) => Array.from({ length: n }, (_, i) => 3 * 8192 + 8191 - i * 500);
 
 async function readChunks(chunks: Prisma.Sql): Promise<MemberSet> {
   const rows = await store.db.$queryRaw<{ chunk: number; bits: string }[]>`
@@ -46,6 +50,9 @@ describe("member set chunks built in SQL", () => {
     ["a sparse set", random],
     ["a full chunk and a lone bit", [...dense, 3]],
     ["one member", [42]],
+    ["16 members of one chunk", inOneChunk(16)],
+    ["17 members of one chunk", inOneChunk(17)],
+    ["a member named twice", [5, 9000, 5]],
   ])("match the service's layout for %s", async (_case, seqs) => {
     expect(asHex(await chunksInSql(seqs))).toEqual(asHex(memberSetOf(seqs)));
     expect(asHex(await readChunks(knownChunksOf(seqs)))).toEqual(asHex(memberSetOf(seqs)));
@@ -61,5 +68,19 @@ describe("member set chunks built in SQL", () => {
       expect(asHex(arrived), grp).toEqual(asHex(memberSetOf(seqs)));
       expect(asHex(arrived), grp).toEqual(asHex(await chunksInSql(seqs)));
     }
+  });
+
+  it("arrive as sent when a chunk travels as chunkText's text", async () => {
+    for (const seqs of [EDGES, random, [...dense, 3], inOneChunk(16), inOneChunk(17), [8191]]) {
+      const set = memberSetOf(seqs);
+      const texts = [...set].map(([chunk, bytes]) => ({ chunk, text: chunkText(bytes) }));
+      const arrived = await readChunks(
+        Prisma.sql`(SELECT v.chunk::int AS chunk, ${bitsOfText(Prisma.sql`v.text`)} AS bits
+          FROM ${jsonRows("v", { chunk: texts.map((t) => t.chunk), text: texts.map((t) => t.text) })})`,
+      );
+      expect(asHex(arrived)).toEqual(asHex(set));
+    }
+    expect(chunkText(memberSetOf(inOneChunk(16)).get(3) as Uint8Array)).toMatch(/^p(\d+,){15}\d+$/);
+    expect(chunkText(memberSetOf(inOneChunk(17)).get(3) as Uint8Array)).toMatch(/^[0-9a-f]{2048}$/);
   });
 });

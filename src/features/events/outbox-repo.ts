@@ -1,4 +1,6 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Tx } from "../../platform/db/database.ts";
+import { bitsOfText, chunkText } from "../membership/member-bits-sql.ts";
 import type { MemberSet } from "../membership/member-set.ts";
 import type { OutboxEntry } from "../membership/outbox-entries.ts";
 
@@ -40,7 +42,7 @@ export const outboxRepo = {
     }));
     const chunks = entries.flatMap((entry, ord) =>
       setsOf(entry).flatMap((set, part) =>
-        [...set].map(([chunk, bytes]) => ({ ord, part, chunk, hex: Buffer.from(bytes).toString("hex") })),
+        [...set].map(([chunk, bytes]) => ({ ord, part, chunk, bits: chunkText(bytes) })),
       ),
     );
     await tx.$queryRaw`
@@ -56,8 +58,8 @@ export const outboxRepo = {
       ),
       c AS (
         INSERT INTO event_outbox_members (workspace_id, outbox_id, part, chunk, bits)
-        SELECT ${workspaceId}, ids.id, m.part, m.chunk, ('x' || m.hex)::bit(8192)
-        FROM jsonb_to_recordset(${JSON.stringify(chunks)}::jsonb) AS m(ord int, part int, chunk int, hex text)
+        SELECT ${workspaceId}, ids.id, m.part, m.chunk, ${bitsOfText(Prisma.sql`m.bits`)}
+        FROM jsonb_to_recordset(${JSON.stringify(chunks)}::jsonb) AS m(ord int, part int, chunk int, bits text)
         JOIN ids USING (ord)
       )
       SELECT count(*)::int AS n FROM ids`;

@@ -1,6 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
-import { CHUNK_BITS, CHUNK_SHIFT, type MemberSet, memberSetOf } from "./member-set.ts";
+import { setBitPositions } from "./bitset.ts";
+import { CHUNK_BITS, CHUNK_SHIFT, memberSetOf } from "./member-set.ts";
 
 export { CHUNK_BITS, CHUNK_SHIFT };
 
@@ -60,27 +61,62 @@ export function chunksOf(numbers: Prisma.Sql): Prisma.Sql {
  * A set of member numbers known in the process, as rows (chunk, bits) spelled out here rather
  * than by chunksOf: where the members are known (a member's edit, a hand-picked add, a delete),
  * this spares the statement the aggregation, and its plan, that turns numbers into chunks. The
- * chunks travel as hex (2,048 characters each) in one JSON parameter.
+ * chunks travel as chunkText spells them, in one JSON parameter.
  */
-export const knownChunksOf = (seqs: number[]): Prisma.Sql => spelledOut([{ grp: "", set: memberSetOf(seqs) }], false);
+export const knownChunksOf = (seqs: number[]): Prisma.Sql => spelledOut([{ grp: "", seqs }], false);
 
 /** The same per group: one set per `grp`, as rows (grp, chunk, bits). */
-export const knownGroupedChunksOf = (groups: { grp: string; seqs: number[] }[]): Prisma.Sql =>
-  spelledOut(
-    groups.map(({ grp, seqs }) => ({ grp, set: memberSetOf(seqs) })),
-    true,
-  );
+export const knownGroupedChunksOf = (groups: { grp: string; seqs: number[] }[]): Prisma.Sql => spelledOut(groups, true);
 
-function spelledOut(sets: { grp: string; set: MemberSet }[], grouped: boolean): Prisma.Sql {
-  const rows = sets.flatMap(({ grp, set }) => [...set].map(([chunk, bytes]) => ({ grp, chunk, bytes })));
+function spelledOut(groups: { grp: string; seqs: number[] }[], grouped: boolean): Prisma.Sql {
+  const rows = groups.flatMap(({ grp, seqs }) => {
+    const byChunk = new Map<number, number[]>();
+    for (const seq of new Set(seqs)) {
+      const members = byChunk.get(seq >> CHUNK_SHIFT);
+      if (members) members.push(seq);
+      else byChunk.set(seq >> CHUNK_SHIFT, [seq]);
+    }
+    return [...byChunk].map(([chunk, members]) => ({
+      grp,
+      chunk,
+      bits:
+        members.length > FEW_BITS
+          ? chunkText(memberSetOf(members).get(chunk) as Uint8Array)
+          : `p${members.map((seq) => seq & (CHUNK_BITS - 1)).join(",")}`,
+    }));
+  });
   const columns = {
     ...(grouped ? { grp: rows.map((row) => row.grp) } : {}),
     chunk: rows.map((row) => row.chunk),
-    hex: rows.map((row) => Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength).toString("hex")),
+    bits: rows.map((row) => row.bits),
   };
   return Prisma.sql`(SELECT ${grouped ? Prisma.sql`v.grp, ` : Prisma.empty}v.chunk::int AS chunk,
-    ('x' || v.hex)::${Prisma.raw(`bit(${CHUNK_BITS})`)} AS bits FROM ${jsonRows("v", columns)})`;
+    ${bitsOfText(Prisma.sql`v.bits`)} AS bits FROM ${jsonRows("v", columns)})`;
 }
+
+/** Chunks with at most this many members travel as their positions rather than 2,048 hex digits. */
+const FEW_BITS = 16;
+
+/**
+ * A chunk as text for a statement's parameter, read back by bitsOfText: its 2,048 hex digits, or,
+ * for a chunk of few members, "p" and their positions ("p5,812"). A write near a few members (an
+ * edit, a clock tick's crossings, each in a chunk of its own) sends a few bytes per chunk instead
+ * of 2 KB, which the process had to spell out and the database to parse.
+ */
+export function chunkText(bytes: Uint8Array): string {
+  const positions: number[] = [];
+  for (const position of setBitPositions(bytes, false)) {
+    if (positions.push(position) > FEW_BITS) {
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+    }
+  }
+  return `p${positions.join(",")}`;
+}
+
+/** A chunk from chunkText's text (SQL over a text expression). */
+export const bitsOfText = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN left(${text}, 1) = 'p'
+    THEN coalesce((SELECT bit_or(set_bit(${NO_BITS}, p::int, 1)) FROM unnest(string_to_array(substr(${text}, 2), ',')) AS p), ${NO_BITS})
+    ELSE ('x' || ${text})::${Prisma.raw(`bit(${CHUNK_BITS})`)} END)`;
 
 /** The kinds of set an audience has (the membership_kind enum). */
 export type SetKind = "member" | "include" | "exclude" | "match";
