@@ -183,7 +183,10 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
               .map((m) => m.seq),
           }));
           for (const change of w.report("time", await deps.sets.applyMatches(tx, workspaceId, seqs, matched))) {
-            for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
+            // Who moved matters only where another rule names the audience (and costs a pass over its chunks).
+            if (graph.usedBy.has(change.audienceId)) {
+              for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
+            }
             changes.push(change);
           }
         }
@@ -242,7 +245,9 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
             ]);
       const reason = named.length > 0 ? "dependency" : plan.ownReason;
       for (const change of w.report(reason, setChanges)) {
-        for (const [audienceId, members] of movements([change])) moved.set(audienceId, members);
+        if (graph.usedBy.has(change.audienceId)) {
+          for (const [audienceId, members] of movements([change])) moved.set(audienceId, members);
+        }
         settled.push(change);
       }
     }
