@@ -60,8 +60,9 @@ export const historyRepo = {
   /**
    * The audience's buckets (hours or days, each a row as written) whose start lies in [from, to],
    * oldest first; undefined when the workspace has no such audience. One statement: the audience's
-   * row with its buckets as one JSON document (400 rows converted column by column cost more than
-   * reading them, on the embedded store most of all).
+   * row with its buckets as one text, "start,size,entered,left" per bucket (start in seconds since
+   * the epoch), separated by ";": 400 rows converted column by column cost more than reading them,
+   * on the embedded store most of all, and a JSON document of them a millisecond more than this.
    */
   async list(
     db: SqlClient,
@@ -74,21 +75,19 @@ export const historyRepo = {
         ? [Prisma.raw("audience_history_day"), Prisma.raw("day")]
         : [Prisma.raw("audience_history"), Prisma.raw("hour")];
     const [row] = await db.$queryRaw<{ doc: string }[]>`
-      SELECT (
-        SELECT coalesce(json_agg(json_build_array(
-          (extract(epoch FROM h.${at}) * 1000)::float8, h.member_count, h.entered, h."left") ORDER BY h.${at}), '[]')
+      SELECT coalesce((
+        SELECT string_agg(concat_ws(',', date_part('epoch', h.${at}), h.member_count, h.entered, h."left"), ';' ORDER BY h.${at})
         FROM ${table} AS h
         WHERE h.workspace_id = a.workspace_id AND h.audience_id = a.id
           AND h.${at} >= ${range.from}::timestamptz AND h.${at} <= ${range.to}::timestamptz
-      )::text AS doc
+      ), '') AS doc
       FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
     if (!row) return undefined;
-    return (JSON.parse(row.doc) as [number, number, number, number][]).map(([ms, memberCount, entered, left]) => ({
-      at: new Date(ms),
-      memberCount,
-      entered,
-      left,
-    }));
+    if (row.doc === "") return [];
+    return row.doc.split(";").map((bucket) => {
+      const [seconds, memberCount, entered, left] = bucket.split(",").map(Number) as [number, number, number, number];
+      return { at: new Date(seconds * 1000), memberCount, entered, left };
+    });
   },
 
   /**
