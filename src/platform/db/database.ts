@@ -158,7 +158,13 @@ async function openPostgres(databaseUrl: string, settings: Settings): Promise<St
     kind: "postgres",
     db,
     reads: replicas?.route(primary, "reads") ?? primary,
-    position: replicas ? async () => tokenOf(await primaryPosition(notifier)) : undefined,
+    position: replicas
+      ? async () => {
+          const position = await primaryPosition(notifier);
+          replicas.expect(position);
+          return tokenOf(position);
+        }
+      : undefined,
     writer,
     exportDb: sqlClient(takingTurns(exportTurns, replicas?.route(primaryExports, "exports") ?? primaryExports)),
     prepared,

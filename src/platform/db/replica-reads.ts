@@ -20,6 +20,8 @@ export interface ReplicaReadsOptions extends ReplicaOptions {
 export interface ReplicaReads {
   /** `primary`'s statements, those of read scopes sent to a replica when one may answer them. */
   route(primary: SqlQueryable, side: "reads" | "exports"): SqlQueryable;
+  /** A write's position was handed to its client as a token: its next read will likely ask for it. */
+  expect(position: bigint): void;
   close(): Promise<void>;
 }
 
@@ -145,6 +147,16 @@ export async function openReplicaReads(options: ReplicaReadsOptions): Promise<Re
   }
 
   return {
+    expect(position) {
+      for (const replica of replicas) {
+        if (replica.state !== "up" || replica.replayed >= position) continue;
+        if ((lag.get(replica) ?? Number.POSITIVE_INFINITY) > maxLagMs) continue;
+        // Its replay is followed from now, while the client reads the answer: the read that sends
+        // the token back then finds the replica known to have replayed it, most often, and goes
+        // there without a poll of its own. At most one poll per replica is out at a time.
+        void replica.caughtUp(position, waitMs);
+      }
+    },
     route: (primary, side) => ({
       provider: primary.provider,
       adapterName: primary.adapterName,
