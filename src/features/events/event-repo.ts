@@ -123,8 +123,9 @@ export const eventRepo = {
   /**
    * Publishes events (their sequences follow the head's), queues a delivery of each to every
    * enabled webhook that selects it, moves the head, and deletes the outbox entries `done` they
-   * came from, with their member chunks; when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One
-   * statement: the relay runs after every write. Returns how many deliveries it queued.
+   * came from, with their member chunks; when the relay has `drained` the outbox, also what
+   * dropTombstonesIfIdle drops. One statement: the relay runs after every write. Returns how many
+   * deliveries it queued.
    */
   async publish(
     tx: Tx,

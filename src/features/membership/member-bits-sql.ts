@@ -81,7 +81,7 @@ function spelledOut(groups: { grp: string; seqs: number[] }[], grouped: boolean)
       chunk,
       bits:
         members.length > FEW_BITS
-          ? chunkText(memberSetOf(members).get(chunk) as Uint8Array)
+          ? hexOf(memberSetOf(members).get(chunk) as Uint8Array)
           : `p${members.map((seq) => seq & (CHUNK_BITS - 1)).join(",")}`,
     }));
   });
@@ -106,12 +106,12 @@ const FEW_BITS = 16;
 export function chunkText(bytes: Uint8Array): string {
   const positions: number[] = [];
   for (const position of setBitPositions(bytes, false)) {
-    if (positions.push(position) > FEW_BITS) {
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-    }
+    if (positions.push(position) > FEW_BITS) return hexOf(bytes);
   }
   return `p${positions.join(",")}`;
 }
+
+const hexOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
 /** A chunk from chunkText's text (SQL over a text expression). */
 export const bitsOfText = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN left(${text}, 1) = 'p'
