@@ -28,7 +28,7 @@ export interface ListAudiencesQuery {
 }
 
 export interface AudienceServiceDeps {
-  store: Pick<Store, "db" | "primaryDb">;
+  store: Pick<Store, "kind" | "db" | "primaryDb">;
   cache: AudienceCache;
   membership: Pick<MembershipService, "write">;
   audiences: Pick<
@@ -194,7 +194,7 @@ export function createAudienceService({
       // The root's count is the total: one scan counts every node, and the page is read beside it.
       const nodes = filterNodes(filter);
       const [counts, { rows }] = await Promise.all([
-        members.nodeCounts(store.db, workspaceId, filter, context),
+        members.nodeCounts(store.db, workspaceId, filter, context, store.kind),
         members.matching(store.db, workspaceId, filter, context, limit, { count: false }),
       ]);
       return {

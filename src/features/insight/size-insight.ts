@@ -84,14 +84,7 @@ export function createSizeInsight({ store, insight, history, audiences, clock = 
       // The audience's existence is read with its rows (a round trip fewer).
       const rows = await history.list(store.db, workspaceId, audienceId, range);
       if (!rows) throw audienceNotFound(audienceId);
-      return {
-        results: rows.map((row) => ({
-          at: row.at.toISOString(),
-          memberCount: row.memberCount,
-          entered: row.entered,
-          left: row.left,
-        })),
-      };
+      return { results: rows };
     },
   };
 }

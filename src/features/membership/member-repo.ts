@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { MemberData } from "../../domain/member-merge.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { Store, Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
@@ -141,9 +141,15 @@ export const memberRepo = {
   },
 
   /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
-  async nodeCounts(db: Reader, workspaceId: string, filter: Filter, context: SqlContext): Promise<number[]> {
+  async nodeCounts(
+    db: Reader,
+    workspaceId: string,
+    filter: Filter,
+    context: SqlContext,
+    store: Store["kind"],
+  ): Promise<number[]> {
     const [row] = await db.$queryRaw<{ counts: number[] }[]>`
-      ${PLANNED_PER_RUN} ${nodeCountsSql(filter, context, Prisma.sql`m.workspace_id = ${workspaceId}`)}`;
+      ${PLANNED_PER_RUN} ${nodeCountsSql(filter, context, Prisma.sql`m.workspace_id = ${workspaceId}`, store)}`;
     return row?.counts ?? [];
   },
 

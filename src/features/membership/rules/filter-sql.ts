@@ -16,6 +16,11 @@ export interface SqlContext {
    * match of the text, which cost as much again as the cast on a scan of every member.
    */
   workspaceId?: string;
+  /**
+   * Columns of `m` that hold some fields' text (a field's name, "fields.plan", to the column),
+   * read out of the member's document once by a statement that tests a field many times.
+   */
+  fieldColumns?: ReadonlyMap<string, Prisma.Sql>;
 }
 
 /**
@@ -49,10 +54,11 @@ function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql
 }
 
 const seq = Prisma.sql`m.seq`;
-const fieldText = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
+const fieldTextSql = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
 
 function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
   const { field, op } = condition;
+  const fieldText = (name: string) => context.fieldColumns?.get(name) ?? fieldTextSql(name);
   const fieldKind = kindOf(field, context.types);
   if (fieldKind === "audience") {
     // The member's bit in that audience's member set, probed by key.
@@ -62,7 +68,7 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
         AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND get_bit(ac.bits, ${bitOf(seq)}) = 1)`;
     return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;
   }
-  if (fieldKind === "string") return stringSql(condition);
+  if (fieldKind === "string") return stringSql(condition, fieldText);
   if (fieldKind === "boolean") {
     const text = fieldText(field);
     return op === "eq" ? Prisma.sql`coalesce(${text} = ${condition.value as string}::text, false)` : presence(text, op);
@@ -130,7 +136,7 @@ function comparison(x: Prisma.Sql, { op, value }: Condition, type: "float8" | "t
     : Prisma.sql`coalesce(${x} IS NOT NULL AND NOT ${within}, false)`;
 }
 
-function stringSql({ field, op, value }: Condition): Prisma.Sql {
+function stringSql({ field, op, value }: Condition, fieldText: (field: string) => Prisma.Sql): Prisma.Sql {
   const negated = op === "ne" || op === "notIn" || op === "notExists";
   const positive = { ne: "eq", notIn: "in", notExists: "exists" }[op as string] ?? op;
   const test = (x: Prisma.Sql) => valueTest(x, positive, value);
