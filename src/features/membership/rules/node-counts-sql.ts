@@ -23,7 +23,12 @@ import { filterNodeSql, type SqlContext } from "./filter-sql.ts";
  *   Ten conditions on five fields otherwise copy the member's fields ten times, about a third of
  *   the scan. On PostgreSQL the same OFFSET 0 would keep the scan to one process, which costs more.
  */
-export function nodeCountsSql(filter: Filter, context: SqlContext, where: Prisma.Sql, store: Store["kind"]): Prisma.Sql {
+export function nodeCountsSql(
+  filter: Filter,
+  context: SqlContext,
+  where: Prisma.Sql,
+  store: Store["kind"],
+): Prisma.Sql {
   const conditions = conditionsOf(filter);
   const key = (k: number) => Prisma.raw(`c${k}`);
 
@@ -58,7 +63,9 @@ export function nodeCountsSql(filter: Filter, context: SqlContext, where: Prisma
   const fields = [...new Set(conditions.map((c) => c.field).filter((field) => field.startsWith("fields.")))];
   const fieldColumns = new Map(fields.map((field, k) => [field, Prisma.raw(`m.f${k}`)]));
   const values = conditions.map((c, k) => Prisma.sql`${filterNodeSql(c, { ...context, fieldColumns })} AS ${key(k)}`);
-  const read = fields.map((field, k) => Prisma.sql`, m.fields->>${field.slice("fields.".length)}::text AS ${Prisma.raw(`f${k}`)}`);
+  const read = fields.map(
+    (field, k) => Prisma.sql`, m.fields->>${field.slice("fields.".length)}::text AS ${Prisma.raw(`f${k}`)}`,
+  );
   const counts = tests.map((test) => Prisma.sql`count(*) FILTER (WHERE ${test})::int`);
   // The conditions read members' other columns too: the workspace (a typed field's guard), the
   // number (an audience's bit), the creation time, the document (ids, e-mail addresses).
