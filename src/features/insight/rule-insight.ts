@@ -3,7 +3,7 @@ import { audienceArchived, audienceNotFound, memberNotFound } from "../../domain
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
-import { audiencesOf, type Filter, parseFilter } from "../membership/rules/filter.ts";
+import { type Filter, parseFilter } from "../membership/rules/filter.ts";
 import { explainFilter } from "../membership/rules/filter-explain.ts";
 import type { RuleInsightRepo } from "../membership/rules/insight-repo.ts";
 
@@ -51,13 +51,10 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
       audienceId: string,
       memberId: string,
     ): Promise<Schemas["MembershipExplanation"]> {
-      const audience = await audiences.find(store.db, workspaceId, audienceId);
-      if (!audience) throw audienceNotFound(audienceId);
-      const named = audiencesOf(audience.filter);
-      const [row, types] = await Promise.all([
-        insight.explained(store.db, workspaceId, audienceId, memberId, named),
-        audience.filter === null ? new Map() : fieldTypes.types(store.db, workspaceId),
-      ]);
+      // The audience, its rule, the workspace's types and the member, read together.
+      const explained = await insight.explained(store.db, workspaceId, audienceId, memberId);
+      if (!explained) throw audienceNotFound(audienceId);
+      const { filter, types, member: row } = explained;
       if (!row) throw memberNotFound(memberId);
       const inAudiences = new Set(row.inAudiences);
       const context = { types, now: Date.now(), inAudience: (id: string) => inAudiences.has(id) };
@@ -65,7 +62,7 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
         isMember: row.isMember,
         reason: !row.isMember ? null : row.included ? "manual" : "rule",
         manual: row.included ? "include" : row.excluded ? "exclude" : null,
-        rule: audience.filter === null ? null : explainFilter(audience.filter, row, row.createdAt, context),
+        rule: filter === null ? null : explainFilter(filter, row, row.createdAt, context),
       };
     },
   };

@@ -1,3 +1,4 @@
+import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import { fitsType } from "../../../domain/field-types.ts";
 import type { Tx } from "../../../platform/db/database.ts";
@@ -27,6 +28,16 @@ export interface MisfitValues {
  * of a declared field parsing.
  */
 const PAGE = 5_000;
+
+/**
+ * A workspace's declared types as one JSON object, key to type, for a statement that reads them
+ * beside other things (SQL over a workspace id expression); typesOf reads it back.
+ */
+export const declaredTypesSql = (workspaceId: Prisma.Sql) => Prisma.sql`(
+  SELECT coalesce(jsonb_object_agg(t.key, t.type), '{}'::jsonb) FROM field_types AS t WHERE t.workspace_id = ${workspaceId})`;
+
+export const typesOf = (declared: Record<string, Exclude<FieldType, "string">>): FieldTypes =>
+  new Map(Object.entries(declared));
 
 /** The declared types of a workspace's custom fields (src/domain/field-types.ts). */
 export const fieldTypeRepo = {

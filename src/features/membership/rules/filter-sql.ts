@@ -34,6 +34,13 @@ export function filterSql(filter: Filter | null, context: SqlContext): Prisma.Sq
   return Prisma.sql`${PLANNED_PER_RUN} ${filterCondition(filter, context)}`;
 }
 
+/** The conditions on other audiences in a stored rule (a jsonpath over its document). */
+export const AUDIENCE_CONDITIONS = Prisma.sql`'lax $.** ? (@.field == "audience")'`;
+
+/** The ids of the audiences a stored rule names, as rows of one text column (SQL over a jsonb expression). */
+export const namedAudiencesSql = (filter: Prisma.Sql) =>
+  Prisma.sql`SELECT jsonb_path_query(${filter}, ${AUDIENCE_CONDITIONS}) ->> 'value'`;
+
 /** One node of a filter in SQL without the planning mark: for a statement that holds several. */
 export const filterNodeSql = (filter: Filter, context: SqlContext): Prisma.Sql => filterCondition(filter, context);
 

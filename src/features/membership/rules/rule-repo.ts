@@ -6,7 +6,7 @@ import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
 import { joinChunk, readsByKey, seqsOf } from "../membership-sql.ts";
 import type { Filter } from "./filter.ts";
-import { filterSql, type SqlContext } from "./filter-sql.ts";
+import { AUDIENCE_CONDITIONS, filterSql, type SqlContext } from "./filter-sql.ts";
 
 /** A rule-based audience, and which of the members asked about its match set holds. */
 export interface RuleMatches {
@@ -156,7 +156,7 @@ export const ruleRepo = {
     return db.$queryRaw`
       SELECT id, filter, is_archived AS "isArchived" FROM audiences
       WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-        AND jsonb_path_exists(filter, 'lax $.** ? (@.field == "audience")')
+        AND jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS})
       ORDER BY id`;
   },
 
