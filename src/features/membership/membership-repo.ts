@@ -155,32 +155,46 @@ export const membershipRepo = {
   /**
    * After members were created or their data changed: sets their bits in each rule-based
    * audience's match set as `matched` says (the rule evaluated in process), and their member
-   * bits to include ∨ (match ∧ ¬exclude).
+   * bits to include ∨ (match ∧ ¬exclude). `changed` is the members evaluated, for every audience
+   * of `matched`; or, per audience, its own (`among`): a clock tick evaluates each audience for
+   * the members near its window's edge only, and a domain shared by ten audiences would have each
+   * rewrite the chunks of the other nine's members.
    */
   async applyMatches(
     tx: Tx,
     workspaceId: string,
-    changed: number[],
-    matched: { audienceId: string; seqs: number[] }[],
+    changed: number[] | "own",
+    matched: { audienceId: string; seqs: number[]; among?: number[] }[],
   ): Promise<SetChange[]> {
-    if (changed.length === 0 || matched.length === 0) return [];
-    const byKey = readsByKey(new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size);
+    const domains =
+      changed === "own"
+        ? matched.flatMap(({ audienceId, among = [] }) => (among.length > 0 ? [{ grp: audienceId, seqs: among }] : []))
+        : [];
+    if (changed === "own" ? domains.length === 0 : changed.length === 0 || matched.length === 0) return [];
+    const chunks =
+      changed === "own"
+        ? domains.reduce((n, d) => n + new Set(d.seqs.map((seq) => seq >> CHUNK_SHIFT)).size, 0)
+        : new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size;
+    const byKey = readsByKey(chunks);
     const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
+    // Rows (audience_id, chunk, changed): the chunks of the members each audience evaluated.
+    const evaluated =
+      changed === "own"
+        ? Prisma.sql`SELECT c.grp AS audience_id, c.chunk, c.bits AS changed FROM ${knownGroupedChunksOf(domains)} AS c`
+        : Prisma.sql`SELECT a.id AS audience_id, c.chunk, c.bits AS changed
+            FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN ${knownChunksOf(changed)} AS c`;
     return changesOf(
       tx,
       workspaceId,
       Prisma.sql`
-      WITH changed AS MATERIALIZED (
-        SELECT * FROM ${knownChunksOf(changed)} AS c
-      ),
+      WITH changed AS MATERIALIZED (${evaluated}),
       hits AS MATERIALIZED (
         SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),
       r AS MATERIALIZED (
         SELECT n.audience_id, n.chunk, old.bits AS old,
                (coalesce(old.bits, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
-        FROM (SELECT a.id AS audience_id, c.chunk, c.bits AS changed
-              FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN changed AS c) AS n
+        FROM changed AS n
         ${joinChunk("old", workspaceId, "match", at, byKey)}
         LEFT JOIN hits AS h ON h.grp = n.audience_id AND h.chunk = n.chunk
       ),

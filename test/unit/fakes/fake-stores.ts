@@ -139,9 +139,9 @@ export class FakeSets {
       return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
     },
     applyMatches: async (_tx, _ws, changed, matched) => {
-      for (const { audienceId, seqs } of matched) {
+      for (const { audienceId, seqs, among = [] } of matched) {
         const match = this.of(audienceId).match;
-        for (const seq of changed) match.delete(seq);
+        for (const seq of changed === "own" ? among : changed) match.delete(seq);
         for (const seq of seqs) match.add(seq);
       }
       return this.settle(matched.map((m) => m.audienceId));

@@ -170,19 +170,28 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         // The audiences of the tick whose rules name no other audience depend on none: evaluated
         // together, in process, and written in one statement (one per audience cost ten times the
         // round trips and rewrote the same chunks of `changed` for each).
+        // Each is evaluated for its own members only, those near its window's edges.
         const alone = order.filter((id) => own.has(id) && !graph.uses.has(id));
         const seqs = [...new Set(alone.flatMap((id) => own.get(id) ?? []))];
         const together = alone.length > 1 && seqs.length <= FEW_MEMBERS ? alone : [];
         if (together.length > 0) {
-          const members = await deps.members.foldedBySeq(tx, workspaceId, seqs);
+          const members = new Map(
+            (await deps.members.foldedBySeq(tx, workspaceId, seqs)).map((member) => [member.seq, member]),
+          );
           const context = { types, now, inAudience: () => false };
-          const matched = together.map((id) => ({
-            audienceId: id,
-            seqs: members
-              .filter((m) => matches(filters.get(id) as Filter, m.folded, m.createdAt, context))
-              .map((m) => m.seq),
-          }));
-          for (const change of w.report("time", await deps.sets.applyMatches(tx, workspaceId, seqs, matched))) {
+          const matched = together.map((id) => {
+            const among = own.get(id) ?? [];
+            const filter = filters.get(id) as Filter;
+            return {
+              audienceId: id,
+              among,
+              seqs: among.filter((seq) => {
+                const member = members.get(seq);
+                return member !== undefined && matches(filter, member.folded, member.createdAt, context);
+              }),
+            };
+          });
+          for (const change of w.report("time", await deps.sets.applyMatches(tx, workspaceId, "own", matched))) {
             // Who moved matters only where another rule names the audience (and costs a pass over its chunks).
             if (graph.usedBy.has(change.audienceId)) {
               for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
