@@ -166,28 +166,15 @@ export const membershipRepo = {
     changed: number[] | "own",
     matched: { audienceId: string; seqs: number[]; among?: number[] }[],
   ): Promise<SetChange[]> {
-    const domains =
-      changed === "own"
-        ? matched.flatMap(({ audienceId, among = [] }) => (among.length > 0 ? [{ grp: audienceId, seqs: among }] : []))
-        : [];
-    if (changed === "own" ? domains.length === 0 : changed.length === 0 || matched.length === 0) return [];
-    const chunks =
-      changed === "own"
-        ? domains.reduce((n, d) => n + new Set(d.seqs.map((seq) => seq >> CHUNK_SHIFT)).size, 0)
-        : new Set(changed.map((seq) => seq >> CHUNK_SHIFT)).size;
-    const byKey = readsByKey(chunks);
+    const evaluated = evaluatedChunks(changed, matched);
+    if (!evaluated) return [];
+    const byKey = readsByKey(evaluated.count);
     const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
-    // Rows (audience_id, chunk, changed): the chunks of the members each audience evaluated.
-    const evaluated =
-      changed === "own"
-        ? Prisma.sql`SELECT c.grp AS audience_id, c.chunk, c.bits AS changed FROM ${knownGroupedChunksOf(domains)} AS c`
-        : Prisma.sql`SELECT a.id AS audience_id, c.chunk, c.bits AS changed
-            FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN ${knownChunksOf(changed)} AS c`;
     return changesOf(
       tx,
       workspaceId,
       Prisma.sql`
-      WITH changed AS MATERIALIZED (${evaluated}),
+      WITH changed AS MATERIALIZED (${evaluated.rows}),
       hits AS MATERIALIZED (
         SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),
@@ -282,5 +269,32 @@ export const membershipRepo = {
     );
   },
 };
+
+/**
+ * applyMatches' rows (audience_id, chunk, changed): the chunks of the members each audience
+ * evaluated, shared or its own, and how many there are; undefined when there are none.
+ */
+function evaluatedChunks(
+  changed: number[] | "own",
+  matched: { audienceId: string; among?: number[] }[],
+): { rows: Prisma.Sql; count: number } | undefined {
+  const chunksOf = (seqs: number[]) => new Set(seqs.map((seq) => seq >> CHUNK_SHIFT)).size;
+  if (changed !== "own") {
+    if (changed.length === 0 || matched.length === 0) return undefined;
+    return {
+      rows: Prisma.sql`SELECT a.id AS audience_id, c.chunk, c.bits AS changed
+        FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN ${knownChunksOf(changed)} AS c`,
+      count: chunksOf(changed),
+    };
+  }
+  const domains = matched.flatMap(({ audienceId, among = [] }) =>
+    among.length > 0 ? [{ grp: audienceId, seqs: among }] : [],
+  );
+  if (domains.length === 0) return undefined;
+  return {
+    rows: Prisma.sql`SELECT c.grp AS audience_id, c.chunk, c.bits AS changed FROM ${knownGroupedChunksOf(domains)} AS c`,
+    count: domains.reduce((n, d) => n + chunksOf(d.seqs), 0),
+  };
+}
 
 export type MembershipRepo = typeof membershipRepo;

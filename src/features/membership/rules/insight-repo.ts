@@ -1,5 +1,5 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
-import type { FieldTypes } from "../../../domain/field-types.ts";
+import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { bitOf, CHUNK_BITS, chunkOf, kind, NO_BITS, type SetKind } from "../member-bits-sql.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "../member-repo.ts";
@@ -105,7 +105,7 @@ export const ruleInsightRepo = {
       (Omit<ExplainedMemberRow, "id" | "isMember" | "included" | "excluded"> & {
         id: string | null;
         filter: Filter | null;
-        types: Record<string, never>;
+        types: Record<string, Exclude<FieldType, "string">>;
         kinds: SetKind[];
       })[]
     >`
