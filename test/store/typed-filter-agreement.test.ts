@@ -146,9 +146,11 @@ describe("typed rules in SQL and in process", () => {
     async (shape) => {
       const context = { types, now: NOW, inAudience: () => false };
       await fc.assert(
-        fc.asyncProperty(filter, async (f) => {
+        // With the workspace known (typed values cast behind it) and without (behind a pattern).
+        fc.asyncProperty(filter, fc.boolean(), async (f, guarded) => {
           const rule = parseFilter(f, { types });
-          const counts = await memberRepo.nodeCounts(store.db, ws, rule, { types, now: NOW }, shape);
+          const sqlContext = { types, now: NOW, ...(guarded ? { workspaceId: ws } : {}) };
+          const counts = await memberRepo.nodeCounts(store.db, ws, rule, sqlContext, shape);
           const expected = filterNodes(rule).map(
             ({ node }) => members.filter((m) => matches(node, foldMember(m), m.createdAt, context)).length,
           );

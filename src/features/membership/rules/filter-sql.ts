@@ -21,6 +21,11 @@ export interface SqlContext {
    * read out of the member's document once by a statement that tests a field many times.
    */
   fieldColumns?: ReadonlyMap<string, Prisma.Sql>;
+  /**
+   * Columns of `m` that hold some number or date fields' values as typedValueSql casts them, cast
+   * once by a statement that compares a field many times: the cast costs more than the comparison.
+   */
+  valueColumns?: ReadonlyMap<string, Prisma.Sql>;
 }
 
 /**
@@ -62,10 +67,12 @@ function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql
 
 const seq = Prisma.sql`m.seq`;
 const fieldTextSql = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
+/** A field's text: from the document, or from a column the statement read it into. */
+const fieldTextOf = (field: string, context: SqlContext) => context.fieldColumns?.get(field) ?? fieldTextSql(field);
 
 function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
   const { field, op } = condition;
-  const fieldText = (name: string) => context.fieldColumns?.get(name) ?? fieldTextSql(name);
+  const fieldText = (name: string) => fieldTextOf(name, context);
   const fieldKind = kindOf(field, context.types);
   if (fieldKind === "audience") {
     // The member's bit in that audience's member set, probed by key.
@@ -81,20 +88,28 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
     return op === "eq" ? Prisma.sql`coalesce(${text} = ${condition.value as string}::text, false)` : presence(text, op);
   }
   if (op === "exists" || op === "notExists") return presence(fieldText(field), op);
-  // Stored values of a typed field all parse in their workspace (the declaration and every write
-  // check them); the guard keeps the cast from ever seeing another workspace's text, whatever
-  // order the database evaluates the conditions in.
-  const guard =
-    context.workspaceId === undefined
-      ? Prisma.sql`${fieldText(field)} ~ ${fieldKind === "number" ? NUMBER_PATTERN : DATE_PATTERN}`
-      : Prisma.sql`m.workspace_id = ${context.workspaceId}::text`;
   const x =
     fieldKind === "createdAt"
       ? Prisma.sql`m.created_at`
-      : fieldKind === "number"
-        ? Prisma.sql`(CASE WHEN ${guard} THEN ${fieldText(field)}::float8 END)`
-        : Prisma.sql`(CASE WHEN ${guard} THEN ${instantOf(fieldText(field))} END)`;
+      : (context.valueColumns?.get(field) ?? typedValueSql(field, fieldKind, context));
   return comparison(x, condition, fieldKind === "number" ? "float8" : "timestamptz", context.now);
+}
+
+/**
+ * A number or date field's value as float8 or timestamptz, NULL when the member has none. Stored
+ * values of a typed field all parse in their workspace (the declaration and every write check
+ * them); the guard keeps the cast from ever seeing another workspace's text, whatever order the
+ * database evaluates the conditions in.
+ */
+export function typedValueSql(field: string, fieldKind: "number" | "date", context: SqlContext): Prisma.Sql {
+  const text = fieldTextOf(field, context);
+  const guard =
+    context.workspaceId === undefined
+      ? Prisma.sql`${text} ~ ${fieldKind === "number" ? NUMBER_PATTERN : DATE_PATTERN}`
+      : Prisma.sql`m.workspace_id = ${context.workspaceId}::text`;
+  return fieldKind === "number"
+    ? Prisma.sql`(CASE WHEN ${guard} THEN ${text}::float8 END)`
+    : Prisma.sql`(CASE WHEN ${guard} THEN ${instantOf(text)} END)`;
 }
 
 /** A date value as an instant, unchecked: a calendar date is its UTC midnight. */

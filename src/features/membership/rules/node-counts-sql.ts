@@ -1,7 +1,7 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { Store } from "../../../platform/db/database.ts";
-import { conditionsOf, type Filter } from "./filter.ts";
-import { filterNodeSql, type SqlContext } from "./filter-sql.ts";
+import { conditionsOf, type Filter, kindOf } from "./filter.ts";
+import { filterNodeSql, type SqlContext, typedValueSql } from "./filter-sql.ts";
 
 /**
  * The statement that counts the members every node of a filter matches, in one scan of
@@ -18,10 +18,12 @@ import { filterNodeSql, type SqlContext } from "./filter-sql.ts";
  *   expects few groups and aggregates in parallel workers. One integer key packing the conditions
  *   as bits looked to it like a group per member, and kept the scan to one process.
  * - The embedded store, which has no parallel workers: subqueries read the document's fields,
- *   then each field the conditions test, once per member, and the conditions once (OFFSET 0 keeps
- *   the planner from folding them back into the counts), and each node is counted with a FILTER.
- *   Ten conditions on five fields otherwise copy the member's fields ten times, about a third of
- *   the scan. On PostgreSQL the same OFFSET 0 would keep the scan to one process, which costs more.
+ *   then each field the conditions test (and a number or date field's value, cast), once per
+ *   member, and the conditions once (OFFSET 0 keeps the planner from folding them back into the
+ *   counts), and each node is counted with a FILTER. Ten conditions on five fields otherwise copy
+ *   the member's fields ten times, about a third of the scan, and two comparisons of a number
+ *   cast it twice, each cast costing as much as five comparisons. On PostgreSQL the same OFFSET 0
+ *   would keep the scan to one process, which costs more.
  */
 export function nodeCountsSql(
   filter: Filter,
@@ -61,10 +63,24 @@ export function nodeCountsSql(
     ) AS x`;
   }
   const fields = [...new Set(conditions.map((c) => c.field).filter((field) => field.startsWith("fields.")))];
-  const fieldColumns = new Map(fields.map((field, k) => [field, Prisma.raw(`m.f${k}`)]));
-  const values = conditions.map((c, k) => Prisma.sql`${filterNodeSql(c, { ...context, fieldColumns })} AS ${key(k)}`);
-  const read = fields.map(
-    (field, k) => Prisma.sql`, m.fields->>${field.slice("fields.".length)}::text AS ${Prisma.raw(`f${k}`)}`,
+  const column = (name: string) => Prisma.raw(`m.${name}`);
+  // Each field's text, and a number or date field's value cast once too: a cast costs more than
+  // the comparisons. The database drops the columns no condition reads.
+  const read: Prisma.Sql[] = [];
+  const fieldColumns = new Map<string, Prisma.Sql>();
+  const valueColumns = new Map<string, Prisma.Sql>();
+  fields.forEach((field, k) => {
+    const text = Prisma.sql`(m.fields->>${field.slice("fields.".length)}::text)`;
+    read.push(Prisma.sql`${text} AS ${Prisma.raw(`f${k}`)}`);
+    fieldColumns.set(field, column(`f${k}`));
+    const fieldKind = kindOf(field, context.types);
+    if (fieldKind !== "number" && fieldKind !== "date") return;
+    const value = typedValueSql(field, fieldKind, { ...context, fieldColumns: new Map([[field, text]]) });
+    read.push(Prisma.sql`${value} AS ${Prisma.raw(`v${k}`)}`);
+    valueColumns.set(field, column(`v${k}`));
+  });
+  const values = conditions.map(
+    (c, k) => Prisma.sql`${filterNodeSql(c, { ...context, fieldColumns, valueColumns })} AS ${key(k)}`,
   );
   const counts = tests.map((test) => Prisma.sql`count(*) FILTER (WHERE ${test})::int`);
   // The conditions read members' other columns too: the workspace (a typed field's guard), the
@@ -72,7 +88,7 @@ export function nodeCountsSql(
   const columns = Prisma.sql`m.workspace_id, m.seq, m.created_at, m.folded`;
   return Prisma.sql`SELECT ARRAY[${Prisma.join(counts)}]::int[] AS counts FROM (
     SELECT ${Prisma.join(values)} FROM (
-      SELECT ${columns}${read.length > 0 ? Prisma.join(read, "") : Prisma.empty} FROM (
+      SELECT ${Prisma.join([columns, ...read])} FROM (
         SELECT ${columns}, m.folded->'fields' AS fields FROM members AS m WHERE ${where} OFFSET 0
       ) AS m OFFSET 0
     ) AS m OFFSET 0
