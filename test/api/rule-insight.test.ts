@@ -159,7 +159,7 @@ describe("previewAudience with nodeCounts", () => {
       body: { filter: { field: "createdAt", op: "withinLast", value: "P1D" }, limit: 1, nodeCounts: true },
     });
     expect(withinDay.nodes).toEqual([{ pointer: "", count: 6 }]);
-    // More conditions than one 62-bit mask holds: the last one is counted from the second.
+    // Seventy conditions, all counted in the one pass: the last is the only one that matches.
     const many: Filter = {
       any: [
         ...Array.from({ length: 69 }, (_, i): Filter => ({ field: "id", op: "eq", value: `nobody${i}` })),

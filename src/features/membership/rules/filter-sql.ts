@@ -67,12 +67,10 @@ function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql
 
 const seq = Prisma.sql`m.seq`;
 const fieldTextSql = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
-/** A field's text: from the document, or from a column the statement read it into. */
-const fieldTextOf = (field: string, context: SqlContext) => context.fieldColumns?.get(field) ?? fieldTextSql(field);
 
 function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
   const { field, op } = condition;
-  const fieldText = (name: string) => fieldTextOf(name, context);
+  const fieldText = (name: string) => context.fieldColumns?.get(name) ?? fieldTextSql(name);
   const fieldKind = kindOf(field, context.types);
   if (fieldKind === "audience") {
     // The member's bit in that audience's member set, probed by key.
@@ -91,22 +89,21 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
   const x =
     fieldKind === "createdAt"
       ? Prisma.sql`m.created_at`
-      : (context.valueColumns?.get(field) ?? typedValueSql(field, fieldKind, context));
+      : (context.valueColumns?.get(field) ?? typedValueSql(fieldText(field), fieldKind, context.workspaceId));
   return comparison(x, condition, fieldKind === "number" ? "float8" : "timestamptz", context.now);
 }
 
 /**
- * A number or date field's value as float8 or timestamptz, NULL when the member has none. Stored
- * values of a typed field all parse in their workspace (the declaration and every write check
- * them); the guard keeps the cast from ever seeing another workspace's text, whatever order the
- * database evaluates the conditions in.
+ * A number or date field's value (its text, SQL over `m`) as float8 or timestamptz, NULL when the
+ * member has none. Stored values of a typed field all parse in their workspace (the declaration
+ * and every write check them); the guard keeps the cast from ever seeing another workspace's text,
+ * whatever order the database evaluates the conditions in (see SqlContext.workspaceId).
  */
-export function typedValueSql(field: string, fieldKind: "number" | "date", context: SqlContext): Prisma.Sql {
-  const text = fieldTextOf(field, context);
+export function typedValueSql(text: Prisma.Sql, fieldKind: "number" | "date", workspaceId?: string): Prisma.Sql {
   const guard =
-    context.workspaceId === undefined
+    workspaceId === undefined
       ? Prisma.sql`${text} ~ ${fieldKind === "number" ? NUMBER_PATTERN : DATE_PATTERN}`
-      : Prisma.sql`m.workspace_id = ${context.workspaceId}::text`;
+      : Prisma.sql`m.workspace_id = ${workspaceId}::text`;
   return fieldKind === "number"
     ? Prisma.sql`(CASE WHEN ${guard} THEN ${text}::float8 END)`
     : Prisma.sql`(CASE WHEN ${guard} THEN ${instantOf(text)} END)`;

@@ -64,7 +64,7 @@ export function nodeCountsSql(
     fieldColumns.set(field, column(`f${k}`));
     const fieldKind = kindOf(field, context.types);
     if (fieldKind !== "number" && fieldKind !== "date") return;
-    const value = typedValueSql(field, fieldKind, { ...context, fieldColumns: new Map([[field, text]]) });
+    const value = typedValueSql(text, fieldKind, context.workspaceId);
     read.push(Prisma.sql`${value} AS ${Prisma.raw(`v${k}`)}`);
     valueColumns.set(field, column(`v${k}`));
   });
@@ -75,15 +75,15 @@ export function nodeCountsSql(
   // The conditions read members' other columns too: the workspace (a typed field's guard), the
   // number (an audience's bit), the creation time, the document (ids, e-mail addresses).
   const columns = Prisma.sql`m.workspace_id, m.seq, m.created_at, m.folded`;
-  const [fence, limit] =
+  const [fence, offset] =
     store === "postgres"
       ? [Prisma.sql`, clock_timestamp() AS fence`, Prisma.empty]
       : [Prisma.empty, Prisma.sql`OFFSET 0`];
   return Prisma.sql`SELECT ARRAY[${Prisma.join(counts)}]::int[] AS counts FROM (
     SELECT ${Prisma.join(values)}${fence} FROM (
       SELECT ${Prisma.join([columns, ...read])}${fence} FROM (
-        SELECT ${columns}, m.folded->'fields' AS fields${fence} FROM members AS m WHERE ${where} ${limit}
-      ) AS m ${limit}
-    ) AS m ${limit}
+        SELECT ${columns}, m.folded->'fields' AS fields${fence} FROM members AS m WHERE ${where} ${offset}
+      ) AS m ${offset}
+    ) AS m ${offset}
   ) AS x`;
 }
