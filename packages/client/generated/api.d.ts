@@ -1812,7 +1812,10 @@ export interface components {
                  *     workspace; `merge`: the audience was created by a merge; `time`: a `withinLast` /
                  *     `notWithinLast` condition changed its mind as time passed; `dependency`: an
                  *     audience its rule names changed; `snapshot`: the audience was created as a
-                 *     snapshot of another.
+                 *     snapshot of another. One request's events tell what its commit changed: a member
+                 *     that the request moved into an audience and out again (adding it to Beta while its
+                 *     new data takes it out of "Beta but not Pro") is in none of them, and each member
+                 *     is listed once, under the reason of its last move.
                  * @enum {string}
                  */
                 reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "time" | "dependency" | "snapshot";

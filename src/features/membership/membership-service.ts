@@ -5,6 +5,7 @@ import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET, sizeOf } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
+import { netChanges } from "./net-changes.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, timeConditionsOf } from "./rules/filter.ts";
@@ -233,10 +234,13 @@ export function createMembershipService(deps: MembershipDeps) {
       if (options.memberWrites) await locks.members();
       const recorded: OutboxEntry[] = [];
       const value = await fn(writer(tx, workspaceId, locks, recorded));
+      // What the commit changes, not each step on the way: a member moved in and out again by one
+      // write never held that membership at any commit.
+      const entries = netChanges(recorded);
       // One statement records all of the write's events (a round trip each cost more than the row).
-      if (recorded.length > 0) await events.record(tx, workspaceId, recorded);
+      if (entries.length > 0) await events.record(tx, workspaceId, entries);
       // The size history, as exact as member_count: written with the changes, once per write.
-      const sizes = sizeChangesOf(recorded);
+      const sizes = sizeChangesOf(entries);
       if (sizes.length > 0) await deps.history.record(tx, workspaceId, sizes);
       return value;
     });
