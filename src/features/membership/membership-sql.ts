@@ -17,7 +17,8 @@ export interface SetChange {
  * Runs a membership statement and reads back what it changed. `statement` is a WITH list, one of
  * whose queries, `d`, holds (audience_id, chunk, old, new): each touched chunk's member bits
  * before and after (NULL: no such chunk). The end appended here works out who entered and who
- * left, moves each audience's member_count by the difference, and returns the changed chunks,
+ * left, moves each audience's member_count by the difference (and its updated_at, also when one
+ * member entered as another left), and returns the changed chunks,
  * audience by audience in id order (so events of one write come in a stable order).
  */
 export async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
@@ -32,7 +33,7 @@ export async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.S
     counted AS (
       UPDATE audiences AS a SET member_count = a.member_count + s.delta, updated_at = now()
       FROM (SELECT audience_id, sum(bit_count(entered) - bit_count(exited))::int AS delta FROM diff GROUP BY audience_id) AS s
-      WHERE a.workspace_id = ${workspaceId} AND a.id = s.audience_id AND s.delta <> 0
+      WHERE a.workspace_id = ${workspaceId} AND a.id = s.audience_id
     )
     SELECT audience_id AS "audienceId", chunk,
            CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
