@@ -4,10 +4,9 @@ import { fileURLToPath } from "node:url";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
+import { CHROMIUM } from "../support/chromium.ts";
 import { test as api } from "../support/fixture.ts";
 
-/** Debian's chromium (`apt-get install chromium`): the tests never download a browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Screenshots of every test, for a person to look at (ignored by git). */
 export const ARTEFACTS = fileURLToPath(new URL("../../artifacts/console/", import.meta.url));
 

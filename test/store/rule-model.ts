@@ -1,6 +1,7 @@
-// The membership rule as DESIGN.md (§3, §6) states it, applied step by step, sharing no code with
-// the service: rules are judged by the reference evaluator, audience conditions read the model's
-// own members of the named audience, and a write's changes are the differences it makes.
+// The membership rule as docs/rules.md states it (the rule of membership, the filter language,
+// conditions on other audiences), applied step by step, sharing no code with the service: rules
+// are judged by the reference evaluator, audience conditions read the model's own members of the
+// named audience, and a write's changes are the differences it makes.
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
 import { DAY, type Data, namedAudiences, RULES, START, type Step, TYPES } from "./membership-steps.ts";

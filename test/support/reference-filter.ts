@@ -1,4 +1,4 @@
-// The filter language evaluated the naive way, written from the contract and DESIGN.md and
+// The filter language evaluated the naive way, written from the contract and docs/rules.md and
 // sharing no code with src/features/membership/rules/filter.ts: the oracle that the in-memory fakes, the property
 // test and the filter's unit tests compare the service against. It favours being obviously right
 // over being fast: every case spelled out, no folding done ahead, nothing cached.

@@ -18,7 +18,10 @@ export type Op = Condition["op"];
 export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 100;
 
-/** The operators of each kind of field (DESIGN §6); `audience` is a condition on another audience. */
+/**
+ * The operators of each kind of field, as docs/rules.md's filter language lists them; `audience` is
+ * a condition on another audience.
+ */
 const OPS: Record<FieldType | "createdAt" | "audience", readonly Op[]> = {
   string: ["eq", "ne", "contains", "startsWith", "endsWith", "in", "notIn", "exists", "notExists"],
   number: ["eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "notIn", "exists", "notExists"],
