@@ -92,7 +92,7 @@ describe("a write's membership events, netted", () => {
           for (const e of mine) expect(membersOf(e.entered).length + membersOf(e.left).length).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 500 },
+      { numRuns: 150 },
     );
   });
 });
