@@ -141,7 +141,7 @@ export async function tenantIsolation(ctx: Context): Promise<void> {
         baselineMedianMs: alone.median,
         baselineP99Ms: alone.p99,
         errors,
-        note: `${thousands(ms.length)} victim requests; noisy: ${note}`,
+        note: `${thousands(ms.length)} victim requests, ${errors} failed or unanswered within ${VICTIM_TIMEOUT_MS / 1_000} s; noisy: ${note}`,
       });
     }
   } finally {
