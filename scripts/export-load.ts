@@ -5,7 +5,7 @@
 //   createdb -h 127.0.0.1 -U postgres exportload
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/exportload npx tsx scripts/export-load.ts
 //
-// Options: --members N (300000), --exports N (20), --stalled N (30), --stall-seconds S (40; 75 to see the write timeout drop them),
+// Options: --members N (300000), --exports N (20), --stalled N (30), --stall-seconds S (40: past EXPORT_WRITE_TIMEOUT_MS, which drops them),
 // --keys N (API keys the exports are spread over, 5). Loopback only; every loop is bounded.
 // Figures are printed as one JSON document; nothing is asserted.
 import http from "node:http";

@@ -17,6 +17,7 @@ import { getThroughput, getThroughputRateLimited } from "./scenarios/get-through
 import { importCsv } from "./scenarios/import-csv.ts";
 import { insightRules } from "./scenarios/insight-rules.ts";
 import { insightSizes } from "./scenarios/insight-sizes.ts";
+import { tenantIsolation } from "./scenarios/isolation.ts";
 import { manyAudiences } from "./scenarios/many-audiences.ts";
 import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
@@ -249,6 +250,15 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["storeWriter"],
     targets: ["insight_dry_run", "insight_node_counts", "insight_explanation"],
     run: (ctx, { storeWriter }) => insightRules(ctx, storeWriter),
+  }),
+  // Its own workspaces; last of those on the run's server, so that the noisy key's audiences,
+  // merges and stalled exports weigh on no other scenario. Tiny with --quick (2,000 members, each
+  // reproduction --duration long).
+  scenario({
+    name: "isolation",
+    what: "a victim's cheap requests while a noisy key of another workspace (up to 200,000 members) runs each heavy request of issue 'One key cannot freeze everyone'",
+    targets: ["tenant_isolation"],
+    run: (ctx) => tenantIsolation(ctx),
   }),
   // Its own primary, replica and server processes: nothing of the run's store. Left out of --quick
   // (the clusters and four server processes take a minute or two).

@@ -95,5 +95,10 @@ export const DEFAULTS = {
     perKey: 1,
     /** How long a client may take nothing of its file before it is disconnected. */
     writeTimeoutMs: 30_000,
+    /**
+     * How long a client may take nothing before its place goes to an export that would otherwise
+     * be refused (at most writeTimeoutMs): stalled readers of some keys cannot hold every place.
+     */
+    stalledAfterMs: 5_000,
   },
 } as const;

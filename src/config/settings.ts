@@ -47,6 +47,8 @@ export interface Settings {
     perKey: number;
     /** How long a client may take nothing of its file before it is disconnected. */
     writeTimeoutMs: number;
+    /** How long a client may take nothing before its place goes to an export that would be refused. */
+    stalledAfterMs: number;
   };
 }
 

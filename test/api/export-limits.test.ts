@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import http from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, onTestFinished } from "vitest";
 import { buildApp } from "../../src/app.ts";
 import type { Store } from "../../src/platform/db/database.ts";
@@ -66,12 +67,13 @@ function stalledExport(server: { baseUrl: string }, workspaceId: string, key: st
 
 /**
  * A server of its own for one test, on the test's store, that allows 2 exports at once, 1 per
- * key, and drops a client that takes nothing for exportWriteTimeoutMs.
+ * key, drops a client that takes nothing for writeTimeoutMs, and gives the place of one that
+ * has taken nothing for stalledAfterMs to an export it would otherwise refuse.
  */
-async function serve(store: Store, exportWriteTimeoutMs: number) {
+async function serve(store: Store, writeTimeoutMs: number, stalledAfterMs = writeTimeoutMs) {
   const app = await buildApp({
     store,
-    settings: { http: { adminToken: ADMIN_TOKEN }, exports: { ...LIMITS, writeTimeoutMs: exportWriteTimeoutMs } },
+    settings: { http: { adminToken: ADMIN_TOKEN }, exports: { ...LIMITS, writeTimeoutMs, stalledAfterMs } },
     workers: false,
   });
   const baseUrl = await app.listen({ port: 0, host: "127.0.0.1" });
@@ -94,6 +96,19 @@ const it = test.extend("big", { scope: "file" }, async ({ server }) => {
   }
   return ws;
 });
+
+/** The promise, or a failure naming what did not happen within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${ms} ms for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const fileOf = (ws: TestWorkspace) => urlOf(MEMBERS, { workspaceId: ws.id });
 
@@ -142,21 +157,51 @@ describe("exports are bounded work", () => {
     expect(page.data?.results.map((m) => m.id)).toEqual(["m1"]);
   });
 
-  it("drops a client that reads nothing after the write timeout, and its key may export again", async ({
+  it("drops a client that reads nothing after the write timeout, not twice that, and its key may export again", async ({
     server,
     big: ws,
   }) => {
     // Long enough that a busy machine does not stall a reading client for as long.
-    const strict = await serve(server.store, 2_000);
+    const writeTimeoutMs = 10_000;
+    const strict = await serve(server.store, writeTimeoutMs);
     const key = await newKey(strict, ws.id);
+    const answered = once(strict.server, "request") as Promise<[http.IncomingMessage, http.ServerResponse]>;
     const stalled = stalledExport(strict, ws.id, key);
+    const [, response] = await answered;
     expect(await stalled.status).toBe(200);
-    // Node reports every socket that timed out to the server, whoever handles it.
-    await once(strict.server, "timeout");
+    // Node's own idle timer on the socket, re-armed once under a partly taken write, dropped such
+    // a client only after about twice the write timeout: the response must close before that.
+    await within(once(response, "close"), 2 * writeTimeoutMs - 2_000, "the stalled export's response to close");
     // The client now reads what had been sent, then the end of a transfer that is not whole.
     expect(await stalled.readRest()).toBe(false);
     const again = await call(strict, "GET", fileOf(ws), { token: key, headers: { accept: "application/x-ndjson" } });
     expect(again.status).toBe(200);
     expect(again.text.trimEnd().split("\n")).toHaveLength(COUNT);
+  });
+
+  it("gives a stalled reader's place to another key's export instead of refusing it", async ({ server, big: ws }) => {
+    // Stalled readers are dropped only for want of a place: the write timeout is far off.
+    const sharing = await serve(server.store, 600_000, 200);
+    const holders = [stalledExport(sharing, ws.id, await newKey(sharing, ws.id))];
+    holders.push(stalledExport(sharing, ws.id, await newKey(sharing, ws.id)));
+    expect(await Promise.all(holders.map((h) => h.status))).toEqual([200, 200]);
+    const key = await newKey(sharing, ws.id);
+    const exported = () => call(sharing, "GET", fileOf(ws), { token: key, headers: { accept: "text/csv" } });
+    // Refused (503) while both readers are still taking in what their sockets hold, then served.
+    const served = await within(
+      (async () => {
+        for (let answer = await exported(); ; answer = await exported()) {
+          if (answer.status === 200) return answer;
+          expect([answer.status, answer.problem?.code]).toEqual([503, "service_unavailable"]);
+          await delay(100);
+        }
+      })(),
+      20_000,
+      "another key's export to be served",
+    );
+    expect(served.text.trimEnd().split("\n")).toHaveLength(COUNT + 1);
+    // One of the stalled readers was cut for it; the other still holds its place.
+    const whole = await Promise.all(holders.map((h) => h.readRest()));
+    expect(whole.filter((complete) => !complete).length).toBeGreaterThanOrEqual(1);
   });
 });

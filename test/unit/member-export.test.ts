@@ -32,6 +32,7 @@ function setUp(
     concurrency: options.concurrency ?? DEFAULTS.exports.concurrency,
     perKey: options.perKey ?? DEFAULTS.exports.perKey,
     writeTimeoutMs: DEFAULTS.exports.writeTimeoutMs,
+    stalledAfterMs: DEFAULTS.exports.stalledAfterMs,
   });
   return { reads, open: (query = {}, key = "key") => service.open("ws", "csv", query, key) };
 }

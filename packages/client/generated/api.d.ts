@@ -421,8 +421,11 @@ export interface paths {
          *     the key already has its share, 503 `service_unavailable` when the server has none left
          *     (another server process may have room). A file is read from the database on connections
          *     of its own, so exports never hold up pages, writes or background work. A client that
-         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
-         *     its transfer ends incomplete (a chunked body without its last chunk).
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected,
+         *     and its place given back: its transfer ends incomplete (a chunked body without its last
+         *     chunk). So is a client that has read nothing for 5 s when its place is the one a new export
+         *     of its key, or of the server, would otherwise be refused for: stalled readers hold places
+         *     only while nobody else needs them.
          *
          *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
          *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),
@@ -608,8 +611,11 @@ export interface paths {
          *     the key already has its share, 503 `service_unavailable` when the server has none left
          *     (another server process may have room). A file is read from the database on connections
          *     of its own, so exports never hold up pages, writes or background work. A client that
-         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected:
-         *     its transfer ends incomplete (a chunked body without its last chunk).
+         *     reads nothing of the file for `EXPORT_WRITE_TIMEOUT_MS` (30 s by default) is disconnected,
+         *     and its place given back: its transfer ends incomplete (a chunked body without its last
+         *     chunk). So is a client that has read nothing for 5 s when its place is the one a new export
+         *     of its key, or of the server, would otherwise be refused for: stalled readers hold places
+         *     only while nobody else needs them.
          *
          *     **CSV is safe to open in a spreadsheet.** A cell that starts with `=`, `+`, `-`, `@`, a tab
          *     or a carriage return would be taken for a formula by a spreadsheet (OWASP "CSV injection"),

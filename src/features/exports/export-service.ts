@@ -1,17 +1,16 @@
 import { Readable } from "node:stream";
 import type { operations } from "../../../generated/api.d.ts";
-import { audienceNotFound, BadRequestError, serviceUnavailable, TooManyExportsError } from "../../domain/errors.ts";
+import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { keepingReadScope } from "../../platform/db/read-scope.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { toMember } from "../membership/member-view.ts";
+import { exportPlaces, type Place } from "./export-places.ts";
 import type { CsvStyle, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 
-/** Seconds a refused export is told to wait: about what a large export takes. */
-const RETRY_AFTER_SECONDS = 5;
 /**
  * The largest piece of a file written to the socket at once: a client that reads slowly then
  * holds one piece in the socket's buffer, not a whole batch.
@@ -39,6 +38,8 @@ export interface MemberExportDeps {
   perKey: number;
   /** How long a client may take nothing of its file before it is disconnected. */
   writeTimeoutMs: number;
+  /** How long a client may take nothing before its place goes to an export that would be refused. */
+  stalledAfterMs: number;
 }
 
 /** The CSV columns before the custom fields: those an import reads. */
@@ -93,50 +94,20 @@ async function* readAll<T>(
 }
 
 /**
- * Places for exports: `concurrency` in all, `perKey` of them for one API key. A request that finds
- * none is refused at once, before anything is read or sent: waiting would hold its socket, and a
- * file that starts cannot be refused any more (a 200 cut short later is worse than a 429 now).
+ * The parts as bytes, cut into pieces of at most PIECE_BYTES (views: nothing is copied). The
+ * stream asks for the next piece once the client has made room for it: until then, and after
+ * the last piece, the place is told that the file waits for its client.
  */
-function exportPlaces(concurrency: number, perKey: number) {
-  let running = 0;
-  const byKey = new Map<string, number>();
-  return {
-    /** A place for the key, or the refusal; the function returned gives it back (once). */
-    take(key: string): () => void {
-      const held = byKey.get(key) ?? 0;
-      if (held >= perKey) {
-        throw new TooManyExportsError(
-          `This API key already runs ${held} export(s) on this server, as many as one key may at once; retry in ${RETRY_AFTER_SECONDS} seconds.`,
-          RETRY_AFTER_SECONDS,
-        );
-      }
-      if (running >= concurrency) {
-        throw serviceUnavailable(
-          `This server already streams ${running} exports, as many as it runs at once; retry in ${RETRY_AFTER_SECONDS} seconds.`,
-          RETRY_AFTER_SECONDS,
-        );
-      }
-      running++;
-      byKey.set(key, held + 1);
-      let given = false;
-      return () => {
-        if (given) return;
-        given = true;
-        running--;
-        const left = (byKey.get(key) ?? 1) - 1;
-        if (left === 0) byKey.delete(key);
-        else byKey.set(key, left);
-      };
-    },
-  };
-}
-
-/** The parts as bytes, cut into pieces of at most PIECE_BYTES (views: nothing is copied). */
-async function* inPieces(parts: AsyncIterable<string>): AsyncGenerator<Buffer> {
+async function* inPieces(parts: AsyncIterable<string>, place: Place): AsyncGenerator<Buffer> {
   for await (const part of parts) {
     const bytes = Buffer.from(part);
-    for (let at = 0; at < bytes.length; at += PIECE_BYTES) yield bytes.subarray(at, at + PIECE_BYTES);
+    for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+      place.waiting();
+      yield bytes.subarray(at, at + PIECE_BYTES);
+      place.taken();
+    }
   }
+  place.waiting();
 }
 
 /**
@@ -153,8 +124,9 @@ export function createMemberExport({
   concurrency,
   perKey,
   writeTimeoutMs,
+  stalledAfterMs,
 }: MemberExportDeps) {
-  const places = exportPlaces(concurrency, perKey);
+  const places = exportPlaces({ concurrency, perKey, writeTimeoutMs, stalledAfterMs });
 
   async function csv(db: SqlClient, selection: Selection, segments: SeqRange[], ascending: boolean, style: CsvStyle) {
     const found = new Set<string>();
@@ -191,7 +163,8 @@ export function createMemberExport({
      * unknown audience or a database that does not answer fails the request before it is
      * answered; a failure later ends the stream (the client sees a truncated transfer). `keyId`
      * is the API key's: the file holds one of the process's places, and one of the key's, until
-     * the stream closes; when none is free it is refused (TooManyExportsError, or a 503).
+     * the stream closes; when none is free it is refused (TooManyExportsError, or a 503) unless a
+     * stalled reader's place can be taken (export-places.ts).
      */
     async open(workspaceId: string, format: ExportFormat, query: MemberExportQuery, keyId: string): Promise<Readable> {
       const paging = PAGING.filter((name) => query[name] !== undefined);
@@ -202,7 +175,7 @@ export function createMemberExport({
           paging.map((name) => ({ pointer: `/query/${name}`, message: "cannot be combined with a file Accept" })),
         );
       }
-      const release = places.take(`${workspaceId}\u0000${keyId}`);
+      const place = places.take(`${workspaceId}\u0000${keyId}`);
       try {
         const { audienceId } = query;
         const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
@@ -222,10 +195,13 @@ export function createMemberExport({
           if (opening !== "") yield opening;
           for await (const part of parts) if (part !== "") yield part;
         }
-        // Closed when the file is sent whole, fails, or its client leaves (Fastify destroys it then).
-        return Readable.from(inPieces(file()), { objectMode: false }).once("close", release);
+        // Closed when the file is sent whole, fails, or its client leaves (Fastify destroys it then),
+        // or cut by its place when the client stalls.
+        const stream = Readable.from(inPieces(file(), place), { objectMode: false });
+        place.hold(stream);
+        return stream;
       } catch (error) {
-        release();
+        place.release();
         throw error;
       }
     },

@@ -63,10 +63,11 @@ export function sentQuery<Q extends object>(request: { url: string; query: Q }):
 }
 
 /**
- * Answers with the file, to be saved as `name` with the format's extension. A client that takes
- * nothing of it for writeTimeoutMs is disconnected (the socket's idle timer, which restarts with
- * every write the client takes in): a stalled reader must not keep its export's place, memory
- * and reads for as long as it likes. The transfer then ends without its last chunk.
+ * Answers with the file, to be saved as `name` with the format's extension. The export itself
+ * cuts a file whose client takes nothing for writeTimeoutMs, and gives its place back then. The
+ * socket's idle timer closes the connection of a client that stalls on the file's last bytes,
+ * after the file has closed: Node re-arms that timer once when a write was partly taken, so it
+ * may take up to twice writeTimeoutMs, but by then the connection holds no place, only its buffers.
  */
 export function sendFile(
   reply: FastifyReply,
