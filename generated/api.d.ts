@@ -2356,7 +2356,8 @@ export interface components {
          *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
          *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
          *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-         *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+         *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+         *     not kept: they can be retried with the same key (a
          *     request that failed because the database went away releases its key as soon as the
          *     database is back).
          * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2508,7 +2509,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2556,7 +2558,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2694,7 +2697,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2747,7 +2751,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2924,7 +2929,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2986,7 +2992,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3097,7 +3104,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3201,7 +3209,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3320,7 +3329,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3427,7 +3437,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3605,7 +3616,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3758,7 +3770,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4110,7 +4123,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4283,7 +4297,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4334,7 +4349,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4436,7 +4452,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4490,7 +4507,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69

@@ -36,11 +36,13 @@ describe.runIf(onPostgres)("heavy operations of one API key", () => {
     const ws = await createWorkspace(server);
     const other = await createWorkspace(server);
     await upsertMembers(ws, [{ email: "reader@example.com" }]);
-    const preview = (workspace: { id: string; key: string }) =>
+    const preview = (workspace: { id: string; key: string }, headers?: Record<string, string>) =>
       call(server, "POST", urlOf("/v0/workspaces/{workspaceId}/audiences/preview", { workspaceId: workspace.id }), {
         token: workspace.key,
         body: { filter: { field: "email", op: "contains", value: "reader" } },
+        ...(headers ? { headers } : {}),
       });
+    const retried = { "idempotency-key": "third-preview" };
     const holder = new pg.Client({ connectionString: server.databaseUrl });
     await holder.connect();
     await holder.query("BEGIN");
@@ -52,7 +54,7 @@ describe.runIf(onPostgres)("heavy operations of one API key", () => {
         if (Date.now() > deadline) throw new Error("the two previews never reached the database");
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      const third = await preview(ws);
+      const third = await preview(ws, retried);
       expect(third.status).toBe(429);
       expect(third.problem?.code).toBe("too_many_heavy_requests");
       expect(third.headers.get("retry-after")).toBe("1");
@@ -65,7 +67,9 @@ describe.runIf(onPostgres)("heavy operations of one API key", () => {
       await holder.end();
     }
     expect((await held).map((r) => r.status)).toEqual([200, 200]);
-    // Their places are given back.
-    expect((await preview(ws)).status).toBe(200);
+    // Their places are given back, and the refused one, retried with its Idempotency-Key, runs.
+    const retry = await preview(ws, retried);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
   });
 });
