@@ -51,6 +51,9 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       }, timeoutMs);
       const translate = (error: unknown) =>
         timedOut ? new StoreTimeoutError(`The database did not answer within ${timeoutMs} ms.`) : error;
+      // An answer that arrives while the cancel is on its way still fails: the statement is past
+      // its limit, and its client must leave the pool (released with an error) rather than serve
+      // the next caller on a connection about to be closed, or have that caller's statement cancelled.
       const query = pg.Client.prototype.query as QueryFn;
       const last = args.length - 1;
       const callback = args[last];
@@ -58,7 +61,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
         // The pool's own query(): node-style callback.
         args[last] = (error: unknown, result: unknown) => {
           clearTimeout(timer);
-          callback(error ? translate(error) : error, result);
+          callback(error || timedOut ? translate(error) : error, result);
         };
         return query.apply(this, args) as never;
       }
@@ -70,6 +73,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       return result.then(
         (value) => {
           clearTimeout(timer);
+          if (timedOut) throw translate(undefined);
           return value;
         },
         (error: unknown) => {
