@@ -264,7 +264,10 @@ export interface paths {
          *     hand stay, members removed by hand stay out), and compares with the audience's members now:
          *     its size after the change, and who would enter and who would leave (counts exact, `sample`
          *     the first 10 of each by member number). Nothing is saved; no event is published. An
-         *     archived audience cannot change (409 `audience_archived`).
+         *     archived audience cannot change (409 `audience_archived`). A filter too costly to
+         *     evaluate over this workspace is refused before it runs (400 `filter_too_costly`; see
+         *     `Filter`). A heavy operation (`x-heavy`): one API key runs at most
+         *     `HEAVY_CONCURRENCY_PER_KEY` at once (429 `too_many_heavy_requests`).
          */
         post: operations["previewAudienceFilterChange"];
         delete?: never;
@@ -323,7 +326,9 @@ export interface paths {
          * How audiences overlap
          * @description The exact size of each audience, of the intersection of every pair (in the order the ids
          *     were given: the pair of the i-th and j-th id for i < j), and of the intersection of all of
-         *     them. 2 to 20 distinct audiences of the workspace, archived ones included.
+         *     them. 2 to 20 distinct audiences of the workspace, archived ones included. A heavy
+         *     operation (`x-heavy`): one API key runs at most `HEAVY_CONCURRENCY_PER_KEY` at once (429
+         *     `too_many_heavy_requests`).
          */
         post: operations["audienceOverlap"];
         delete?: never;
@@ -481,6 +486,10 @@ export interface paths {
         /**
          * Preview a filter
          * @description Counts the members a filter matches and returns the most recent of them. Nothing is saved.
+         *     A filter that would cost more than the server allows to evaluate over this workspace is
+         *     refused before it runs (400 `filter_too_costly`; see `Filter`); `nodeCounts` counts 1.25
+         *     times a preview. A heavy operation (`x-heavy`): one API key runs at most
+         *     `HEAVY_CONCURRENCY_PER_KEY` at once (429 `too_many_heavy_requests`).
          */
         post: operations["previewAudience"];
         delete?: never;
@@ -507,7 +516,10 @@ export interface paths {
          * Set an audience's filter
          * @description Replaces the filter (`null` removes it) and recomputes the audience's members before
          *     answering: the response's `memberCount` and the next listing already reflect it. Members
-         *     added or removed by hand keep that decision.
+         *     added or removed by hand keep that decision. A filter too costly to evaluate over this
+         *     workspace is refused before anything changes (400 `filter_too_costly`; see `Filter`). A
+         *     heavy operation (`x-heavy`): one API key runs at most `HEAVY_CONCURRENCY_PER_KEY` at
+         *     once (429 `too_many_heavy_requests`).
          */
         put: operations["setAudienceFilter"];
         post?: never;
@@ -1610,6 +1622,20 @@ export interface components {
          *     are rules that stay exact as the audiences change (`reason` `dependency`). The audience must
          *     be one of the workspace's unarchived audiences; a rule cannot lead back to its own audience
          *     (`filter_cycle`), and chains of such conditions are at most 10 audiences deep.
+         *
+         *     **Cost.** A preview, a dry run and a rule set on an audience evaluate the filter for every
+         *     member of the workspace. One that would cost more than the server allows
+         *     (`FILTER_COST_BUDGET`, 18,000,000 by default) is refused before it runs, with 400
+         *     `filter_too_costly`: `detail` gives the cost and the limit, `errors` points at the (at
+         *     most 3) costliest conditions. The cost is the workspace's size (the member numbers it has
+         *     handed out) × the filter's cost per member × the work: a preview 1, a preview with
+         *     `nodeCounts` 1.25, a dry run or a rule 0.6. Per member, every condition counts, as if no
+         *     `all` or `any` cut the evaluation short: a simple condition costs 1; `in` and `notIn`
+         *     0.01 more for each value beyond the first; `contains`, `startsWith` and `endsWith` 0.001
+         *     more for each character of the value; a comparison of a number or date field 2 more; a
+         *     condition on `anyEmail` 12 times as much as on `email`; an `audience` condition 1. A
+         *     preview with `nodeCounts` of a rule of 10 simple conditions is accepted up to 1,440,000
+         *     members.
          */
         Filter: components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"] | components["schemas"]["FilterCondition"];
         FilterAll: {
@@ -2057,10 +2083,10 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
-            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle` and `invalid_field_value`, one entry per bad part of the request. */
+            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle` and `invalid_field_value`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
             errors?: {
                 /** @description JSON pointer into the request: /body/…, /query/…, /params/… */
                 pointer: string;
@@ -2075,7 +2101,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `filter_too_costly`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2181,6 +2207,46 @@ export interface components {
                  * @example 12
                  */
                 "RateLimit-Reset": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The API key sent more requests than its limit allows in the current window
+         *     (`rate_limited`, as on every workspace operation), or it already runs as many heavy
+         *     operations at once as one key may on this server (`too_many_heavy_requests`,
+         *     `HEAVY_CONCURRENCY_PER_KEY`, 2 by default); retry after `Retry-After` seconds. A heavy
+         *     operation (`x-heavy` in this contract: the previews, the dry run, overlap and setting a
+         *     rule, each evaluating over the whole workspace) counts as one request against the rate
+         *     limit, however long it runs; what bounds its cost is this limit on how many of them one
+         *     key runs at once, and the filter's cost bound (`filter_too_costly`). The refused request
+         *     did nothing. `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` are sent as on
+         *     every workspace operation when rate limiting is on.
+         */
+        TooManyHeavyRequests: {
+            headers: {
+                /**
+                 * @description Seconds to wait before retrying.
+                 * @example 1
+                 */
+                "Retry-After": number;
+                /**
+                 * @description Requests allowed per window (when rate limiting is on).
+                 * @example 6000
+                 */
+                "RateLimit-Limit"?: number;
+                /**
+                 * @description Requests left in the current window (when rate limiting is on).
+                 * @example 5990
+                 */
+                "RateLimit-Remaining"?: number;
+                /**
+                 * @description Seconds until the window resets (when rate limiting is on).
+                 * @example 41
+                 */
+                "RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2299,7 +2365,8 @@ export interface components {
          *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
          *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
          *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-         *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+         *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+         *     not kept: they can be retried with the same key (a
          *     request that failed because the database went away releases its key as soon as the
          *     database is back).
          * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2451,7 +2518,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2499,7 +2567,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2637,7 +2706,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2690,7 +2760,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2867,7 +2938,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2929,7 +3001,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -2968,7 +3041,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyHeavyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3040,7 +3113,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3077,7 +3151,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyHeavyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3144,7 +3218,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3263,7 +3338,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3370,7 +3446,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3406,7 +3483,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyHeavyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3491,7 +3568,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["TooManyHeavyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3548,7 +3625,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -3701,7 +3779,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4053,7 +4132,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4226,7 +4306,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4277,7 +4358,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4379,7 +4461,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
@@ -4433,7 +4516,8 @@ export interface operations {
                  *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
                  *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
                  *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
-                 *     validation, and 5xx answers, are not kept: they can be retried with the same key (a
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
                  *     request that failed because the database went away releases its key as soon as the
                  *     database is back).
                  * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69

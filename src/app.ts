@@ -5,7 +5,13 @@ import fp from "fastify-plugin";
 import { createServices, type Services } from "./composition.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { withConsistency } from "./contract/consistency.ts";
-import { operationsTaking, readContract, readOperations, writeOperations } from "./contract/contract.ts";
+import {
+  heavyOperations,
+  operationsTaking,
+  readContract,
+  readOperations,
+  writeOperations,
+} from "./contract/contract.ts";
 import type { Handlers } from "./contract/handler-types.ts";
 import { BadRequestError, serviceUnavailable } from "./domain/errors.ts";
 import { createAdminHandlers } from "./features/admin/admin-handlers.ts";
@@ -22,6 +28,7 @@ import { bodyParsers } from "./platform/http/body-parsers.ts";
 import { clientErrorHandler } from "./platform/http/client-errors.ts";
 import { contractHooks } from "./platform/http/contract-hooks.ts";
 import { createHealthHandlers } from "./platform/http/health-handlers.ts";
+import { withHeavyLimit } from "./platform/http/heavy-requests.ts";
 import { idempotencyHooks } from "./platform/http/idempotency.ts";
 import { idempotencyRepo } from "./platform/http/idempotency-repo.ts";
 import { countRequests, metricsRoute } from "./platform/http/metrics-route.ts";
@@ -186,7 +193,7 @@ export async function buildApp({ store, settings: given = {}, logger = false, wo
   await app.register(openapiGlue, {
     specification: readContract(),
     serviceHandlers: withConsistency(
-      handlersOf(services, store),
+      withHeavyLimit(handlersOf(services, store), heavyOperations(), services.settings.rateLimit.heavyPerKey),
       { reads: readOperations(), writes: writeOperations() },
       store,
     ),

@@ -34,6 +34,8 @@ import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
 import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
+import { createFilterCostCheck } from "./features/membership/rules/filter-cost.ts";
+import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
 import { ruleInsightRepo } from "./features/membership/rules/insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
@@ -124,6 +126,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     followClock: (workspaceId) => membership.followClock(workspaceId),
     onError,
   });
+  // One bound for every operation that evaluates a client's filter over the workspace.
+  const filterCost = createFilterCostCheck({ repo: filterCostRepo, budget: settings.rules.costBudget });
   const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
 
   return {
@@ -164,6 +168,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     admin: createAdminService({ store, auth, workspaces: workspaceRepo, apiKeys: apiKeyRepo }),
     audiences: createAudienceService({
+      checkCost: filterCost,
       store,
       cache,
       membership,
@@ -175,6 +180,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
     ruleInsight: createRuleInsight({
       store,
+      checkCost: filterCost,
       audiences: audienceRepo,
       fieldTypes: fieldTypeRepo,
       insight: ruleInsightRepo,

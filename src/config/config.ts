@@ -42,8 +42,12 @@ export const VARIABLES = {
   LOG_LEVEL: { type: "string", enum: LOG_LEVELS, default: DEFAULTS.server.logLevel },
   BODY_LIMIT: integer(1024, 104_857_600, DEFAULTS.server.bodyLimit),
   RATE_LIMIT_PER_MINUTE: integer(0, 10_000_000, DEFAULTS.rateLimit.perMinute),
+  // One more heavy request of a key than this is refused at once (429 too_many_heavy_requests).
+  HEAVY_CONCURRENCY_PER_KEY: integer(1, 1000, DEFAULTS.rateLimit.heavyPerKey),
   EVENT_RETENTION_DAYS: integer(1, 3650, DEFAULTS.events.retentionDays),
   TIME_RULES_INTERVAL_SECONDS: integer(1, 3600, DEFAULTS.rules.timeIntervalSeconds),
+  // 0 lifts the bound (filter-cost.ts).
+  FILTER_COST_BUDGET: integer(0, 1_000_000_000_000, DEFAULTS.rules.costBudget),
   WEBHOOK_ALLOW_PRIVATE: boolean(DEFAULTS.webhooks.allowPrivate),
   WEBHOOK_TIMEOUT_MS: integer(1000, 60_000, DEFAULTS.webhooks.timeoutMs),
   IMPORT_MAX_BYTES: integer(1024, 1_099_511_627_776, DEFAULTS.imports.maxBytes),
@@ -147,9 +151,9 @@ function sections(v: Record<Variable, any>): Config {
         adminToken: v.ADMIN_TOKEN,
         metricsToken: v.METRICS_TOKEN,
       },
-      rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE },
+      rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, heavyPerKey: v.HEAVY_CONCURRENCY_PER_KEY },
       events: { retentionDays: v.EVENT_RETENTION_DAYS },
-      rules: { timeIntervalSeconds: v.TIME_RULES_INTERVAL_SECONDS },
+      rules: { timeIntervalSeconds: v.TIME_RULES_INTERVAL_SECONDS, costBudget: v.FILTER_COST_BUDGET },
       webhooks: { allowPrivate: v.WEBHOOK_ALLOW_PRIVATE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
       imports: {
         maxBytes: v.IMPORT_MAX_BYTES,

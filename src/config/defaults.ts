@@ -48,13 +48,26 @@ export const DEFAULTS = {
     probeIntervalMs: 250,
   },
   /** Requests per API key per minute; 0 turns rate limiting off. */
-  rateLimit: { perMinute: 6_000 },
+  rateLimit: {
+    perMinute: 6_000,
+    /**
+     * Heavy operations (those the contract marks x-heavy: they evaluate over a whole workspace)
+     * one API key runs at once in a process; one key cannot take the store from the others.
+     */
+    heavyPerKey: 2,
+  },
   /** How long a read audience is trusted without change reports from other processes. */
   cache: { audienceTtlMs: 5_000 },
   events: { retentionDays: 7 },
   rules: {
     /** How often relative-time rules (withinLast) catch up with the clock. */
     timeIntervalSeconds: 60,
+    /**
+     * The most a filter may cost to evaluate over a workspace (filter-cost.ts): a simple
+     * condition on one member costs 1. A preview with nodeCounts of a rule of 10 simple
+     * conditions stays within it up to 1,440,000 members.
+     */
+    costBudget: 18_000_000,
   },
   webhooks: {
     /** Deliver to loopback and private addresses too (self-hosted receivers, tests). */

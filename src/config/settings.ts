@@ -19,10 +19,10 @@ export interface Settings {
     /** The bearer token GET /metrics requires (METRICS_TOKEN); absent: none. */
     metricsToken: string | undefined;
   };
-  rateLimit: { perMinute: number };
+  rateLimit: { perMinute: number; heavyPerKey: number };
   cache: { audienceTtlMs: number };
   events: { retentionDays: number };
-  rules: { timeIntervalSeconds: number };
+  rules: { timeIntervalSeconds: number; costBudget: number };
   webhooks: {
     allowPrivate: boolean;
     timeoutMs: number;

@@ -10,6 +10,7 @@ interface Operation {
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
   parameters?: { $ref?: string }[];
   responses?: Record<string, { headers?: Record<string, unknown> }>;
+  "x-heavy"?: boolean;
 }
 
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
@@ -23,6 +24,20 @@ export function operationsRequiringBody(): Set<string> {
   for (const item of Object.values(readContract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.requestBody?.required && operation.operationId) ids.add(operation.operationId);
+    }
+  }
+  return ids;
+}
+
+/**
+ * The heavy operations (x-heavy: true): those that evaluate a filter or sets over a whole
+ * workspace, of which one API key runs a bounded number at once (heavy-requests.ts).
+ */
+export function heavyOperations(): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation?.["x-heavy"] === true && operation.operationId) ids.add(operation.operationId);
     }
   }
   return ids;

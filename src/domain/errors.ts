@@ -36,6 +36,7 @@ export class BadRequestError extends AppError {
       | "too_many_items"
       | "invalid_filter"
       | "filter_cycle"
+      | "filter_too_costly"
       | "invalid_field_value"
       | "webhook_url_not_allowed"
       | "invalid_csv"
@@ -50,6 +51,7 @@ export class BadRequestError extends AppError {
       too_many_items: "Too many items",
       invalid_filter: "Invalid filter",
       filter_cycle: "Filter cycle",
+      filter_too_costly: "Filter too costly",
       invalid_field_value: "Invalid field value",
       webhook_url_not_allowed: "Webhook URL not allowed",
       invalid_csv: "Invalid CSV file",
@@ -173,6 +175,16 @@ export class TooManyExportsError extends AppError {
     readonly retryAfterSeconds: number,
   ) {
     super(429, "too_many_exports", "Too many exports", detail);
+  }
+}
+
+/** One API key runs as many heavy operations at once as it may (HEAVY_CONCURRENCY_PER_KEY). */
+export class TooManyHeavyRequestsError extends AppError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, "too_many_heavy_requests", "Too many heavy requests", detail);
   }
 }
 

@@ -151,6 +151,44 @@ describe.runIf(process.env.TEST_DATABASE_URL)("reads on a streaming replica", ()
     expect(changes).toEqual([]);
   });
 
+  it("cancels a read on the replica past the read timeout, leaving nothing running there", async () => {
+    await until(async () => (await metric(ctx(), "audience_db_replica_available")) === 1, "the replica is read from");
+    const holder = new pg.Client({ connectionString: primary?.url() });
+    const onReplica = new pg.Client({ connectionString: replica?.url() });
+    onReplica.on("error", () => {});
+    await holder.connect();
+    await onReplica.connect();
+    const count = async (sql: string) => (await onReplica.query<{ n: number }>(sql)).rows[0]?.n ?? 0;
+    try {
+      // An exclusive lock taken on the primary is replayed on the replica, whose reads of members
+      // then wait on it: a read made slow for sure (and on the primary too, where it falls back).
+      await holder.query("BEGIN");
+      await holder.query("LOCK TABLE members IN ACCESS EXCLUSIVE MODE");
+      await until(
+        async () =>
+          (await count(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'members'::regclass AND mode = 'AccessExclusiveLock'",
+          )) > 0,
+        "the replica holds the lock",
+      );
+      const answer = await send("POST", `${ctx().ws}/audiences/preview`, {
+        filter: { field: "email", op: "contains", value: "nobody" },
+      });
+      expect(answer.status).toBe(503);
+      await until(
+        async () =>
+          (await count(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND wait_event_type = 'Lock'",
+          )) === 0,
+        "no read waits on the replica",
+      );
+    } finally {
+      await holder.query("ROLLBACK");
+      await holder.end();
+      await onReplica.end();
+    }
+  });
+
   it("leaves a replica lagging beyond the limit out of reads without a token", async () => {
     await delayReplay(3 * MAX_LAG_MS);
     await createAudience("Held back");

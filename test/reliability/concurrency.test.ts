@@ -164,7 +164,10 @@ describe(`concurrent clients on the ${storeName}`, () => {
           const { response, error } = await op.run();
           const key = `${op.name} ${response.status}`;
           statuses.set(key, (statuses.get(key) ?? 0) + 1);
-          if (!response.ok)
+          // More rule changes of the key at once than HEAVY_CONCURRENCY_PER_KEY are refused
+          // (documented, changing nothing); the rule checked below is whichever was set last.
+          const refused = response.status === 429 && (error as { code?: string })?.code === "too_many_heavy_requests";
+          if (!response.ok && !refused)
             failures.push(`client ${client} op ${n} ${op.name}: ${response.status} ${JSON.stringify(error)}`);
         } catch (error) {
           // The client's contract check throws on an answer the contract does not allow (an

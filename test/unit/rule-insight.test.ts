@@ -35,6 +35,7 @@ function setUp(row: AudienceRow | null, explained?: ExplainedMemberRow) {
     store: fakeStore,
     audiences: { find: async () => row },
     fieldTypes: { types: async () => new Map([["score", "number" as const]]) },
+    checkCost: async () => {},
     insight: {
       filterChange: async () => {
         log.push("filterChange");

@@ -11,6 +11,7 @@ import { toMember } from "../membership/member-view.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
+import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
 import { filterNodes } from "../membership/rules/filter-explain.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
@@ -38,6 +39,8 @@ export interface AudienceServiceDeps {
   members: Pick<MemberRepo, "matching" | "nodeCounts">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   rules: Pick<RuleRepo, "namingAudiences">;
+  /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
+  checkCost: FilterCostCheck;
 }
 
 export function createAudienceService({
@@ -48,6 +51,7 @@ export function createAudienceService({
   members,
   fieldTypes,
   rules,
+  checkCost,
 }: AudienceServiceDeps) {
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
@@ -170,6 +174,7 @@ export function createAudienceService({
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
         const audience = await w.locks.writable(id);
         await checkNamedAudiences(w, id, filter);
+        await checkCost(w.tx, workspaceId, filter, types, "rule");
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter, types);
@@ -185,6 +190,7 @@ export function createAudienceService({
       const types = await fieldTypes.types(store.db, workspaceId);
       const filter = parseFilter(request.filter, { types });
       await checkPreviewAudiences(filter, (id) => audiences.find(store.db, workspaceId, id));
+      await checkCost(store.db, workspaceId, filter, types, request.nodeCounts === true ? "nodeCounts" : "preview");
       const context = { types, now: Date.now(), workspaceId };
       const limit = request.limit ?? 30;
       if (request.nodeCounts !== true) {

@@ -4,6 +4,7 @@ import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { type Filter, parseFilter } from "../membership/rules/filter.ts";
+import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
 import { explainFilter } from "../membership/rules/filter-explain.ts";
 import type { RuleInsightRepo } from "../membership/rules/insight-repo.ts";
 
@@ -16,10 +17,12 @@ export interface RuleInsightDeps {
   insight: Pick<RuleInsightRepo, "filterChange" | "explained">;
   /** Refuses a rule of this audience as saving it would: audiences it names, cycles, chains. */
   checkRule(workspaceId: string, audienceId: string, filter: Filter | null): Promise<void>;
+  /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
+  checkCost: FilterCostCheck;
 }
 
 /** What a rule would do and why a member is in: evaluated, never saved. */
-export function createRuleInsight({ store, audiences, fieldTypes, insight, checkRule }: RuleInsightDeps) {
+export function createRuleInsight({ store, audiences, fieldTypes, insight, checkRule, checkCost }: RuleInsightDeps) {
   return {
     /** The effect of saving `rawFilter` as the audience's rule, refused as setFilter would refuse it. */
     async previewChange(
@@ -33,6 +36,7 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
       if (!audience) throw audienceNotFound(audienceId);
       if (audience.isArchived) throw audienceArchived(audienceId);
       await checkRule(workspaceId, audienceId, filter);
+      await checkCost(store.db, workspaceId, filter, types, "dryRun");
       const change = await insight.filterChange(store.db, workspaceId, audienceId, filter, {
         types,
         now: Date.now(),

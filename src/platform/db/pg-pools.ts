@@ -1,5 +1,12 @@
+import net from "node:net";
 import pg from "pg";
 import { StoreTimeoutError } from "./pg-errors.ts";
+
+/**
+ * How long a timed-out statement's cancel request may take to be delivered before its connection
+ * is closed anyway: a server that takes no cancel within a second is not answering at all.
+ */
+const CANCEL_WAIT_MS = 1_000;
 
 export interface PoolOptions {
   connectionString: string;
@@ -21,10 +28,10 @@ type QueryFn = (...args: unknown[]) => unknown;
 /**
  * A client whose statements cannot hang. A frozen server (a network partition, a stopped
  * process) answers nothing, so the server's own statement_timeout cannot help: past timeoutMs
- * without an answer the connection is closed (the server rolls back whatever was open on it),
- * the statement fails with StoreTimeoutError, and the pool drops the client instead of handing a
- * half-answered connection, perhaps still inside a transaction, to the next caller. With
- * beginWith, its BEGIN carries those statements too (withBegin).
+ * without an answer the statement is cancelled and its connection closed (the server rolls back
+ * whatever was open on it), the statement fails with StoreTimeoutError, and the pool drops the
+ * client instead of handing a half-answered connection, perhaps still inside a transaction, to
+ * the next caller. With beginWith, its BEGIN carries those statements too (withBegin).
  */
 function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): typeof pg.Client {
   const begin = beginWith === undefined ? undefined : `BEGIN; ${beginWith}`;
@@ -40,10 +47,13 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        cancelThenClose(this);
       }, timeoutMs);
       const translate = (error: unknown) =>
         timedOut ? new StoreTimeoutError(`The database did not answer within ${timeoutMs} ms.`) : error;
+      // An answer that arrives while the cancel is on its way still fails: the statement is past
+      // its limit, and its client must leave the pool (released with an error) rather than serve
+      // the next caller on a connection about to be closed, or have that caller's statement cancelled.
       const query = pg.Client.prototype.query as QueryFn;
       const last = args.length - 1;
       const callback = args[last];
@@ -51,7 +61,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
         // The pool's own query(): node-style callback.
         args[last] = (error: unknown, result: unknown) => {
           clearTimeout(timer);
-          callback(error ? translate(error) : error, result);
+          callback(error || timedOut ? translate(error) : error, result);
         };
         return query.apply(this, args) as never;
       }
@@ -63,6 +73,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       return result.then(
         (value) => {
           clearTimeout(timer);
+          if (timedOut) throw translate(undefined);
           return value;
         },
         (error: unknown) => {
@@ -72,6 +83,47 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       ) as never;
     }
   };
+}
+
+/**
+ * Cancels the client's running statement, then closes its connection. Closing alone leaves the
+ * statement running: PostgreSQL notices a closed connection only when it next writes to it, which
+ * a long scan or sort does at its end. The cancel request (on a connection of its own, as libpq's
+ * PQcancel) stops it at once; a pooler in transaction mode (PgBouncer) forwards it to the server
+ * connection this client is linked to, which it is only until this client's connection closes, so
+ * the close waits for the cancel to be delivered: the server (or the pooler, once it has
+ * forwarded it) closes the cancel's connection when done. A replica's client cancels on the
+ * replica it is connected to.
+ */
+function cancelThenClose(client: pg.Client): void {
+  const { processID, secretKey, host, port } = client as unknown as {
+    processID: number | null;
+    secretKey: number | null;
+    host: string;
+    port: number;
+  };
+  const close = () =>
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  if (processID === null || secretKey === null) {
+    close(); // not yet started: nothing runs
+    return;
+  }
+  const cancel = host.startsWith("/") ? net.connect(`${host}/.s.PGSQL.${port}`) : net.connect(port, host);
+  const bound = setTimeout(() => cancel.destroy(), CANCEL_WAIT_MS);
+  cancel.on("connect", () => {
+    // CancelRequest: length 16, code 80877102 (1234 5678), the backend's process id and key.
+    const message = Buffer.alloc(16);
+    message.writeInt32BE(16, 0);
+    message.writeInt32BE(80877102, 4);
+    message.writeInt32BE(processID, 8);
+    message.writeInt32BE(secretKey, 12);
+    cancel.write(message);
+  });
+  cancel.on("error", () => {}); // a refused cancel changes nothing: the close below still happens
+  cancel.on("close", () => {
+    clearTimeout(bound);
+    close();
+  });
 }
 
 /**

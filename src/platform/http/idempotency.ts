@@ -33,7 +33,9 @@ const SETTLE_RETRY_MAX_MS = 2_000;
  * validation, completed with the response as it is sent, replayed for a retry with the same body.
  * The hooks are attached to the POST routes only (see app.ts), so reads pay nothing for them.
  *
- * A claim is settled (released after a 5xx, completed otherwise) as the answer is sent. When the
+ * A claim is settled (released after a 5xx or a 429, completed otherwise) as the answer is sent:
+ * a request refused for want of capacity (too_many_heavy_requests, after the claim) did nothing,
+ * and its retry with the same key must run, not replay the refusal. When the
  * database is away at that moment, the answer still goes out, and the settling is kept and tried
  * again until the database takes it (and first thing when the same key comes back to this
  * process): a request that failed because the database went away never leaves its key "in
@@ -113,7 +115,7 @@ export function idempotencyHooks(
     const scope = request.idempotency;
     if (!scope) return payload;
     request.idempotency = undefined;
-    if (reply.statusCode >= 500) {
+    if (reply.statusCode >= 500 || reply.statusCode === 429) {
       await settle(scope, () => idempotencyRepo.release(store.db, scope));
     } else {
       const contentType = reply.getHeader("content-type");

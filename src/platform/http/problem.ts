@@ -9,6 +9,7 @@ import {
   ServiceUnavailableError,
   serviceUnavailable,
   TooManyExportsError,
+  TooManyHeavyRequestsError,
   unsupportedMediaType,
 } from "../../domain/errors.ts";
 import { randomBase62 } from "../../domain/ids.ts";
@@ -28,7 +29,11 @@ export const newRequestId = () => `req_${randomBase62(16)}`;
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   // Also set here: errors the router raises come before the onRequest hook that sets it.
   reply.header("x-request-id", request.id);
-  if (error instanceof ServiceUnavailableError || error instanceof TooManyExportsError) {
+  if (
+    error instanceof ServiceUnavailableError ||
+    error instanceof TooManyExportsError ||
+    error instanceof TooManyHeavyRequestsError
+  ) {
     reply.header("retry-after", String(error.retryAfterSeconds));
   }
   return reply
