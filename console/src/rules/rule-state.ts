@@ -1,4 +1,4 @@
-import type { components } from "@audience-service/client";
+import { type components, FILTER_OPERATORS } from "@audience-service/client";
 
 /**
  * The rule builder's state, apart from React: a rule is a list of conditions and groups of
@@ -32,15 +32,8 @@ export interface RuleDraft {
   nextId: number;
 }
 
-/** The operators of each kind of field (the server's list: filter.ts). */
-export const OPS: Record<Kind, readonly Op[]> = {
-  string: ["eq", "ne", "contains", "startsWith", "endsWith", "in", "notIn", "exists", "notExists"],
-  number: ["eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "notIn", "exists", "notExists"],
-  date: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast", "exists", "notExists"],
-  createdAt: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast"],
-  boolean: ["eq", "exists", "notExists"],
-  audience: ["in", "notIn"],
-};
+/** The operators of each kind of field, as the contract declares them. */
+export const OPS: Record<Kind, readonly Op[]> = FILTER_OPERATORS;
 
 export const OP_LABELS: Record<Op, string> = {
   eq: "is",

@@ -18,6 +18,11 @@ import { type FeedOptions, type FeedPage, followFeed } from "./events.js";
 
 export type { Consistency } from "./consistency.js";
 export type { Event, EventOf, EventType, FeedOptions, FeedPage, WebhookEvent } from "./events.js";
+export {
+  FILTER_OPERATORS,
+  type FilterFieldKind,
+  type FilterOperatorOf,
+} from "./generated/filter-operators.js";
 export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
 export type { components, operations, paths };
 export type Problem = components["schemas"]["Problem"];

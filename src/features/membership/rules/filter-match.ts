@@ -1,4 +1,6 @@
 import { LRUCache } from "lru-cache";
+import type { FilterOperatorOf } from "../../../../generated/filter-operators.ts";
+import { assertNever } from "../../../domain/assert-never.ts";
 import { durationBefore, parseDuration } from "../../../domain/durations.ts";
 import { type FieldTypes, parseDate, parseNumber } from "../../../domain/field-types.ts";
 import { type Condition, type Filter, type FoldedMember, fold, kindOf } from "./filter.ts";
@@ -25,20 +27,58 @@ export function matches(filter: Filter | null, member: FoldedMember, createdAt: 
 }
 
 function holds(condition: Condition, member: FoldedMember, createdAt: Date, context: MatchContext): boolean {
-  const { field, op, value } = condition;
+  const { field, value } = condition;
   const kind = kindOf(field, context.types);
-  if (kind === "audience") return context.inAudience(value as string) === (op === "in");
-  const values = kind === "createdAt" ? [createdAt.toISOString()] : valuesOf(member, field);
-  if (op === "exists") return values.length > 0;
-  if (op === "notExists") return values.length === 0;
-  if (kind === "string") return stringHolds(op, value, values);
-  // A typed field has one value at most.
-  const [text] = values;
-  if (kind === "boolean") return text === value;
+  switch (kind) {
+    case "audience":
+      return context.inAudience(value as string) === ((condition.op as FilterOperatorOf<"audience">) === "in");
+    case "string":
+      return stringHolds(condition.op as FilterOperatorOf<"string">, value, valuesOf(member, field));
+    case "boolean": {
+      const values = valuesOf(member, field);
+      const op = condition.op as FilterOperatorOf<"boolean">;
+      switch (op) {
+        case "exists":
+          return values.length > 0;
+        case "notExists":
+          return values.length === 0;
+        case "eq":
+          return values[0] === value;
+        default:
+          return assertNever(op, "boolean operator");
+      }
+    }
+    case "number":
+    case "date":
+    case "createdAt": {
+      // A typed field has one value at most.
+      const values = kind === "createdAt" ? [createdAt.toISOString()] : valuesOf(member, field);
+      return typedHolds(kind, condition.op as TypedOp, value, values[0], context.now);
+    }
+    default:
+      return assertNever(kind, "field kind");
+  }
+}
+
+type TypedOp = FilterOperatorOf<"number" | "date" | "createdAt">;
+
+/** A number or date condition on the member's value (`text`, undefined when it has none). */
+function typedHolds(
+  kind: "number" | "date" | "createdAt",
+  op: TypedOp,
+  value: Condition["value"],
+  text: string | undefined,
+  now: number,
+): boolean {
   const read = kind === "number" ? parseNumber : instantOf;
   const x = text === undefined ? undefined : read(text);
   const target = (v: string) => read(v) as number;
   switch (op) {
+    // Presence is of the stored text, as in SQL (a typed field's stored values all parse).
+    case "exists":
+      return text !== undefined;
+    case "notExists":
+      return text === undefined;
     case "ne":
       return x === undefined || x !== target(value as string);
     case "notIn":
@@ -64,9 +104,14 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
       const [low, high] = value as [string, string];
       return x >= target(low) && x <= target(high);
     }
+    case "withinLast":
+    case "notWithinLast": {
+      const within = x >= windowStart(value as string, now) && x <= now;
+      return op === "withinLast" ? within : !within;
+    }
+    default:
+      return assertNever(op, "operator");
   }
-  const within = x >= windowStart(value as string, context.now) && x <= context.now;
-  return op === "withinLast" ? within : !within;
 }
 
 /** Where a withinLast window of this duration starts, seen at `now`. */
@@ -92,22 +137,34 @@ const instantOf = (text: string): number | undefined => {
   return Number.isNaN(at) ? undefined : at;
 };
 
-function stringHolds(op: Condition["op"], value: Condition["value"], values: string[]): boolean {
-  if (op === "in" || op === "notIn") {
-    const list = (value as string[]).map(fold);
-    const found = values.some((v) => list.includes(v));
-    return op === "in" ? found : !found;
+function stringHolds(op: FilterOperatorOf<"string">, value: Condition["value"], values: string[]): boolean {
+  switch (op) {
+    case "exists":
+      return values.length > 0;
+    case "notExists":
+      return values.length === 0;
+    case "in":
+    case "notIn": {
+      const list = (value as string[]).map(fold);
+      const found = values.some((v) => list.includes(v));
+      return op === "in" ? found : !found;
+    }
   }
   const target = fold(value as string);
-  const test = {
-    eq: (v: string) => v === target,
-    ne: (v: string) => v === target,
-    contains: (v: string) => v.includes(target),
-    startsWith: (v: string) => v.startsWith(target),
-    endsWith: (v: string) => v.endsWith(target),
-  }[op as "eq" | "ne" | "contains" | "startsWith" | "endsWith"];
-  const found = values.some(test);
-  return op === "ne" ? !found : found;
+  switch (op) {
+    case "eq":
+      return values.some((v) => v === target);
+    case "ne":
+      return !values.some((v) => v === target);
+    case "contains":
+      return values.some((v) => v.includes(target));
+    case "startsWith":
+      return values.some((v) => v.startsWith(target));
+    case "endsWith":
+      return values.some((v) => v.endsWith(target));
+    default:
+      return assertNever(op, "string operator");
+  }
 }
 
 function valuesOf(member: FoldedMember, field: string): string[] {

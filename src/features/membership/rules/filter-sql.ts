@@ -1,4 +1,6 @@
+import type { FilterOperatorOf } from "../../../../generated/filter-operators.ts";
 import { Prisma } from "../../../../generated/prisma/client.ts";
+import { assertNever } from "../../../domain/assert-never.ts";
 import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../../domain/field-types.ts";
 import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
 import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
@@ -69,29 +71,51 @@ const seq = Prisma.sql`m.seq`;
 const fieldTextSql = (field: string) => Prisma.sql`(m.folded->'fields'->>${field.slice("fields.".length)}::text)`;
 
 function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
-  const { field, op } = condition;
+  const { field } = condition;
   const fieldText = (name: string) => context.fieldColumns?.get(name) ?? fieldTextSql(name);
   const fieldKind = kindOf(field, context.types);
-  if (fieldKind === "audience") {
-    // The member's bit in that audience's member set, probed by key.
-    const bit = Prisma.sql`EXISTS (
+  switch (fieldKind) {
+    case "audience": {
+      // The member's bit in that audience's member set, probed by key.
+      const bit = Prisma.sql`EXISTS (
       SELECT 1 FROM membership_chunks AS ac
       WHERE ac.workspace_id = m.workspace_id AND ac.audience_id = ${condition.value as string}::text
         AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND get_bit(ac.bits, ${bitOf(seq)}) = 1)`;
-    return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;
+      const op = condition.op as FilterOperatorOf<"audience">;
+      return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;
+    }
+    case "string":
+      return stringSql(condition, condition.op as FilterOperatorOf<"string">, fieldText);
+    case "boolean": {
+      const text = fieldText(field);
+      const op = condition.op as FilterOperatorOf<"boolean">;
+      switch (op) {
+        case "eq":
+          return Prisma.sql`coalesce(${text} = ${condition.value as string}::text, false)`;
+        case "exists":
+        case "notExists":
+          return presence(text, op);
+        default:
+          return assertNever(op, "boolean operator");
+      }
+    }
+    case "number":
+    case "date":
+    case "createdAt": {
+      const op = condition.op as TypedOp;
+      if (op === "exists" || op === "notExists") return presence(fieldText(field), op);
+      const x =
+        fieldKind === "createdAt"
+          ? Prisma.sql`m.created_at`
+          : (context.valueColumns?.get(field) ?? typedValueSql(fieldText(field), fieldKind, context.workspaceId));
+      return comparison(x, op, condition.value, fieldKind === "number" ? "float8" : "timestamptz", context.now);
+    }
+    default:
+      return assertNever(fieldKind, "field kind");
   }
-  if (fieldKind === "string") return stringSql(condition, fieldText);
-  if (fieldKind === "boolean") {
-    const text = fieldText(field);
-    return op === "eq" ? Prisma.sql`coalesce(${text} = ${condition.value as string}::text, false)` : presence(text, op);
-  }
-  if (op === "exists" || op === "notExists") return presence(fieldText(field), op);
-  const x =
-    fieldKind === "createdAt"
-      ? Prisma.sql`m.created_at`
-      : (context.valueColumns?.get(field) ?? typedValueSql(fieldText(field), fieldKind, context.workspaceId));
-  return comparison(x, condition, fieldKind === "number" ? "float8" : "timestamptz", context.now);
 }
+
+type TypedOp = FilterOperatorOf<"number" | "date" | "createdAt">;
 
 /**
  * A number or date field's value (its text, SQL over `m`) as float8 or timestamptz, NULL when the
@@ -117,24 +141,32 @@ const instantOf = (text: Prisma.Sql) =>
 export const dateOf = (text: Prisma.Sql) =>
   Prisma.sql`(CASE WHEN ${text} ~ ${DATE_PATTERN} THEN ${instantOf(text)} END)`;
 
-const presence = (x: Prisma.Sql, op: Condition["op"]) =>
+const presence = (x: Prisma.Sql, op: "exists" | "notExists") =>
   op === "exists" ? Prisma.sql`(${x} IS NOT NULL)` : Prisma.sql`(${x} IS NULL)`;
 
-function comparison(x: Prisma.Sql, { op, value }: Condition, type: "float8" | "timestamptz", now: number): Prisma.Sql {
+function comparison(
+  x: Prisma.Sql,
+  op: Exclude<TypedOp, "exists" | "notExists">,
+  value: Condition["value"],
+  type: "float8" | "timestamptz",
+  now: number,
+): Prisma.Sql {
   const cast = Prisma.raw(type);
   const v = (text: string) => Prisma.sql`${text}::${cast}`;
-  const operators: Partial<Record<Condition["op"], string>> = {
-    eq: "=",
-    gt: ">",
-    after: ">",
-    gte: ">=",
-    lt: "<",
-    before: "<",
-    lte: "<=",
-  };
-  const operator = operators[op];
-  if (operator !== undefined) return Prisma.sql`coalesce(${x} ${Prisma.raw(operator)} ${v(value as string)}, false)`;
+  const compare = (operator: string) => Prisma.sql`coalesce(${x} ${Prisma.raw(operator)} ${v(value as string)}, false)`;
   switch (op) {
+    case "eq":
+      return compare("=");
+    case "gt":
+    case "after":
+      return compare(">");
+    case "gte":
+      return compare(">=");
+    case "lt":
+    case "before":
+      return compare("<");
+    case "lte":
+      return compare("<=");
     case "ne":
       return Prisma.sql`(NOT coalesce(${x} = ${v(value as string)}, false))`;
     case "in":
@@ -145,19 +177,28 @@ function comparison(x: Prisma.Sql, { op, value }: Condition, type: "float8" | "t
       const [low, high] = value as [string, string];
       return Prisma.sql`coalesce(${x} BETWEEN ${v(low)} AND ${v(high)}, false)`;
     }
+    case "withinLast":
+    case "notWithinLast": {
+      // The window's ends are computed once, in process (filter-match.ts).
+      const from = new Date(windowStart(value as string, now)).toISOString();
+      const to = new Date(now).toISOString();
+      const within = Prisma.sql`(${x} >= ${from}::timestamptz AND ${x} <= ${to}::timestamptz)`;
+      return op === "withinLast"
+        ? Prisma.sql`coalesce(${within}, false)`
+        : Prisma.sql`coalesce(${x} IS NOT NULL AND NOT ${within}, false)`;
+    }
+    default:
+      return assertNever(op, "operator");
   }
-  // withinLast / notWithinLast: the window's ends are computed once, in process (filter-match.ts).
-  const from = new Date(windowStart(value as string, now)).toISOString();
-  const to = new Date(now).toISOString();
-  const within = Prisma.sql`(${x} >= ${from}::timestamptz AND ${x} <= ${to}::timestamptz)`;
-  return op === "withinLast"
-    ? Prisma.sql`coalesce(${within}, false)`
-    : Prisma.sql`coalesce(${x} IS NOT NULL AND NOT ${within}, false)`;
 }
 
-function stringSql({ field, op, value }: Condition, fieldText: (field: string) => Prisma.Sql): Prisma.Sql {
+function stringSql(
+  { field, value }: Condition,
+  op: FilterOperatorOf<"string">,
+  fieldText: (field: string) => Prisma.Sql,
+): Prisma.Sql {
   const negated = op === "ne" || op === "notIn" || op === "notExists";
-  const positive = { ne: "eq", notIn: "in", notExists: "exists" }[op as string] ?? op;
+  const positive = op === "ne" ? "eq" : op === "notIn" ? "in" : op === "notExists" ? "exists" : op;
   const test = (x: Prisma.Sql) => valueTest(x, positive, value);
   let sql: Prisma.Sql;
   if (field === "anyEmail") {
@@ -177,7 +218,11 @@ function stringSql({ field, op, value }: Condition, fieldText: (field: string) =
   return negated ? Prisma.sql`(NOT ${sql})` : sql;
 }
 
-function valueTest(x: Prisma.Sql, op: string, value: Condition["value"]): Prisma.Sql {
+function valueTest(
+  x: Prisma.Sql,
+  op: Exclude<FilterOperatorOf<"string">, "ne" | "notIn" | "notExists">,
+  value: Condition["value"],
+): Prisma.Sql {
   switch (op) {
     case "exists":
       return Prisma.sql`(${x} IS NOT NULL)`;
@@ -192,7 +237,9 @@ function valueTest(x: Prisma.Sql, op: string, value: Condition["value"]): Prisma
       return Prisma.sql`(strpos(${x}, ${target}::text) > 0)`;
     case "startsWith":
       return Prisma.sql`(left(${x}, ${[...target].length}::int) = ${target}::text)`;
-    default:
+    case "endsWith":
       return Prisma.sql`(right(${x}, ${[...target].length}::int) = ${target}::text)`;
+    default:
+      return assertNever(op, "string operator");
   }
 }

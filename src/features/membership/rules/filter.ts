@@ -1,4 +1,5 @@
 import type { components } from "../../../../generated/api.d.ts";
+import { FILTER_OPERATORS, type FilterFieldKind } from "../../../../generated/filter-operators.ts";
 import { parseDuration } from "../../../domain/durations.ts";
 import { BadRequestError } from "../../../domain/errors.ts";
 import {
@@ -18,18 +19,15 @@ export type Op = Condition["op"];
 export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 100;
 
-/**
- * The operators of each kind of field, as docs/rules.md's filter language lists them; `audience` is
- * a condition on another audience.
- */
-const OPS: Record<FieldType | "createdAt" | "audience", readonly Op[]> = {
-  string: ["eq", "ne", "contains", "startsWith", "endsWith", "in", "notIn", "exists", "notExists"],
-  number: ["eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "notIn", "exists", "notExists"],
-  date: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast", "exists", "notExists"],
-  createdAt: ["before", "after", "gt", "gte", "lt", "lte", "between", "withinLast", "notWithinLast"],
-  boolean: ["eq", "exists", "notExists"],
-  audience: ["in", "notIn"],
-};
+/** The operators of each kind of field, as the contract declares them; `audience` is a condition on another audience. */
+const OPS: Record<FieldKind, readonly Op[]> = FILTER_OPERATORS;
+
+/** What a condition's field is: a custom field's declared type, createdAt, or another audience. */
+export type FieldKind = FilterFieldKind;
+// The contract's kinds are the field types and the two fields of their own (a type check only).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+export type KindsAgree = Holds<Same<FieldKind, FieldType | "createdAt" | "audience">>;
 const PRESENCE_OPS = new Set<Op>(["exists", "notExists"]);
 // Timestamps PostgreSQL can hold; the year 0000 and beyond 9999 are refused.
 const FIRST_TIME = Date.parse("0001-01-01T00:00:00.000Z");
@@ -43,7 +41,7 @@ export interface FilterSchema {
 }
 
 /** The kind of field a condition reads, which decides its operators and how values compare. */
-export function kindOf(field: string, types: FieldTypes): FieldType | "createdAt" | "audience" {
+export function kindOf(field: string, types: FieldTypes): FieldKind {
   if (field === "createdAt" || field === "audience") return field;
   return field.startsWith("fields.") ? typeOf(types, field.slice("fields.".length)) : "string";
 }
