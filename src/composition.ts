@@ -127,7 +127,10 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     onError,
   });
   // One bound for every operation that evaluates a client's filter over the workspace.
-  const filterCost = createFilterCostCheck({ repo: filterCostRepo, budget: settings.rules.costBudget });
+  const filterCost = createFilterCostCheck({
+    repo: filterCostRepo,
+    budget: settings.rules.costBudget ?? DEFAULTS.rules.costBudget[store.kind],
+  });
   const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
 
   return {

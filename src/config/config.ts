@@ -47,7 +47,8 @@ export const VARIABLES = {
   EVENT_RETENTION_DAYS: integer(1, 3650, DEFAULTS.events.retentionDays),
   TIME_RULES_INTERVAL_SECONDS: integer(1, 3600, DEFAULTS.rules.timeIntervalSeconds),
   // 0 lifts the bound (filter-cost.ts).
-  FILTER_COST_BUDGET: integer(0, 1_000_000_000_000, DEFAULTS.rules.costBudget),
+  // Unset: DEFAULTS.rules.costBudget of the store's kind.
+  FILTER_COST_BUDGET: integer(0, 1_000_000_000_000),
   WEBHOOK_ALLOW_PRIVATE: boolean(DEFAULTS.webhooks.allowPrivate),
   WEBHOOK_TIMEOUT_MS: integer(1000, 60_000, DEFAULTS.webhooks.timeoutMs),
   IMPORT_MAX_BYTES: integer(1024, 1_099_511_627_776, DEFAULTS.imports.maxBytes),

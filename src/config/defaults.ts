@@ -63,11 +63,14 @@ export const DEFAULTS = {
     /** How often relative-time rules (withinLast) catch up with the clock. */
     timeIntervalSeconds: 60,
     /**
-     * The most a filter may cost to evaluate over a workspace (filter-cost.ts): a simple
-     * condition on one member costs 1. A preview with nodeCounts of a rule of 10 simple
-     * conditions stays within it up to 1,440,000 members.
+     * The most a filter may cost to evaluate over a workspace (filter-cost.ts), by store: a simple
+     * condition on one member costs 1. On PostgreSQL a preview with nodeCounts of a rule of 10
+     * simple conditions stays within it up to 1,440,000 members, and a statement past the read
+     * timeout is cancelled. The embedded store runs one statement at a time and cannot interrupt
+     * it, so every other request waits for the one that runs: its bound keeps the costliest
+     * accepted filter near a second of that store's time (10 simple conditions at 250,000 members).
      */
-    costBudget: 18_000_000,
+    costBudget: { postgres: 18_000_000, embedded: 2_500_000 },
   },
   webhooks: {
     /** Deliver to loopback and private addresses too (self-hosted receivers, tests). */

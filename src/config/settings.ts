@@ -22,7 +22,8 @@ export interface Settings {
   rateLimit: { perMinute: number; heavyPerKey: number };
   cache: { audienceTtlMs: number };
   events: { retentionDays: number };
-  rules: { timeIntervalSeconds: number; costBudget: number };
+  /** costBudget absent: the store kind's default (DEFAULTS.rules.costBudget). */
+  rules: { timeIntervalSeconds: number; costBudget: number | undefined };
   webhooks: {
     allowPrivate: boolean;
     timeoutMs: number;
@@ -67,7 +68,7 @@ export function resolveSettings(given: PartialSettings = {}): Settings {
     rateLimit: { ...DEFAULTS.rateLimit },
     cache: { ...DEFAULTS.cache },
     events: { ...DEFAULTS.events },
-    rules: { ...DEFAULTS.rules },
+    rules: { timeIntervalSeconds: DEFAULTS.rules.timeIntervalSeconds, costBudget: undefined },
     webhooks: { ...DEFAULTS.webhooks, resolve: undefined, attemptOffsetsMs: undefined },
     imports: {
       maxBytes: DEFAULTS.imports.maxBytes,

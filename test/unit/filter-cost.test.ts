@@ -7,7 +7,7 @@ import { checkFilterCost, type FilterWork } from "../../src/features/membership/
 // The default budget against the shapes it was set for: ordinary rules at a million members pass,
 // the previews of the issue that held the embedded store for tens of seconds do not.
 const types = new Map([["score", "number" as const]]);
-const BUDGET = DEFAULTS.rules.costBudget;
+const BUDGET = DEFAULTS.rules.costBudget.postgres;
 const parse = (filter: unknown) => parseFilter(filter, { types });
 const refusal = (filter: Filter, members: number, work: FilterWork) => {
   try {

@@ -1625,7 +1625,8 @@ export interface components {
          *
          *     **Cost.** A preview, a dry run and a rule set on an audience evaluate the filter for every
          *     member of the workspace. One that would cost more than the server allows
-         *     (`FILTER_COST_BUDGET`, 18,000,000 by default) is refused before it runs, with 400
+         *     (`FILTER_COST_BUDGET`; by default 18,000,000 on PostgreSQL, 2,500,000 on the embedded
+         *     store, which cannot interrupt a statement once it runs) is refused before it runs, with 400
          *     `filter_too_costly`: `detail` gives the cost and the limit, `errors` points at the (at
          *     most 3) costliest conditions. The cost is the workspace's size (the member numbers it has
          *     handed out) × the filter's cost per member × the work: a preview 1, a preview with
