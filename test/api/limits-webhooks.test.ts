@@ -1,6 +1,7 @@
 import { describe, expect } from "vitest";
 import { it } from "../events/webhook-fixture.ts";
 import { createAudience } from "../support/factories.ts";
+import { loadContract } from "../support/contract.ts";
 import { call, type RawResponse } from "../support/live-server.ts";
 
 /**
@@ -9,18 +10,8 @@ import { call, type RawResponse } from "../support/live-server.ts";
  * update: a limit off by one either way, or checked on one operation only, fails here.
  * The fixture resolves hooks.example.com to a public address (no DNS from the test machine).
  */
-const EVENT_TYPES = [
-  "audience.created",
-  "audience.renamed",
-  "audience.archived",
-  "audience.restored",
-  "audience.filter_changed",
-  "audience.merged",
-  "audience.members_changed",
-  "members.created",
-  "members.updated",
-  "members.deleted",
-];
+/** Every event type, as the contract's EventType lists them. */
+const EVENT_TYPES: string[] = loadContract().document.components.schemas.EventType.enum;
 const BASE = "https://hooks.example.com/";
 /** An https URL of exactly n characters. */
 const urlOf = (n: number) => `${BASE}${"p".repeat(n - BASE.length)}`;
@@ -48,8 +39,8 @@ describe("webhook limits stated by the contract, at the limit and one past it", 
         { audienceIds: audienceIds.slice(0, 101) },
         "/body/audienceIds",
       ],
-      // maxItems is 20, but the types are unique and there are 10 of them: every type is the most
-      // a webhook can name; 21 (which must repeat some) is refused.
+      // maxItems is 20, but the types are unique: every type is the most a webhook can name; a
+      // list of twice every type and one more (which must repeat some) is refused.
       [
         "the types",
         { types: EVENT_TYPES },

@@ -8,20 +8,23 @@ export type Event = components["schemas"]["Event"];
 /** The most ids (or members) one event carries; a larger change is several consecutive events. */
 export const MAX_IDS_PER_EVENT = 1000;
 
+/** The events that name members by a member set in the outbox (their numbers, not their ids). */
+type SetEventType = "audience.members_changed" | "members.created";
+
+/** An event type whose outbox entry is its event's data as the contract declares it. */
+type PlainEntry = {
+  [T in Exclude<EventType, SetEventType>]: { type: T } & Extract<Event, { type: T }>["data"];
+}[Exclude<EventType, SetEventType>];
+
 /**
- * What a write records of one change, in its own transaction (the outbox). Member sets are kept
- * as member numbers; the relay names the members when it publishes the entry as events.
+ * What a write records of one change, in its own transaction (the outbox), for every event type of
+ * the contract: member sets are kept as member numbers (the relay names the members when it
+ * publishes the entry as events); every other entry is its event's data.
  */
 export type OutboxEntry =
   | { type: "audience.members_changed"; audienceId: string; reason: ChangeReason; entered: MemberSet; left: MemberSet }
   | { type: "members.created"; created: MemberSet }
-  | { type: "members.updated"; members: { id: string; changed: string[] }[] }
-  | { type: "members.deleted"; memberIds: string[] }
-  | { type: "audience.created"; audienceId: string; name: string }
-  | { type: "audience.renamed"; audienceId: string; name: string; previousName: string }
-  | { type: "audience.archived" | "audience.restored"; audienceId: string }
-  | { type: "audience.filter_changed"; audienceId: string; filter: unknown }
-  | { type: "audience.merged"; audienceId: string; sourceAudienceIds: string[] };
+  | PlainEntry;
 
 /** An event before the relay gives it an id and a sequence. */
 export interface EventDraft {
