@@ -26,6 +26,14 @@ export const chunkBytes = (base64: string): Uint8Array => Buffer.from(base64, "b
 /** The empty chunk. */
 export const NO_BITS = Prisma.sql`${Prisma.raw(`B'0'::bit(${CHUNK_BITS})`)}`;
 
+/**
+ * The membership rule on one chunk, member = include ∨ (match ∧ ¬exclude), over three chunks' bits
+ * (SQL; NULL: no such chunk): the one place a statement works out an audience's members from its
+ * sets (member-set.ts's isMember is the same rule in process).
+ */
+export const memberBits = (include: Prisma.Sql, match: Prisma.Sql, exclude: Prisma.Sql) =>
+  Prisma.sql`coalesce(${include}, ${NO_BITS}) | (coalesce(${match}, ${NO_BITS}) & ~coalesce(${exclude}, ${NO_BITS}))`;
+
 /** Which chunk a member number falls in, and its bit there (SQL over an integer expression). */
 export const chunkOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} >> ${Prisma.raw(String(CHUNK_SHIFT))})`;
 export const bitOf = (seq: Prisma.Sql) => Prisma.sql`(${seq} & ${Prisma.raw(String(CHUNK_BITS - 1))})`;

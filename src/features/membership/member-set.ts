@@ -63,6 +63,13 @@ export interface MembershipChange {
   left: MemberSet;
 }
 
+/**
+ * The membership rule: a member of an audience is one added by hand, or one its rule matches that
+ * was not removed by hand (member-bits-sql.ts's memberBits is the same rule on chunks, in SQL).
+ */
+export const isMember = (included: boolean, matched: boolean, excluded: boolean): boolean =>
+  included || (matched && !excluded);
+
 /** How much a change moves the audience's member count. */
 export const countDelta = (change: Pick<MembershipChange, "entered" | "left">): number =>
   sizeOf(change.entered) - sizeOf(change.left);

@@ -9,6 +9,7 @@ import {
   kind,
   knownChunksOf,
   knownGroupedChunksOf,
+  memberBits,
   NO_BITS,
 } from "./member-bits-sql.ts";
 import { hidden } from "./member-repo.ts";
@@ -99,7 +100,7 @@ export const membershipRepo = {
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
       ),
       nm AS MATERIALIZED (
-        SELECT c.chunk, coalesce(i.bits, ${NO_BITS}) | (coalesce(r.bits, ${NO_BITS}) & ~coalesce(e.bits, ${NO_BITS})) AS bits
+        SELECT c.chunk, ${memberBits(Prisma.sql`i.bits`, Prisma.sql`r.bits`, Prisma.sql`e.bits`)} AS bits
         FROM (SELECT chunk FROM cur WHERE kind = ${kind("include")} UNION SELECT chunk FROM r) AS c
         LEFT JOIN cur AS i ON i.kind = ${kind("include")} AND i.chunk = c.chunk
         LEFT JOIN cur AS e ON e.kind = ${kind("exclude")} AND e.chunk = c.chunk
@@ -187,7 +188,7 @@ export const membershipRepo = {
       ),
       m AS MATERIALIZED (
         SELECT n.audience_id, n.chunk, old.bits AS old,
-               coalesce(i.bits, ${NO_BITS}) | (n.bits & ~coalesce(e.bits, ${NO_BITS})) AS bits
+               ${memberBits(Prisma.sql`i.bits`, Prisma.sql`n.bits`, Prisma.sql`e.bits`)} AS bits
         FROM r AS n
         ${joinChunk("i", workspaceId, "include", at, byKey)}
         ${joinChunk("e", workspaceId, "exclude", at, byKey)}

@@ -1,7 +1,7 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { bitOf, CHUNK_BITS, chunkOf, kind, NO_BITS, type SetKind } from "../member-bits-sql.ts";
+import { bitOf, CHUNK_BITS, chunkOf, kind, memberBits, NO_BITS, type SetKind } from "../member-bits-sql.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "../member-repo.ts";
 import { matchingChunks } from "./audience-algebra-sql.ts";
 import { declaredTypesSql, typesOf } from "./field-type-repo.ts";
@@ -64,7 +64,7 @@ export const ruleInsightRepo = {
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
       ),
       nm AS MATERIALIZED (
-        SELECT c.chunk, coalesce(i.bits, ${NO_BITS}) | (coalesce(r.bits, ${NO_BITS}) & ~coalesce(e.bits, ${NO_BITS})) AS bits
+        SELECT c.chunk, ${memberBits(Prisma.sql`i.bits`, Prisma.sql`r.bits`, Prisma.sql`e.bits`)} AS bits
         FROM (SELECT chunk FROM cur WHERE kind = ${kind("include")} UNION SELECT chunk FROM r) AS c
         LEFT JOIN cur AS i ON i.kind = ${kind("include")} AND i.chunk = c.chunk
         LEFT JOIN cur AS e ON e.kind = ${kind("exclude")} AND e.chunk = c.chunk

@@ -1,7 +1,7 @@
 import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { Tx } from "../../../platform/db/database.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
-import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
+import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import type { WriteLocks } from "../write-locks.ts";
 import { type AudienceGraph, audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
@@ -91,12 +91,12 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         const was = new Set(matched);
         if (was.size !== seqs.length || seqs.some((seq) => !was.has(seq))) moving.push({ audienceId: id, seqs });
         if (!graph.usedBy.has(id)) continue;
-        // member = include ∨ (match ∧ ¬exclude), as applyMatches will write it.
+        // Who is a member after this write, as applyMatches will write it.
         const sets = held.get(id);
         const include = new Set(sets?.include);
         const exclude = new Set(sets?.exclude);
         const matching = new Set(seqs);
-        const after = new Set(changed.filter((s) => include.has(s) || (matching.has(s) && !exclude.has(s))));
+        const after = new Set(changed.filter((s) => isMember(include.has(s), matching.has(s), exclude.has(s))));
         const before = inside.get(id) ?? new Set();
         if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
         inside.set(id, after);
