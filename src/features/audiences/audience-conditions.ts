@@ -1,7 +1,7 @@
 import { AppError, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
 import type { AudienceRow } from "../membership/audience-repo.ts";
 import type { MembershipWriter } from "../membership/membership-service.ts";
-import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
+import { audienceGraph, checkNewRule, MAX_CHAIN, MAX_RULE_REACH } from "../membership/rules/audience-graph.ts";
 import { audienceConditions, type Filter } from "../membership/rules/filter.ts";
 
 type Named = { id: string; pointer: string };
@@ -21,7 +21,8 @@ const archivedAudience = ({ id }: Named) =>
  * The audiences a new rule of audience `id` names must be the workspace's (400 invalid_filter at
  * the condition), unarchived (409 audience_archived; they are locked to be read, so none is
  * archived before this write commits), not lead back to it (400 filter_cycle), and make no chain
- * of audience conditions longer than MAX_CHAIN (400 invalid_filter).
+ * of audience conditions longer than MAX_CHAIN nor any rule reach more than MAX_RULE_REACH
+ * audiences (400 invalid_filter).
  */
 export async function checkNamedAudiences(w: MembershipWriter, id: string, filter: Filter | null): Promise<void> {
   const conditions = audienceConditions(filter);
@@ -40,8 +41,8 @@ export async function checkNamedAudiences(w: MembershipWriter, id: string, filte
   throwChainProblem(problem, conditions);
 }
 
-/** 400 for a rule that would lead back to its audience or chain too many audiences. */
-function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
+/** 400 for a rule that would lead back to its audience, chain or reach too many audiences. */
+export function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
   if (problem === "cycle") {
     throw new BadRequestError(
       "filter_cycle",
@@ -54,6 +55,13 @@ function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions:
       "invalid_filter",
       `Audience conditions would chain more than ${MAX_CHAIN} audiences.`,
       conditions.map(({ pointer }) => ({ pointer, message: `chains more than ${MAX_CHAIN} audiences` })),
+    );
+  }
+  if (problem === "too wide") {
+    throw new BadRequestError(
+      "invalid_filter",
+      `Audience conditions would make a rule reach more than ${MAX_RULE_REACH} audiences, directly or through the rules of the audiences it names.`,
+      conditions.map(({ pointer }) => ({ pointer, message: `reaches more than ${MAX_RULE_REACH} audiences` })),
     );
   }
 }
