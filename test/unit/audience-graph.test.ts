@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  audienceGraph,
   type AudienceGraph,
+  audienceGraph,
   checkNewRule,
   followersInOrder,
   inDependencyOrder,
