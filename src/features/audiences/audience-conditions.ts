@@ -126,9 +126,13 @@ export async function checkMergedRule(
   const named = audiencesOf(filter);
   if (named.length > 0) {
     const problem = checkNewRule(audienceGraph(await w.namingAudiences()), mergedId, named);
-    // A new audience has no rule above it nor below: only what it reaches can break a bound.
+    // Nothing names a new audience: its chain is its sources' longest, so only what it reaches
+    // can break a bound (unless the graph was made before the bounds).
     if (problem !== null) {
-      const message = `would reach more than ${MAX_RULE_REACH} audiences through audience conditions`;
+      const message =
+        problem === "too wide"
+          ? `would reach more than ${MAX_RULE_REACH} audiences through audience conditions`
+          : `would chain more than ${MAX_CHAIN} audiences`;
       throw mergeRefused(`The merged rule ${message}.`, message);
     }
   }
