@@ -36,7 +36,8 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
   const [text] = values;
   if (kind === "boolean") return text === value;
   const read = kind === "number" ? parseNumber : instantOf;
-  const x = text === undefined ? undefined : read(text);
+  // createdAt is at hand as an instant: read back from its text, it cost a write a cache lookup per condition and member.
+  const x = kind === "createdAt" ? createdAt.getTime() : text === undefined ? undefined : read(text);
   const target = (v: string) => read(v) as number;
   switch (op) {
     case "ne":
@@ -92,10 +93,22 @@ const instantOf = (text: string): number | undefined => {
   return Number.isNaN(at) ? undefined : at;
 };
 
+// A write evaluates each rule for every member it changes: an `in` list folded for each of them
+// cost as much as the list's text (a rule's lists may hold 1 MiB), so it is folded once into a set.
+const foldedLists = new WeakMap<readonly string[], ReadonlySet<string>>();
+function foldedSet(list: readonly string[]): ReadonlySet<string> {
+  let set = foldedLists.get(list);
+  if (set === undefined) {
+    set = new Set(list.map(fold));
+    foldedLists.set(list, set);
+  }
+  return set;
+}
+
 function stringHolds(op: Condition["op"], value: Condition["value"], values: string[]): boolean {
   if (op === "in" || op === "notIn") {
-    const list = (value as string[]).map(fold);
-    const found = values.some((v) => list.includes(v));
+    const list = foldedSet(value as string[]);
+    const found = values.some((v) => list.has(v));
     return op === "in" ? found : !found;
   }
   const target = fold(value as string);
