@@ -102,13 +102,13 @@ describe("the bounds of a workspace's rules", () => {
     expect(error.problem?.detail).toMatch(/bytes of rules \(as JSON\); a workspace's rules hold at most 262,144/);
   });
 
-  it("answers 409 when a 21st rule would name one audience", async ({ ws }) => {
+  it("answers 409 when an 11th rule would name one audience", async ({ ws }) => {
     const named = await createAudience(ws);
-    for (let i = 0; i < 20; i++) await ruled(ws, inA(named));
+    for (let i = 0; i < 10; i++) await ruled(ws, inA(named));
     const error = await rejectionOf(setFilter(ws, await createAudience(ws), { not: inA(named) }));
     expect(error.code).toBe("rule_limit_exceeded");
     expect(error.problem?.detail).toBe(
-      `The rules of 20 audiences already name audience ${named}; the rules of at most 20 audiences may name one audience.`,
+      `The rules of 10 audiences already name audience ${named}; the rules of at most 10 audiences may name one audience.`,
     );
   });
 });

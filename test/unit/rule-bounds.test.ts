@@ -60,7 +60,7 @@ describe("the bounds of a workspace's rules", () => {
     }));
     expect(workspaceBoundProblem(naming, "new", inA("y"))).toBeUndefined();
     expect(workspaceBoundProblem(naming, "new", { all: [inA("y"), inA("x")] })).toBe(
-      "The rules of 20 audiences already name audience x; the rules of at most 20 audiences may name one audience.",
+      "The rules of 10 audiences already name audience x; the rules of at most 10 audiences may name one audience.",
     );
     // One of them keeps naming x.
     expect(workspaceBoundProblem(naming, "d0", { not: inA("x") })).toBeUndefined();

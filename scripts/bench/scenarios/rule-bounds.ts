@@ -1,5 +1,6 @@
 import { figuresOf, WORKSPACE_RULE_BOUNDS } from "../../../src/features/membership/rules/rule-bounds.ts";
 import type { Client } from "../http.ts";
+import { cpuSeconds } from "../process-memory.ts";
 import { summarize } from "../stats.ts";
 import { bigId, range } from "./member-ids.ts";
 import { thousands } from "./result-rows.ts";
@@ -12,6 +13,8 @@ const FIELD_AUDIENCES = 7;
 const DEPENDANT_CONDITIONS = 10;
 const UPSERTED = 10_000;
 const REMOVED = 5_000;
+/** A little more than the server's default TIME_RULES_INTERVAL_SECONDS: at least one clock tick. */
+const IDLE_SECONDS = 65;
 
 const dataOf = (n: number, round: number) => ({ region: `r${(n + round * 7) % 50}`, tier: `t${(n + round) % 5}` });
 const inX = (x: string) => ({ field: "audience", op: "in", value: x });
@@ -105,10 +108,12 @@ export async function ruleBounds(ctx: Context): Promise<void> {
   await ctx.analyze();
   const before = await writes(samples);
   const rules = rulesAtBounds(x);
+  const timePutMs: number[] = [];
   for (const [i, filter] of rules.entries()) {
     checkTime(ctx);
     const { body } = await api.call<{ id: string }>("POST", `${base}/audiences`, { name: `Bound ${i}` }, 201);
-    await api.call("PUT", `${base}/audiences/${body.id}/filter`, { filter }, 200);
+    const { ms } = await api.call("PUT", `${base}/audiences/${body.id}/filter`, { filter }, 200);
+    if (JSON.stringify(filter).includes("withinLast")) timePutMs.push(ms);
   }
   // One more condition is refused: the rules stand at the bounds.
   const { body: extra } = await api.call<{ id: string }>("POST", `${base}/audiences`, { name: "Past" }, 201);
@@ -116,8 +121,13 @@ export async function ruleBounds(ctx: Context): Promise<void> {
   await eventsPublished(ctx, workspace.id, api);
   const done = measure(ctx);
   const after = await writes(samples);
-  const figures = `${rules.length} rules: ${thousands(B.conditions)} conditions, ${thousands(B.timeConditions)} withinLast, ${B.dependants} naming the audience, ≤ ${thousands(B.bytes)} bytes`;
   const common = { unit: "ms", ...done() };
+  // The server idle but for its clock ticks over the rules' relative-time conditions.
+  const idleCpu = cpuSeconds(ctx.service.pid) ?? 0;
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1_000));
+  const idleShare = ((cpuSeconds(ctx.service.pid) ?? idleCpu) - idleCpu) / IDLE_SECONDS;
+  const timePut = summarize(timePutMs);
+  const figures = `${rules.length} rules: ${thousands(B.conditions)} conditions, ${thousands(B.timeConditions)} withinLast, ${B.dependants} naming the audience, ≤ ${thousands(B.bytes)} bytes`;
   ctx.rows.push(
     {
       metric: "rule_bounds_upsert",
@@ -142,6 +152,26 @@ export async function ruleBounds(ctx: Context): Promise<void> {
       medianMs: after.add.median,
       p99Ms: after.add.p99,
       ...common,
+    },
+    {
+      metric: "rule_bounds_time_rule_put",
+      label: `PUT of a rule with ${B.timeConditions / TIME_AUDIENCES} withinLast conditions, ${thousands(members)} members: p50`,
+      value: timePut.median,
+      baseline: null,
+      baselineLabel: "",
+      ratio: null,
+      medianMs: timePut.median,
+      p99Ms: timePut.p99,
+      ...common,
+    },
+    {
+      metric: "rule_bounds_idle_cpu",
+      label: `the server's CPU while idle, ${B.timeConditions} withinLast conditions followed by the clock, over ${IDLE_SECONDS} s`,
+      value: Math.round(idleShare * 1_000) / 10,
+      unit: "%",
+      baseline: null,
+      baselineLabel: "",
+      ratio: null,
     },
     {
       metric: "rule_bounds_remove",

@@ -14,7 +14,7 @@ export const WORKSPACE_RULE_BOUNDS = {
   /** Relative-time conditions (`withinLast`, `notWithinLast`) over all rules: each is followed by the clock. */
   timeConditions: 100,
   /** The rules that may name one audience: they all follow every change of its members. */
-  dependants: 20,
+  dependants: 10,
 } as const;
 
 /** What one rule adds to the workspace's figures. */
