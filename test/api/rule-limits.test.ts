@@ -36,8 +36,8 @@ describe("how far audience conditions reach", () => {
     }
     const top: Filter = { any: below.map(inA) };
     const target = await createAudience(ws);
-    for (const attempt of [setFilter(ws, target, top), previewChange(ws, target, top)]) {
-      const error = await rejectionOf(attempt);
+    for (const attempt of [() => setFilter(ws, target, top), () => previewChange(ws, target, top)]) {
+      const error = await rejectionOf(attempt());
       expect(error.status).toBe(400);
       expect(error.code).toBe("invalid_filter");
       expect(error.problem?.errors?.map((e) => e.pointer)).toEqual([0, 1, 2].map((i) => `/body/filter/any/${i}/value`));
