@@ -1,3 +1,4 @@
+import { MAX_FILTER_CONDITIONS } from "../../../src/features/membership/rules/filter.ts";
 import { figuresOf, WORKSPACE_RULE_BOUNDS } from "../../../src/features/membership/rules/rule-bounds.ts";
 import type { Client } from "../http.ts";
 import { cpuSeconds } from "../process-memory.ts";
@@ -7,9 +8,8 @@ import { thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished, measure } from "./scenario-context.ts";
 
 const B = WORKSPACE_RULE_BOUNDS;
-/** Relative-time audiences (their conditions make B.timeConditions) and plain field audiences. */
+/** Relative-time audiences: their conditions make B.timeConditions. */
 const TIME_AUDIENCES = 5;
-const FIELD_AUDIENCES = 7;
 const DEPENDANT_CONDITIONS = 10;
 const UPSERTED = 10_000;
 const REMOVED = 5_000;
@@ -37,9 +37,11 @@ export function rulesAtBounds(x: string): unknown[] {
   }));
   const fixed = [...dependants, ...timed];
   const used = fixed.map((rule) => figuresOf(rule as never)).reduce((a, b) => a + b.conditions, 0);
-  const perField = Math.floor((B.conditions - used) / FIELD_AUDIENCES);
+  // The rest of the conditions in as few field rules as a rule's own limit allows.
+  const fieldAudiences = Math.ceil((B.conditions - used) / MAX_FILTER_CONDITIONS);
+  const perField = Math.floor((B.conditions - used) / fieldAudiences);
   const fields = (padding: number) =>
-    range(0, FIELD_AUDIENCES, (i) => ({
+    range(0, fieldAudiences, (i) => ({
       any: range(0, perField, (j) => ({
         field: "fields.region",
         op: "in",
