@@ -111,6 +111,17 @@ describe("mergeAudiences", () => {
     expect(list.results).toEqual([]);
   });
 
+  it("answers 400 invalid_filter at /body/audienceIds when the merged rule would reach more than 100 audiences", async ({
+    ws,
+  }) => {
+    // Each reaches its hub and the hub's audiences: 61 and 41, together 102.
+    const error = await rejectionOf(merge(ws, "Too far", [await reaching(ws, 60), await reaching(ws, 40)]));
+    expect(error.status).toBe(400);
+    expect(error.problem?.errors).toEqual([
+      { pointer: "/body/audienceIds", message: "would reach more than 100 audiences through audience conditions" },
+    ]);
+  });
+
   it("merges two rules that fit together, and the merged rule reads back", async ({ ws, api, workspaceId }) => {
     const a = await ruleAudience(ws, 60, 0);
     const b = await ruleAudience(ws, 40, 100);
@@ -123,6 +134,23 @@ describe("mergeAudiences", () => {
     expect(error.code).toBe("invalid_filter");
   });
 });
+
+/** An audience whose rule names `count` new audiences, and an audience whose rule names it. */
+async function reaching(ws: TestWorkspace, count: number): Promise<string> {
+  const leaves = await Promise.all(Array.from({ length: count }, () => createAudience(ws)));
+  const inA = (value: string) => ({ field: "audience" as const, op: "in" as const, value });
+  const hub = await createAudience(ws);
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId: hub } },
+    body: { filter: { any: leaves.map(inA) } },
+  });
+  const top = await createAudience(ws);
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId: top } },
+    body: { filter: inA(hub) },
+  });
+  return top;
+}
 
 /** An audience whose rule is `any` of `count` e-mail conditions (numbered from `from`). */
 async function ruleAudience(ws: TestWorkspace, count: number, from: number): Promise<string> {
