@@ -165,8 +165,14 @@ export interface paths {
          *     The new audience keeps following member changes: its filter is `any` of the sources'
          *     filters, and its manual additions are both sources' ones. Members its filter matches that
          *     are in neither source at this moment are excluded by hand, so it starts as exactly the
-         *     union. (A merged filter may exceed the depth and size limits that apply to filters clients
-         *     send.)
+         *     union.
+         *
+         *     The merged filter keeps the limits of a filter a client sends (at most 10 levels deep and
+         *     100 conditions, reaching at most 100 audiences through audience conditions): past them the
+         *     merge answers 400 `invalid_filter`, `errors` pointing at `/body/audienceIds`. It counts
+         *     towards the workspace's bounds on rules (see `rule_limit_exceeded`: 1,000 conditions,
+         *     262,144 bytes, 100 relative-time conditions, 10 audiences naming one audience); past them,
+         *     409 `rule_limit_exceeded`. Nothing is created.
          */
         post: operations["mergeAudiences"];
         delete?: never;
@@ -234,8 +240,12 @@ export interface paths {
         /**
          * Restore an archived audience
          * @description Makes an archived audience usable again, with the members it had. Fails with
-         *     `audience_name_taken` if another unarchived audience now has its name. Restoring an
-         *     unarchived audience succeeds and changes nothing.
+         *     `audience_name_taken` if another unarchived audience now has its name, and with
+         *     `audience_archived` if its rule names an audience that is archived (`audienceIds` names it):
+         *     restore that one first, or set the rule again after restoring. Restoring an unarchived
+         *     audience succeeds and changes nothing. An archived audience's rule counts towards the
+         *     workspace's bounds on rules (`rule_limit_exceeded`) while it is archived, so restoring it
+         *     never takes the workspace past them.
          */
         post: operations["restoreAudience"];
         delete?: never;
@@ -520,6 +530,13 @@ export interface paths {
          *     workspace is refused before anything changes (400 `filter_too_costly`; see `Filter`). A
          *     heavy operation (`x-heavy`): one API key runs at most `HEAVY_CONCURRENCY_PER_KEY` at
          *     once (429 `too_many_heavy_requests`).
+         *
+         *     Every member write evaluates every rule of the workspace, so the workspace's rules are
+         *     bounded together: at most 1,000 conditions in all, 262,144 bytes of rules (as JSON), 100
+         *     relative-time conditions (`withinLast`, `notWithinLast`), and the rules of at most 10
+         *     audiences naming one audience; archived audiences' rules count. A rule that would take a
+         *     figure past its bound answers 409 `rule_limit_exceeded`, naming the bound and the current
+         *     figure; a rule that does not make a figure grow is never refused.
          */
         put: operations["setAudienceFilter"];
         post?: never;
@@ -1582,7 +1599,11 @@ export interface components {
         };
         /**
          * @description A membership rule: a condition, or `all` / `any` of filters, or `not` a filter. At most 10
-         *     levels deep and 100 conditions in all. String comparison is case-insensitive.
+         *     levels deep and 100 conditions in all. String comparison is case-insensitive. Audience
+         *     conditions chain at most 10 audiences and reach at most 100 audiences (those a rule names,
+         *     those their rules name, and so on). The workspace's rules together hold at most 1,000
+         *     conditions, 262,144 bytes and 100 relative-time conditions, with at most 10 audiences
+         *     naming one audience (`setAudienceFilter`).
          *
          *     A condition is `{field, op, value}`; the operators depend on the field's declared type
          *     (`declareField`; undeclared custom fields are strings):
@@ -2084,7 +2105,7 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
             /** @description For `invalid_request`, `invalid_filter`, `filter_cycle` and `invalid_field_value`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
@@ -2093,7 +2114,7 @@ export interface components {
                 pointer: string;
                 message: string;
             }[];
-            /** @description For `field_in_use` and `audience_in_use`, the audiences whose rules name it. */
+            /** @description For `field_in_use` and `audience_in_use`, the audiences whose rules name it; for `audience_archived` from `restoreAudience`, the archived audiences its rule names. */
             audienceIds?: string[];
             /** @description For `field_values_invalid`, how many members hold a value that does not parse. */
             count?: number;
@@ -2160,7 +2181,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`, `import_finished`, `too_many_imports`, `field_values_invalid`, `field_in_use`, `audience_in_use`). */
+        /** @description The request conflicts with the current state (`audience_name_taken`, `audience_archived`, `member_identity_conflict`, `idempotency_key_in_progress`, `webhook_disabled`, `import_finished`, `too_many_imports`, `field_values_invalid`, `field_in_use`, `audience_in_use`, `rule_limit_exceeded`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;

@@ -24,6 +24,7 @@ import { mixedLoad } from "./scenarios/mixed-load.ts";
 import { numericRule } from "./scenarios/numeric-rule.ts";
 import { pages } from "./scenarios/pages.ts";
 import { replicaReads } from "./scenarios/replicas.ts";
+import { ruleBounds } from "./scenarios/rule-bounds.ts";
 import { ruleChains } from "./scenarios/rule-chains.ts";
 import { ruleChange } from "./scenarios/rule-change.ts";
 import { scatteredUpdates } from "./scenarios/scattered-updates.ts";
@@ -186,6 +187,12 @@ export const SCENARIOS: readonly Scenario[] = [
     what: "PATCH one member under 100 rules, 20 of them audience rules in chains 3 deep, beside 100 field rules",
     targets: ["patch_rule_chains"],
     run: (ctx) => ruleChains(ctx),
+  }),
+  scenario({
+    name: "rule-bounds",
+    what: "an upsert of 10,000 members, one member added and 5,000 removed, under rules at every workspace bound (≤ 200,000 members)",
+    targets: ["rule_bounds_upsert", "rule_bounds_add_one"],
+    run: (ctx) => ruleBounds(ctx),
   }),
   scenario({
     name: "audience-rule",

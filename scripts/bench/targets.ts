@@ -72,6 +72,11 @@ export const TARGETS = {
   clock_tick_idle: [atMost(10, "ms", "p50")],
   clock_tick_crossing: [atMost(200, "ms", "p50")],
   feed_page: [atMost(5, "ms", "p50")],
+  // A member write under rules at every bound of a workspace (rule-bounds.ts), at 200,000 members:
+  // the rules at most double an upsert of 10,000 members (most of which is writing them), and an
+  // add of one member to the audience the most rules name stays under a second.
+  rule_bounds_upsert: [ratio("≤", 2, "without rules", "p50")],
+  rule_bounds_add_one: [atMost(1_000, "ms", "p50")],
   // Issue 31's insight: the overlap of 20 audiences against the raw bit arithmetic (and 50 ms on
   // PostgreSQL); a dry run and nodeCounts against the preview of the same rule; include=stats
   // against the same page without it.

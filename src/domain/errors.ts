@@ -117,6 +117,7 @@ export class ConflictError extends AppError {
       | "field_values_invalid"
       | "field_in_use"
       | "audience_in_use"
+      | "rule_limit_exceeded"
     >,
     detail: string,
     extensions?: ProblemExtensions,
@@ -132,6 +133,7 @@ export class ConflictError extends AppError {
       field_values_invalid: "Field values invalid",
       field_in_use: "Field in use",
       audience_in_use: "Audience in use",
+      rule_limit_exceeded: "Rule limit exceeded",
     } as const;
     super(409, code, titles[code], detail, undefined, extensions);
   }

@@ -88,4 +88,27 @@ describe("restoreAudience", () => {
     const id = await createAudience(ws, "Active");
     expect(await restore(ws, id)).toEqual({ id, name: "Active" });
   });
+
+  it("answers 409 audience_archived when its rule names an archived audience, until that one is restored", async ({
+    ws,
+  }) => {
+    const named = await createAudience(ws);
+    const naming = await createAudience(ws);
+    await addMembers(ws, named, { memberIds: ["n1"] });
+    await ws.api.PUT(`${AUDIENCE}/filter`, {
+      params: { path: { workspaceId: ws.id, audienceId: naming } },
+      body: { filter: { field: "audience", op: "in", value: named } },
+    });
+    await archive(ws, naming);
+    await archive(ws, named);
+    const error = await rejectionOf(restore(ws, naming));
+    expect(error.status).toBe(409);
+    expect(error.code).toBe("audience_archived");
+    expect(error.problem?.audienceIds).toEqual([named]);
+    expect(error.problem?.detail).toContain(named);
+    expect(await listedIds(ws)).not.toContain(naming);
+    await restore(ws, named);
+    expect(await restore(ws, naming)).toMatchObject({ id: naming });
+    expect(await allMemberIds(ws, naming)).toEqual(["n1"]);
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { it } from "../events/webhook-fixture.ts";
-import { createAudience } from "../support/factories.ts";
 import { loadContract } from "../support/contract.ts";
+import { createAudience } from "../support/factories.ts";
 import { call, type RawResponse } from "../support/live-server.ts";
 
 /**

@@ -92,4 +92,77 @@ describe("mergeAudiences", () => {
     expect(error.status).toBe(409);
     expect(error.code).toBe("audience_archived");
   });
+
+  it("answers 400 invalid_filter at /body/audienceIds when the merged rule would pass 100 conditions, and creates nothing", async ({
+    ws,
+  }) => {
+    const a = await ruleAudience(ws, 60, 0);
+    const b = await ruleAudience(ws, 41, 100);
+    const error = await rejectionOf(merge(ws, "Too big", [a, b]));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe("invalid_filter");
+    expect(error.problem?.detail).toBe("The merged rule would hold 101 conditions; a rule holds at most 100.");
+    expect(error.problem?.errors).toEqual([
+      { pointer: "/body/audienceIds", message: "would hold 101 conditions; a rule holds at most 100" },
+    ]);
+    const list = await ws.api.GET(AUDIENCES, {
+      params: { path: { workspaceId: ws.id }, query: { search: "too big" } },
+    });
+    expect(list.results).toEqual([]);
+  });
+
+  it("answers 400 invalid_filter at /body/audienceIds when the merged rule would reach more than 100 audiences", async ({
+    ws,
+  }) => {
+    // Each reaches its hub and the hub's audiences: 61 and 41, together 102.
+    const error = await rejectionOf(merge(ws, "Too far", [await reaching(ws, 60), await reaching(ws, 40)]));
+    expect(error.status).toBe(400);
+    expect(error.problem?.errors).toEqual([
+      { pointer: "/body/audienceIds", message: "would reach more than 100 audiences through audience conditions" },
+    ]);
+  });
+
+  it("merges two rules that fit together, and the merged rule reads back", async ({ ws, api, workspaceId }) => {
+    const a = await ruleAudience(ws, 60, 0);
+    const b = await ruleAudience(ws, 40, 100);
+    const merged = (await merge(ws, "Just fits", [a, b])).id;
+    const { filter } = await api.GET(`${AUDIENCE}/filter`, { params: { path: { workspaceId, audienceId: merged } } });
+    expect(filter && "any" in filter ? filter.any.length : 0).toBe(100);
+    // Merging it again with one more condition would make 101.
+    const c = await ruleAudience(ws, 1, 200);
+    const error = await rejectionOf(merge(ws, "One more", [merged, c]));
+    expect(error.code).toBe("invalid_filter");
+  });
 });
+
+/** An audience whose rule names `count` new audiences, and an audience whose rule names it. */
+async function reaching(ws: TestWorkspace, count: number): Promise<string> {
+  const leaves = await Promise.all(Array.from({ length: count }, () => createAudience(ws)));
+  const inA = (value: string) => ({ field: "audience" as const, op: "in" as const, value });
+  const hub = await createAudience(ws);
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId: hub } },
+    body: { filter: { any: leaves.map(inA) } },
+  });
+  const top = await createAudience(ws);
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId: top } },
+    body: { filter: inA(hub) },
+  });
+  return top;
+}
+
+/** An audience whose rule is `any` of `count` e-mail conditions (numbered from `from`). */
+async function ruleAudience(ws: TestWorkspace, count: number, from: number): Promise<string> {
+  const id = await createAudience(ws);
+  const any = Array.from({ length: count }, (_, i) => ({
+    field: "email" as const,
+    op: "eq" as const,
+    value: `m${from + i}@x.io`,
+  }));
+  await ws.api.PUT(`${AUDIENCE}/filter`, {
+    params: { path: { workspaceId: ws.id, audienceId: id } },
+    body: { filter: { any } },
+  });
+  return id;
+}

@@ -128,6 +128,30 @@ function named(filter: Filter | null): string[] {
   return filter.field === "audience" ? [filter.value as string] : [];
 }
 
+/** A merged rule is `any` of both rules, an `any` flattened: past 10 levels or 100 conditions, refused. */
+function mergedTooBig(a: Filter | null, b: Filter | null): boolean {
+  if (a === null || b === null) return false;
+  const depth = (f: Filter): number =>
+    "all" in f
+      ? 1 + Math.max(...f.all.map(depth))
+      : "any" in f
+        ? 1 + Math.max(...f.any.map(depth))
+        : "not" in f
+          ? 1 + depth(f.not)
+          : 1;
+  const conditions = (f: Filter): number =>
+    "all" in f
+      ? sum(f.all.map(conditions))
+      : "any" in f
+        ? sum(f.any.map(conditions))
+        : "not" in f
+          ? conditions(f.not)
+          : 1;
+  const parts = [a, b].flatMap((f) => ("any" in f ? f.any : [f]));
+  return 1 + Math.max(...parts.map(depth)) > 10 || sum(parts.map(conditions)) > 100;
+}
+const sum = (figures: number[]) => figures.reduce((x, y) => x + y, 0);
+
 async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, members: WireMember[]) {
   const { raw } = ws.api;
   const workspaceId = ws.id;
@@ -214,6 +238,7 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
       });
       if (a === b) return void expect(response.status).toBe(400);
       if (a.archived || b.archived) return void expect(response.status).toBe(409);
+      if (mergedTooBig(a.filter, b.filter)) return void expect(response.status).toBe(400);
       expect(response.status).toBe(201);
       const model = evaluate(audiences, members);
       const union = new Set([...model.of(a), ...model.of(b)]);
@@ -247,9 +272,12 @@ async function apply(ws: TestWorkspace, audiences: ModelAudience[], s: Step, mem
     case "restore": {
       const a = audiences[s.audience] as ModelAudience;
       const { response } = s.kind === "archive" ? await raw.DELETE(A, at(a)) : await raw.POST(`${A}/restore`, at(a));
-      // An audience that an unarchived audience's rule names stays (audience_in_use).
+      // An audience that an unarchived audience's rule names stays (audience_in_use); one whose rule
+      // names an archived audience stays archived (audience_archived).
       const inUse = !a.archived && audiences.some((u) => !u.archived && named(u.filter).includes(a.id));
-      expect(response.status).toBe(s.kind === "restore" ? 200 : inUse ? 409 : 204);
+      const namesArchived = a.archived && named(a.filter).some((id) => audiences.find((u) => u.id === id)?.archived);
+      const refused = s.kind === "restore" ? namesArchived : inUse;
+      expect(response.status).toBe(refused ? 409 : s.kind === "restore" ? 200 : 204);
       if (response.status !== 409) a.archived = s.kind === "archive";
       return;
     }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
+  type AudienceGraph,
   audienceGraph,
   checkNewRule,
   followersInOrder,
   inDependencyOrder,
+  MAX_RULE_REACH,
 } from "../../src/features/membership/rules/audience-graph.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 
@@ -66,4 +68,60 @@ describe("the graph of audience conditions", () => {
     // In the middle: what is above x4 (x5…x8) plus what is below its new rule.
     expect(checkNewRule(chain, "x4", ["x3"])).toBeNull();
   });
+
+  it("checks a rule over a wide layered graph visiting each audience a bounded number of times", () => {
+    // Ten layers of six audiences, each naming the six of the layer below: 6^10 paths from the top.
+    const id = (layer: number, i: number) => `l${layer}_${i}`;
+    const rules = [];
+    for (let layer = 1; layer < 10; layer++) {
+      for (let i = 0; i < 6; i++) {
+        const below = Array.from({ length: 6 }, (_, j) => inA(id(layer - 1, j)));
+        rules.push({ id: id(layer, i), filter: { any: below } });
+      }
+    }
+    const { graph: counted, visits } = countingGraph(audienceGraph(rules));
+    const top = Array.from({ length: 6 }, (_, i) => id(9, i));
+    expect(checkNewRule(counted, "new", top)).toBe("too deep");
+    // Below the top layer: a chain of 10 with the new audience, allowed, and every audience read.
+    expect(checkNewRule(counted, "new", [id(8, 0)])).toBeNull();
+    // A new rule low in the graph, under 48 audiences whose reach it changes.
+    expect(checkNewRule(counted, id(1, 0), [id(0, 0)])).toBeNull();
+    // 60 audiences and 324 edges: the reach of each audience above read once, not one read per path.
+    expect(visits()).toBeLessThan(5_000);
+  });
+
+  it("refuses a rule that would reach more audiences than the bound, or make one above it do so", () => {
+    // hub names MAX_RULE_REACH audiences: the most a rule may reach.
+    const leaves = Array.from({ length: MAX_RULE_REACH }, (_, i) => `leaf${i}`);
+    const hub = { id: "hub", filter: { any: leaves.slice(0, 100).map(inA) } };
+    const wide = audienceGraph([hub, { id: "top", filter: inA("mid") }]);
+    expect(checkNewRule(wide, "mid", ["leaf0"])).toBeNull();
+    // mid naming hub would make top reach hub, its leaves and mid: 102.
+    expect(checkNewRule(wide, "mid", ["hub"])).toBe("too wide");
+    expect(checkNewRule(wide, "new", ["hub"])).toBe("too wide");
+    expect(checkNewRule(wide, "new", ["leaf1", "leaf2"])).toBeNull();
+    // A graph already past the bound (made before it) may still change without growing.
+    const old = audienceGraph([{ id: "old", filter: { any: [inA("hub"), inA("other")] } }, hub]);
+    expect(checkNewRule(old, "old", ["hub"])).toBeNull();
+    expect(checkNewRule(old, "old", ["hub", "other", "third"])).toBe("too wide");
+  });
 });
+
+/** The graph with every read of its edges counted. */
+function countingGraph(graph: AudienceGraph): { graph: AudienceGraph; visits: () => number } {
+  let visits = 0;
+  const counting = (map: ReadonlyMap<string, readonly string[]>): ReadonlyMap<string, readonly string[]> =>
+    new Proxy(map, {
+      get(target, key) {
+        if (key === "get") {
+          return (id: string) => {
+            visits++;
+            return target.get(id);
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return { graph: { uses: counting(graph.uses), usedBy: counting(graph.usedBy) }, visits: () => visits };
+}

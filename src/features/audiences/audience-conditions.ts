@@ -1,8 +1,9 @@
 import { AppError, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
 import type { AudienceRow } from "../membership/audience-repo.ts";
 import type { MembershipWriter } from "../membership/membership-service.ts";
-import { audienceGraph, checkNewRule, MAX_CHAIN } from "../membership/rules/audience-graph.ts";
-import { audienceConditions, type Filter } from "../membership/rules/filter.ts";
+import { audienceGraph, checkNewRule, MAX_CHAIN, MAX_RULE_REACH } from "../membership/rules/audience-graph.ts";
+import { audienceConditions, audiencesOf, type Filter } from "../membership/rules/filter.ts";
+import { filterLimitProblem, workspaceBoundProblem } from "../membership/rules/rule-bounds.ts";
 
 type Named = { id: string; pointer: string };
 
@@ -21,7 +22,8 @@ const archivedAudience = ({ id }: Named) =>
  * The audiences a new rule of audience `id` names must be the workspace's (400 invalid_filter at
  * the condition), unarchived (409 audience_archived; they are locked to be read, so none is
  * archived before this write commits), not lead back to it (400 filter_cycle), and make no chain
- * of audience conditions longer than MAX_CHAIN (400 invalid_filter).
+ * of audience conditions longer than MAX_CHAIN nor any rule reach more than MAX_RULE_REACH
+ * audiences (400 invalid_filter).
  */
 export async function checkNamedAudiences(w: MembershipWriter, id: string, filter: Filter | null): Promise<void> {
   const conditions = audienceConditions(filter);
@@ -40,8 +42,8 @@ export async function checkNamedAudiences(w: MembershipWriter, id: string, filte
   throwChainProblem(problem, conditions);
 }
 
-/** 400 for a rule that would lead back to its audience or chain too many audiences. */
-function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
+/** 400 for a rule that would lead back to its audience, chain or reach too many audiences. */
+export function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
   if (problem === "cycle") {
     throw new BadRequestError(
       "filter_cycle",
@@ -54,6 +56,13 @@ function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions:
       "invalid_filter",
       `Audience conditions would chain more than ${MAX_CHAIN} audiences.`,
       conditions.map(({ pointer }) => ({ pointer, message: `chains more than ${MAX_CHAIN} audiences` })),
+    );
+  }
+  if (problem === "too wide") {
+    throw new BadRequestError(
+      "invalid_filter",
+      `Audience conditions would make a rule reach more than ${MAX_RULE_REACH} audiences, directly or through the rules of the audiences it names.`,
+      conditions.map(({ pointer }) => ({ pointer, message: `reaches more than ${MAX_RULE_REACH} audiences` })),
     );
   }
 }
@@ -86,4 +95,71 @@ export async function checkPreviewRule(
   await checkPreviewAudiences(filter, find);
   const named = [...new Set(conditions.map((c) => c.id))];
   throwChainProblem(checkNewRule(audienceGraph(await rules()), id, named), conditions);
+}
+
+/**
+ * The rules of the workspace (archived audiences' included) would stay within its bounds with
+ * `filter` as audience `id`'s rule (409 rule_limit_exceeded otherwise). Read under the member
+ * lock, which every change of a rule takes: no other rule changes before this one commits.
+ */
+export async function checkWorkspaceBounds(
+  rules: () => Promise<{ id: string; filter: Filter | null }[]>,
+  id: string,
+  filter: Filter | null,
+): Promise<void> {
+  const problem = workspaceBoundProblem(await rules(), id, filter);
+  if (problem !== undefined) throw new ConflictError("rule_limit_exceeded", problem);
+}
+
+/**
+ * A merged audience's rule (the `any` of its sources') keeps the limits of a rule a client sends
+ * (400 invalid_filter at /body/audienceIds) and the workspace's bounds (409).
+ */
+export async function checkMergedRule(
+  w: MembershipWriter,
+  mergedId: string,
+  filter: Filter | null,
+  rules: () => Promise<{ id: string; filter: Filter | null }[]>,
+): Promise<void> {
+  const tooBig = filterLimitProblem(filter);
+  if (tooBig !== undefined) throw mergeRefused(`The merged rule ${tooBig}.`, tooBig);
+  const named = audiencesOf(filter);
+  if (named.length > 0) {
+    const problem = checkNewRule(audienceGraph(await w.namingAudiences()), mergedId, named);
+    // Nothing names a new audience: its chain is its sources' longest, so only what it reaches
+    // can break a bound (unless the graph was made before the bounds).
+    if (problem !== null) {
+      const message =
+        problem === "too wide"
+          ? `would reach more than ${MAX_RULE_REACH} audiences through audience conditions`
+          : `would chain more than ${MAX_CHAIN} audiences`;
+      throw mergeRefused(`The merged rule ${message}.`, message);
+    }
+  }
+  await checkWorkspaceBounds(rules, mergedId, filter);
+}
+
+const mergeRefused = (detail: string, message: string) =>
+  new BadRequestError("invalid_filter", detail, [{ pointer: "/body/audienceIds", message }]);
+
+/**
+ * The audiences an archived audience's rule names are unarchived (409 audience_archived naming
+ * the first that is not): restored, it would otherwise follow an audience no write may change,
+ * a state setAudienceFilter refuses. They are locked as sources (FOR SHARE), so none is archived
+ * before the restore commits.
+ */
+export async function checkRestoredRule(w: MembershipWriter, filter: Filter | null): Promise<void> {
+  const named = audiencesOf(filter).sort();
+  if (named.length === 0) return;
+  try {
+    await w.locks.sources(named);
+  } catch (error) {
+    const archived = named.find((id) => error instanceof ConflictError && error.detail.includes(id));
+    if (archived === undefined) throw error;
+    throw new ConflictError(
+      "audience_archived",
+      `The rule of this audience names audience ${archived}, which is archived; restore ${archived} first.`,
+      { audienceIds: [archived] },
+    );
+  }
 }

@@ -15,7 +15,13 @@ import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
 import { filterNodes } from "../membership/rules/filter-explain.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
-import { checkNamedAudiences, checkPreviewAudiences } from "./audience-conditions.ts";
+import {
+  checkMergedRule,
+  checkNamedAudiences,
+  checkPreviewAudiences,
+  checkRestoredRule,
+  checkWorkspaceBounds,
+} from "./audience-conditions.ts";
 
 type Schemas = components["schemas"];
 
@@ -38,7 +44,7 @@ export interface AudienceServiceDeps {
   >;
   members: Pick<MemberRepo, "matching" | "nodeCounts">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
-  rules: Pick<RuleRepo, "namingAudiences">;
+  rules: Pick<RuleRepo, "namingAudiences" | "rules">;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
   checkCost: FilterCostCheck;
 }
@@ -130,11 +136,16 @@ export function createAudienceService({
       });
     },
 
+    /**
+     * Restores an archived audience. Under the member lock: the audiences its rule names are
+     * locked (FOR SHARE) to be checked unarchived, so none is archived before this commits.
+     */
     restore(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
-      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
         const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) {
+          await checkRestoredRule(w, audience.filter);
           await audiences.restore(w.tx, workspaceId, audience);
           w.publish({ type: "audience.restored", audienceId: id });
         }
@@ -175,6 +186,7 @@ export function createAudienceService({
         const audience = await w.locks.writable(id);
         await checkNamedAudiences(w, id, filter);
         await checkCost(w.tx, workspaceId, filter, types, "rule");
+        await checkWorkspaceBounds(() => rules.rules(w.tx, workspaceId), id, filter);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
         const change = await w.setRule(id, filter, types);
@@ -225,7 +237,9 @@ export function createAudienceService({
         // that are in neither source now are excluded, so it starts as exactly their union.
         const [first, second] = sourceIds.map((id): Filter | null => sources.get(id)?.filter ?? null);
         const filter = unionFilter(first ?? null, second ?? null);
-        const merged = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name, filter });
+        const mergedId = newId("aud");
+        await checkMergedRule(w, mergedId, filter, () => rules.rules(w.tx, workspaceId));
+        const merged = await audiences.create(w.tx, { workspaceId, id: mergedId, name, filter });
         w.publish(
           { type: "audience.created", audienceId: merged.id, name },
           { type: "audience.merged", audienceId: merged.id, sourceAudienceIds: sourceIds },

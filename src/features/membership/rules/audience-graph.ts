@@ -56,19 +56,77 @@ export function inDependencyOrder(graph: AudienceGraph, ids: Set<string>): strin
 }
 
 /**
- * Whether giving `audienceId` a rule that names `named` keeps the graph free of cycles and its
- * chains at most MAX_CHAIN audiences long: "cycle" when one of them leads back to it, "too deep"
- * when the longest chain through it would grow past the limit.
+ * How many audiences one rule may reach through audience conditions, directly or through the
+ * rules of the audiences it names: what one member change may make follow, and what a check of a
+ * rule reads.
  */
-export function checkNewRule(graph: AudienceGraph, audienceId: string, named: string[]): "cycle" | "too deep" | null {
-  const below = (id: string, seen: Set<string>): number => {
+export const MAX_RULE_REACH = 100;
+
+export type RuleProblem = "cycle" | "too deep" | "too wide";
+
+/**
+ * Whether giving `audienceId` a rule that names `named` keeps the graph free of cycles, its
+ * chains at most MAX_CHAIN audiences long and what every rule reaches at most MAX_RULE_REACH
+ * audiences: "cycle" when one of them leads back to it, "too deep" when the longest chain through
+ * it would grow past the limit, "too wide" when it, or a rule that names it (directly or not),
+ * would reach more audiences than allowed (and more than it reached before: a graph made before
+ * the bound is not refused a change that keeps it as it was).
+ *
+ * Each audience is visited a bounded number of times (the chains are memoized, the reach of each
+ * audience above stops at the bound): the graph's paths can be exponentially many.
+ */
+export function checkNewRule(graph: AudienceGraph, audienceId: string, named: string[]): RuleProblem | null {
+  const below = new Map<string, number>();
+  const chainBelow = (id: string): number => {
     if (id === audienceId) return Number.POSITIVE_INFINITY;
-    if (seen.has(id)) return 0;
-    const next = new Set(seen).add(id);
-    return 1 + Math.max(0, ...(graph.uses.get(id) ?? []).map((other) => below(other, next)));
+    const known = below.get(id);
+    if (known !== undefined) return known;
+    // Zero while in progress: a cycle the graph already holds (it should hold none) ends here.
+    below.set(id, 0);
+    let longest = 0;
+    for (const other of graph.uses.get(id) ?? []) longest = Math.max(longest, chainBelow(other));
+    below.set(id, 1 + longest);
+    return 1 + longest;
   };
-  const above = (id: string): number => 1 + Math.max(0, ...(graph.usedBy.get(id) ?? []).map(above));
-  const depth = Math.max(0, ...named.map((id) => below(id, new Set())));
+  const depth = Math.max(0, ...named.map(chainBelow));
   if (depth === Number.POSITIVE_INFINITY) return "cycle";
-  return depth + above(audienceId) > MAX_CHAIN ? "too deep" : null;
+  const above = ancestorsOf(graph, audienceId);
+  if (depth + (above.get(audienceId) ?? 1) > MAX_CHAIN) return "too deep";
+  const after = (id: string) => (id === audienceId ? named : (graph.uses.get(id) ?? []));
+  const before = (id: string) => graph.uses.get(id) ?? [];
+  for (const id of above.keys()) {
+    if (reach(after, id, MAX_RULE_REACH) > MAX_RULE_REACH && reach(after, id) > reach(before, id)) {
+      return "too wide";
+    }
+  }
+  return null;
+}
+
+/** `audienceId` and every audience whose rule names it, directly or not, with the longest chain above each (itself included). */
+function ancestorsOf(graph: AudienceGraph, audienceId: string): Map<string, number> {
+  const chain = new Map<string, number>();
+  const chainAbove = (id: string): number => {
+    const known = chain.get(id);
+    if (known !== undefined) return known;
+    chain.set(id, 0);
+    let longest = 0;
+    for (const other of graph.usedBy.get(id) ?? []) longest = Math.max(longest, chainAbove(other));
+    chain.set(id, 1 + longest);
+    return 1 + longest;
+  };
+  chainAbove(audienceId);
+  return chain;
+}
+
+/** How many audiences the rule of `id` reaches through `uses`, counting no further than past `limit`. */
+function reach(uses: (id: string) => readonly string[], id: string, limit = Number.POSITIVE_INFINITY): number {
+  const reached = new Set<string>();
+  const queue = [...uses(id)];
+  while (queue.length > 0 && reached.size <= limit) {
+    const next = queue.pop() as string;
+    if (next === id || reached.has(next)) continue;
+    reached.add(next);
+    queue.push(...uses(next));
+  }
+  return reached.size;
 }

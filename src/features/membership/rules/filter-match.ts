@@ -51,9 +51,14 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
     case "number":
     case "date":
     case "createdAt": {
-      // A typed field has one value at most.
-      const values = kind === "createdAt" ? [createdAt.toISOString()] : valuesOf(member, field);
-      return typedHolds(kind, condition.op as TypedOp, value, values[0], context.now);
+      // A typed field has one value at most. createdAt is at hand as an instant: read back from
+      // its text, it cost a write a cache lookup per condition and member.
+      if (kind === "createdAt") {
+        return typedHolds(kind, condition.op as TypedOp, value, createdAt.getTime(), true, context.now);
+      }
+      const [text] = valuesOf(member, field);
+      const x = text === undefined ? undefined : (kind === "number" ? parseNumber : instantOf)(text);
+      return typedHolds(kind, condition.op as TypedOp, value, x, text !== undefined, context.now);
     }
     default:
       return assertNever(kind, "field kind");
@@ -62,23 +67,26 @@ function holds(condition: Condition, member: FoldedMember, createdAt: Date, cont
 
 type TypedOp = FilterOperatorOf<"number" | "date" | "createdAt">;
 
-/** A number or date condition on the member's value (`text`, undefined when it has none). */
+/**
+ * A number or date condition on the member's value `x` (undefined when it has none or it does not
+ * read as one); `present`: whether the member has text for the field at all.
+ */
 function typedHolds(
   kind: "number" | "date" | "createdAt",
   op: TypedOp,
   value: Condition["value"],
-  text: string | undefined,
+  x: number | undefined,
+  present: boolean,
   now: number,
 ): boolean {
   const read = kind === "number" ? parseNumber : instantOf;
-  const x = text === undefined ? undefined : read(text);
   const target = (v: string) => read(v) as number;
   switch (op) {
     // Presence is of the stored text, as in SQL (a typed field's stored values all parse).
     case "exists":
-      return text !== undefined;
+      return present;
     case "notExists":
-      return text === undefined;
+      return !present;
     case "ne":
       return x === undefined || x !== target(value as string);
     case "notIn":
@@ -137,6 +145,18 @@ const instantOf = (text: string): number | undefined => {
   return Number.isNaN(at) ? undefined : at;
 };
 
+// A write evaluates each rule for every member it changes: an `in` list folded for each of them
+// cost as much as the list's text (a rule's lists may hold 1 MiB), so it is folded once into a set.
+const foldedLists = new WeakMap<readonly string[], ReadonlySet<string>>();
+function foldedSet(list: readonly string[]): ReadonlySet<string> {
+  let set = foldedLists.get(list);
+  if (set === undefined) {
+    set = new Set(list.map(fold));
+    foldedLists.set(list, set);
+  }
+  return set;
+}
+
 function stringHolds(op: FilterOperatorOf<"string">, value: Condition["value"], values: string[]): boolean {
   switch (op) {
     case "exists":
@@ -145,8 +165,8 @@ function stringHolds(op: FilterOperatorOf<"string">, value: Condition["value"], 
       return values.length === 0;
     case "in":
     case "notIn": {
-      const list = (value as string[]).map(fold);
-      const found = values.some((v) => list.includes(v));
+      const list = foldedSet(value as string[]);
+      const found = values.some((v) => list.has(v));
       return op === "in" ? found : !found;
     }
   }
