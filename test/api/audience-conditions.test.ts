@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
-import { readFeed } from "../events/event-support.ts";
+import { membershipChanges, readFeed } from "../events/event-support.ts";
 import { rejectionOf } from "../support/checked-client.ts";
 import {
   addMembers,
@@ -30,27 +30,13 @@ const sorted = async (ws: TestWorkspace, id: string) => (await allMemberIds(ws, 
  * right after a write may come before that write's events).
  */
 async function changesAfter(ws: TestWorkspace, skip: number, count: number) {
-  let changes: ReturnType<typeof readable> = [];
+  let changes: ReturnType<typeof membershipChanges> = [];
   const read = async () => {
-    changes = readable(await readFeed(ws.api, ws.id)).slice(skip);
+    changes = membershipChanges(await readFeed(ws.api, ws.id)).slice(skip);
     return changes.length;
   };
   await expect.poll(read, { timeout: 20_000 }).toBeGreaterThanOrEqual(count);
   return changes;
-}
-function readable(events: Awaited<ReturnType<typeof readFeed>>) {
-  return events.flatMap((event) =>
-    event.type === "audience.members_changed"
-      ? [
-          {
-            audienceId: event.data.audienceId,
-            reason: event.data.reason,
-            entered: [...event.data.entered].sort(),
-            left: [...event.data.left].sort(),
-          },
-        ]
-      : [],
-  );
 }
 
 describe("audience conditions", () => {

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { readFeed } from "../events/event-support.ts";
+import { membershipChanges, readFeed } from "../events/event-support.ts";
 import { addMembers, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
@@ -16,18 +16,7 @@ async function settled(ws: TestWorkspace) {
   const published = async () =>
     (await readFeed(ws.api, ws.id)).some((e) => e.type === "audience.created" && e.data.audienceId === marker);
   await expect.poll(published, { timeout: 20_000, interval: 25 }).toBe(true);
-  return (await readFeed(ws.api, ws.id)).flatMap((event) =>
-    event.type === "audience.members_changed"
-      ? [
-          {
-            audienceId: event.data.audienceId,
-            reason: event.data.reason,
-            entered: [...event.data.entered].sort(),
-            left: [...event.data.left].sort(),
-          },
-        ]
-      : [],
-  );
+  return membershipChanges(await readFeed(ws.api, ws.id));
 }
 
 describe("membership events of one request", () => {

@@ -39,6 +39,22 @@ export async function settledFeed(api: AudienceClient, workspaceId: string, coun
   return events;
 }
 
+/** The audience.members_changed events among these, readably: ids sorted, nothing else. */
+export function membershipChanges(events: Event[]) {
+  return events.flatMap((event) =>
+    event.type === "audience.members_changed"
+      ? [
+          {
+            audienceId: event.data.audienceId,
+            reason: event.data.reason,
+            entered: [...event.data.entered].sort(),
+            left: [...event.data.left].sort(),
+          },
+        ]
+      : [],
+  );
+}
+
 /** The type and data of events, as assertions compare them. */
 export const shapes = (events: Event[]) => events.map((event) => ({ type: event.type, data: event.data }));
 
