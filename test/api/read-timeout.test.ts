@@ -47,6 +47,11 @@ describe.runIf(onPostgres)("a read past the read timeout", () => {
   it("answers 503 and cancels the statement, on every try", async () => {
     const ws = await createWorkspace(server);
     await upsertMembers(ws, [{ email: "reader@example.com" }]);
+    const preview = () =>
+      call(server, "POST", urlOf("/v0/workspaces/{workspaceId}/audiences/preview", { workspaceId: ws.id }), {
+        token: ws.key,
+        body: { filter: { field: "email", op: "contains", value: "reader" } },
+      });
     const holder = new pg.Client({ connectionString: server.databaseUrl });
     await holder.connect();
     await holder.query("BEGIN");
@@ -54,15 +59,7 @@ describe.runIf(onPostgres)("a read past the read timeout", () => {
     try {
       // More tries than the read pool has connections: each comes back to the pool or is replaced.
       for (let i = 0; i < 7; i++) {
-        const response = await call(
-          server,
-          "POST",
-          urlOf("/v0/workspaces/{workspaceId}/audiences/preview", { workspaceId: ws.id }),
-          {
-            token: ws.key,
-            body: { filter: { field: "email", op: "contains", value: "reader" } },
-          },
-        );
+        const response = await preview();
         expect(response.status).toBe(503);
         expect(response.problem?.code).toBe("service_unavailable");
         await untilNoneWaiting();
@@ -72,15 +69,7 @@ describe.runIf(onPostgres)("a read past the read timeout", () => {
       await holder.end();
     }
     // The same preview, the lock gone, is answered.
-    const response = await call(
-      server,
-      "POST",
-      urlOf("/v0/workspaces/{workspaceId}/audiences/preview", { workspaceId: ws.id }),
-      {
-        token: ws.key,
-        body: { filter: { field: "email", op: "contains", value: "reader" } },
-      },
-    );
+    const response = await preview();
     expect(response.status).toBe(200);
   });
 });
