@@ -1,4 +1,11 @@
-import { audiencesOf, conditionsOf, type Filter, MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH } from "./filter.ts";
+import {
+  audiencesOf,
+  conditionsOf,
+  type Filter,
+  MAX_FILTER_CONDITIONS,
+  MAX_FILTER_DEPTH,
+  timeConditionsOf,
+} from "./filter.ts";
 
 /**
  * What every member write pays for, whatever it touches: each of the workspace's rules is
@@ -26,13 +33,18 @@ export interface RuleFigures {
 
 export function figuresOf(filter: Filter | null): RuleFigures {
   if (filter === null) return { conditions: 0, bytes: 0, timeConditions: 0 };
-  const conditions = conditionsOf(filter);
   return {
-    conditions: conditions.length,
+    conditions: conditionsOf(filter).length,
     bytes: Buffer.byteLength(JSON.stringify(filter)),
-    timeConditions: conditions.filter((c) => c.op === "withinLast" || c.op === "notWithinLast").length,
+    timeConditions: timeConditionsOf(filter).length,
   };
 }
+
+const plus = (a: RuleFigures, b: RuleFigures): RuleFigures => ({
+  conditions: a.conditions + b.conditions,
+  bytes: a.bytes + b.bytes,
+  timeConditions: a.timeConditions + b.timeConditions,
+});
 
 const LABELS: Record<keyof RuleFigures, string> = {
   conditions: "conditions",
@@ -56,18 +68,10 @@ export function workspaceBoundProblem(
 ): string | undefined {
   const others = rules.filter((rule) => rule.id !== audienceId);
   const old = rules.find((rule) => rule.id === audienceId)?.filter ?? null;
-  const sum = (list: (Filter | null)[]) =>
-    list.map(figuresOf).reduce(
-      (a, b) => ({
-        conditions: a.conditions + b.conditions,
-        bytes: a.bytes + b.bytes,
-        timeConditions: a.timeConditions + b.timeConditions,
-      }),
-      figuresOf(null),
-    );
-  const rest = sum(others.map((rule) => rule.filter));
-  const before = sum([...others.map((rule) => rule.filter), old]);
-  const after = sum([...others.map((rule) => rule.filter), filter]);
+  // The other rules' figures once (each rule's JSON is measured), then with the old rule and the new.
+  const rest = others.map((rule) => figuresOf(rule.filter)).reduce(plus, figuresOf(null));
+  const before = plus(rest, figuresOf(old));
+  const after = plus(rest, figuresOf(filter));
   for (const key of ["conditions", "bytes", "timeConditions"] as const) {
     const bound = WORKSPACE_RULE_BOUNDS[key];
     if (after[key] > bound && after[key] > before[key]) {
