@@ -17,8 +17,15 @@ const inA = (id: string): Filter => ({ field: "audience", op: "in", value: id })
 const emails = (count: number, from = 0): Filter => ({
   any: Array.from({ length: count }, (_, i) => ({ field: "email", op: "eq", value: `m${from + i}@x.io` })),
 });
-const audiences = (ws: TestWorkspace, count: number) =>
-  Promise.all(Array.from({ length: count }, () => createAudience(ws)));
+/** Created ten at a time: a hundred at once can fill the PostgreSQL pool's queue, which answers 503. */
+const audiences = async (ws: TestWorkspace, count: number) => {
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const batch = Math.min(10, count - ids.length);
+    ids.push(...(await Promise.all(Array.from({ length: batch }, () => createAudience(ws)))));
+  }
+  return ids;
+};
 /** An audience with this rule. */
 const ruled = async (ws: TestWorkspace, filter: Filter) => {
   const id = await createAudience(ws);
