@@ -784,6 +784,8 @@ export interface paths {
          *     An entry older than `ACTIVITY_RETENTION_DAYS` (400 days by default) is not stored and is
          *     counted in `expired`. Every entry is counted exactly once: `accepted + duplicates +
          *     expired` is the number of entries.
+         *
+         *     The body may be up to 16 MiB (or `BODY_LIMIT`, if larger; 413 `payload_too_large` above).
          */
         post: operations["ingestActivities"];
         delete?: never;
