@@ -53,6 +53,13 @@ export const activityPartitionRepo = {
     });
   },
 
+  /** The months of the rows the default partition holds (stored while their month did not exist). */
+  async monthsInDefault(tx: Tx): Promise<Month[]> {
+    const rows = await tx.$queryRaw<{ at: Date }[]>`
+      SELECT DISTINCT date_trunc('month', occurred_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at FROM activities_default`;
+    return rows.map((row) => monthOf(row.at));
+  },
+
   /**
    * Creates a month's partition. Built beside the table and attached, so that rows the default
    * partition holds for that month (stored while it did not exist) can move into it first.

@@ -17,10 +17,12 @@ export interface ActivityPurgeDeps {
 }
 
 /**
- * Keeps activities' partitions: the months from the retention's cutoff to two months ahead exist,
- * the months wholly older than the cutoff are dropped, and the older rows left (of the month the
- * cutoff falls in) are deleted. One process at a time does a run (the others skip it); a run
- * that finds nothing to do costs two statements.
+ * Keeps activities' partitions: this month and the next two exist, and so does the month of any
+ * row the default partition took (an activity that arrived before its month existed: a late
+ * arrival, or one stored before the first run); the months wholly older than the retention's
+ * cutoff are dropped, and the older rows left (of the month the cutoff falls in) are deleted.
+ * Past months are created only when rows need them, so a new installation starts with three.
+ * One process at a time does a run (the others skip it).
  */
 export function createActivityPurge({
   store,
@@ -36,10 +38,13 @@ export function createActivityPurge({
     await store.transaction(async (tx) => {
       if (!(await partitions.claim(tx))) return;
       const existing = await partitions.months(tx);
-      const names = new Set(existing.map((month) => month.name));
-      for (const month of monthsBetween(cutoff, new Date(now + AHEAD_MS))) {
-        if (!names.has(month.name)) await partitions.create(tx, month);
+      const wanted = new Map<string, Month>();
+      for (const month of monthsBetween(new Date(now), new Date(now + AHEAD_MS))) wanted.set(month.name, month);
+      for (const month of await partitions.monthsInDefault(tx)) {
+        if (month.to.getTime() > cutoff.getTime()) wanted.set(month.name, month);
       }
+      const names = new Set(existing.map((month) => month.name));
+      for (const month of wanted.values()) if (!names.has(month.name)) await partitions.create(tx, month);
       for (const month of existing) if (month.to.getTime() <= cutoff.getTime()) await partitions.drop(tx, month);
       await partitions.deleteBefore(tx, cutoff);
     });
