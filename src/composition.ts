@@ -141,6 +141,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     store,
     partitions: activityPartitionRepo,
     retentionDays: settings.activities.retentionDays,
+    partitioned: store.kind === "postgres",
     intervalMs: settings.activities.purgeIntervalMs,
     onError,
   });

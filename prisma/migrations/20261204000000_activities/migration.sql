@@ -2,9 +2,10 @@
 -- membership_chunks), so that rules aggregate a workspace's activities set-wise and a member's
 -- timeline is one range of the key. The type is a number (activity_types), not repeated text.
 -- No foreign key to members (as member_dates): the statement that deletes members deletes their
--- activities. Partitioned by month of occurred_at: the retention drops whole partitions
--- (src/features/activities/activity-partitions-repo.ts creates them ahead of time); the default
--- partition holds what no month partition covers, so an ingest never fails for want of one.
+-- activities. Partitioned by month of occurred_at: on PostgreSQL the retention drops whole
+-- partitions (src/features/activities/activity-purge.ts creates them ahead of time); the default
+-- partition holds what no month partition covers, so an ingest never fails for want of one. The
+-- embedded store keeps everything in the default partition (its DDL is slow) and deletes rows.
 CREATE TABLE "activities" (
     "workspace_id" TEXT COLLATE "C" NOT NULL,
     "member_seq" INTEGER NOT NULL,

@@ -1,4 +1,4 @@
-import type { Store } from "../../platform/db/database.ts";
+import type { Store, Tx } from "../../platform/db/database.ts";
 import { createWorkLoop } from "../../platform/work-loop.ts";
 import { type ActivityPartitionRepo, type Month, monthOf } from "./activity-partitions-repo.ts";
 
@@ -11,6 +11,12 @@ export interface ActivityPurgeDeps {
   partitions: ActivityPartitionRepo;
   /** ACTIVITY_RETENTION_DAYS. */
   retentionDays: number;
+  /**
+   * Whether the months get partitions of their own (PostgreSQL). The embedded store keeps every
+   * activity in the default partition and deletes the expired rows: its DDL costs seconds of its
+   * one connection, and its workspaces are small enough for a delete.
+   */
+  partitioned: boolean;
   intervalMs: number;
   onError(error: unknown): void;
   clock?: () => number;
@@ -22,12 +28,14 @@ export interface ActivityPurgeDeps {
  * arrival, or one stored before the first run); the months wholly older than the retention's
  * cutoff are dropped, and the older rows left (of the month the cutoff falls in) are deleted.
  * Past months are created only when rows need them, so a new installation starts with three.
- * One process at a time does a run (the others skip it).
+ * On the embedded store only the delete runs (see `partitioned`). One process at a time does a
+ * run (the others skip it).
  */
 export function createActivityPurge({
   store,
   partitions,
   retentionDays,
+  partitioned,
   intervalMs,
   onError,
   clock = Date.now,
@@ -37,18 +45,24 @@ export function createActivityPurge({
     const cutoff = new Date(now - retentionDays * DAY_MS);
     await store.transaction(async (tx) => {
       if (!(await partitions.claim(tx))) return;
-      const existing = await partitions.months(tx);
-      const wanted = new Map<string, Month>();
-      for (const month of monthsBetween(new Date(now), new Date(now + AHEAD_MS))) wanted.set(month.name, month);
-      for (const month of await partitions.monthsInDefault(tx)) {
-        if (month.to.getTime() > cutoff.getTime()) wanted.set(month.name, month);
-      }
-      const names = new Set(existing.map((month) => month.name));
-      for (const month of wanted.values()) if (!names.has(month.name)) await partitions.create(tx, month);
-      for (const month of existing) if (month.to.getTime() <= cutoff.getTime()) await partitions.drop(tx, month);
+      if (partitioned) await keepMonths(tx, now, cutoff);
       await partitions.deleteBefore(tx, cutoff);
     });
   }
+
+  /** This month and the next two, the months rows in the default partition need; none too old. */
+  async function keepMonths(tx: Tx, now: number, cutoff: Date): Promise<void> {
+    const existing = await partitions.months(tx);
+    const wanted = new Map<string, Month>();
+    for (const month of monthsBetween(new Date(now), new Date(now + AHEAD_MS))) wanted.set(month.name, month);
+    for (const month of await partitions.monthsInDefault(tx)) {
+      if (month.to.getTime() > cutoff.getTime()) wanted.set(month.name, month);
+    }
+    const names = new Set(existing.map((month) => month.name));
+    for (const month of wanted.values()) if (!names.has(month.name)) await partitions.create(tx, month);
+    for (const month of existing) if (month.to.getTime() <= cutoff.getTime()) await partitions.drop(tx, month);
+  }
+
   const loop = createWorkLoop({ intervalMs, onError, run });
   return { start: () => loop.start(), stop: () => loop.stop(), run };
 }
