@@ -1,6 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Tx } from "../../platform/db/database.ts";
-import { jsonRows } from "../../platform/db/json-rows.ts";
 
 /** An activity as stored: its member by number, its type by name (the statement numbers types). */
 export interface ActivityRow {
@@ -30,14 +29,16 @@ interface TypeSummary {
  */
 export const activityRepo = {
   /**
-   * Which of these client ids the workspace has stored. The workspace id is hidden from the
-   * planner (as member-repo.ts's `hidden`), so each id is looked up in the index of ids.
+   * Which of these client ids the workspace has stored. The ids as one array (`= ANY`), not as
+   * rows to join: joined, the planner hashed them against every partition read whole; as an
+   * array, each partition's index of ids is probed.
    */
   async storedIds(tx: Tx, workspaceId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const rows = await tx.$queryRaw<{ id: string }[]>`
-      SELECT a.id FROM ${jsonRows("v", { id: ids })}
-      JOIN activities AS a ON a.workspace_id = (SELECT ${workspaceId}::text) AND a.id IS NOT NULL AND a.id = v.id`;
+      SELECT a.id FROM activities AS a
+      WHERE a.workspace_id = ${workspaceId} AND a.id IS NOT NULL
+        AND a.id = ANY(ARRAY(SELECT json_array_elements_text(${JSON.stringify(ids)}::json)))`;
     return new Set(rows.map((row) => row.id));
   },
 
