@@ -727,6 +727,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/workspaces/{workspaceId}/members/{memberId}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A member's timeline
+         * @description The member's stored activities, newest first (by `occurredAt`, then latest stored first),
+         *     one page at a time: pass the previous page's `endCursor` as `after`. `type`, `from` and
+         *     `to` narrow the page (`from` ≤ `occurredAt` ≤ `to`). Activities older than
+         *     `ACTIVITY_RETENTION_DAYS` are purged.
+         */
+        get: operations["listMemberActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record what members did
+         * @description Stores 1 to 10,000 activities in one transaction. Each names its member by `memberId` or
+         *     by `email` (matched against every e-mail address of every member); a member that does not
+         *     exist is created, as `addAudienceMembers` creates them.
+         *
+         *     **All or nothing.** One bad entry refuses the whole request with 400 `invalid_activity`,
+         *     its pointer naming the entry's bad part (`/body/activities/17/occurredAt`), and nothing is
+         *     stored. An entry is bad when it names no member or both `memberId` and `email`, when its
+         *     `type` or a property key or value breaks the limits below, when it is larger than 4 KiB
+         *     as JSON, or when `occurredAt` is more than 5 minutes ahead of the server's clock.
+         *
+         *     **Safe retries.** An entry whose `id` is already stored in the workspace (or repeats an
+         *     earlier entry of the same request) is not stored again and is counted in `duplicates`.
+         *     An entry older than `ACTIVITY_RETENTION_DAYS` (400 days by default) is not stored and is
+         *     counted in `expired`. Every entry is counted exactly once: `accepted + duplicates +
+         *     expired` is the number of entries.
+         *
+         *     The body may be up to 16 MiB (or `BODY_LIMIT`, if larger; 413 `payload_too_large` above).
+         */
+        post: operations["ingestActivities"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/workspaces/{workspaceId}/activity-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The activity types of a workspace
+         * @description Every activity type the workspace has stored activities of, in byte order, with the exact
+         *     number of them stored now, the latest `occurredAt` received, and the property keys seen
+         *     with the JSON types of their values: what a rule builder offers. Kept as activities arrive
+         *     and leave (a member deleted, the retention passing), not counted on demand.
+         */
+        get: operations["listActivityTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/workspaces/{workspaceId}/events": {
         parameters: {
             query?: never;
@@ -1744,6 +1837,76 @@ export interface components {
                 reason: "manual" | "rule";
             }[];
         };
+        /** @description What a member did, as the client names it (`order.placed`). */
+        ActivityTypeName: string;
+        /**
+         * @description Flat details of the activity: at most 50 keys (a letter, then up to 63 letters, digits or
+         *     `_`), each a string of at most 1,000 characters, a number or a boolean.
+         */
+        ActivityProperties: {
+            [key: string]: string | number | boolean;
+        };
+        /**
+         * @description One activity: its member by exactly one of `memberId` and `email`; at most 4 KiB as JSON.
+         *     Checked by the service, which names the bad part of a bad entry (400 `invalid_activity`).
+         */
+        ActivityInput: {
+            /** @description The client's id for the activity, unique in the workspace; an entry with a stored id is a duplicate. */
+            id?: string;
+            memberId?: components["schemas"]["MemberId"];
+            email?: components["schemas"]["Email"];
+            type: components["schemas"]["ActivityTypeName"];
+            /**
+             * Format: date-time
+             * @description When it happened, with a time zone; the time of arrival when absent. At most 5 minutes ahead.
+             */
+            occurredAt?: string;
+            properties?: components["schemas"]["ActivityProperties"];
+        };
+        IngestActivitiesRequest: {
+            activities: components["schemas"]["ActivityInput"][];
+        };
+        IngestActivitiesResult: {
+            /** @description Entries stored. */
+            accepted: number;
+            /** @description Entries not stored again: their `id` was stored already, or came earlier in the request. */
+            duplicates: number;
+            /** @description Entries older than the retention, not stored. */
+            expired: number;
+            /** @description Members that did not exist and were created for the entries. */
+            createdMembers: number;
+        };
+        Activity: {
+            /** @description The client's id for it; null when it sent none. */
+            id: string | null;
+            type: components["schemas"]["ActivityTypeName"];
+            occurredAt: components["schemas"]["Timestamp"];
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+        };
+        ActivityPage: {
+            results: components["schemas"]["Activity"][];
+            pageInfo: {
+                hasNextPage: boolean;
+                /** @description Cursor of the last result (pass it as `after`); "" on an empty page. */
+                endCursor: string;
+            };
+        };
+        ActivityTypeList: {
+            results: {
+                type: components["schemas"]["ActivityTypeName"];
+                /** @description Activities of this type stored now (exact). */
+                count: number;
+                /** @description The latest `occurredAt` received of this type. */
+                lastAt: components["schemas"]["Timestamp"];
+                /** @description The property keys seen, in byte order, with the JSON types of their values. */
+                properties: {
+                    key: string;
+                    types: ("string" | "number" | "boolean")[];
+                }[];
+            }[];
+        };
         /**
          * @description The kind of change an event describes.
          * @enum {string}
@@ -2105,10 +2268,10 @@ export interface components {
             status: number;
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded" | "invalid_activity";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
-            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle` and `invalid_field_value`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
+            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle`, `invalid_field_value` and `invalid_activity`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
             errors?: {
                 /** @description JSON pointer into the request: /body/…, /query/…, /params/… */
                 pointer: string;
@@ -2123,7 +2286,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `filter_too_costly`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `filter_too_costly`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`, `invalid_activity`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -4004,6 +4167,155 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMemberActivities: {
+        parameters: {
+            query?: {
+                /** @description Only activities of this type. */
+                type?: components["schemas"]["ActivityTypeName"];
+                /** @description Only activities that occurred at or after this instant. */
+                from?: string;
+                /** @description Only activities that occurred at or before this instant. */
+                to?: string;
+                /** @description Page size. */
+                limit?: number;
+                /** @description Return the activities after this cursor (a previous page's `endCursor`). */
+                after?: components["schemas"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the member's activities, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ingestActivities: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestActivitiesRequest"];
+            };
+        };
+        responses: {
+            /** @description What became of the entries. */
+            200: {
+                headers: {
+                    "Consistency-Token": components["headers"]["ConsistencyToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestActivitiesResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listActivityTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's activity types. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityTypeList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -14,6 +14,7 @@ import {
 } from "./contract/contract.ts";
 import type { Handlers } from "./contract/handler-types.ts";
 import { BadRequestError, serviceUnavailable } from "./domain/errors.ts";
+import { createActivityHandlers } from "./features/activities/activity-handlers.ts";
 import { createAdminHandlers } from "./features/admin/admin-handlers.ts";
 import { createAudienceCache } from "./features/audiences/audience-cache.ts";
 import { createAudienceHandlers } from "./features/audiences/audience-handlers.ts";
@@ -119,6 +120,7 @@ function handlersOf(services: Services, store: Store): Handlers {
     ...createAdminHandlers(services),
     ...createAudienceHandlers({ ...services, memberFiles }),
     ...createMemberHandlers({ ...services, memberFiles }),
+    ...createActivityHandlers(services),
     ...createEventHandlers(services),
     ...createWebhookHandlers(services),
     ...createImportHandlers(services),

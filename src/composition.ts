@@ -1,5 +1,10 @@
 import { DEFAULTS } from "./config/defaults.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
+import { activityPartitionRepo } from "./features/activities/activity-partitions-repo.ts";
+import { createActivityPurge } from "./features/activities/activity-purge.ts";
+import { activityReadRepo } from "./features/activities/activity-read-repo.ts";
+import { createActivityService } from "./features/activities/activity-service.ts";
+import { createIngestCheck } from "./features/activities/ingest-check.ts";
 import { createAdminService } from "./features/admin/admin-service.ts";
 import { createAuthService } from "./features/admin/auth-service.ts";
 import { apiKeyRepo, workspaceRepo } from "./features/admin/workspace-repo.ts";
@@ -24,6 +29,7 @@ import { insightRepo } from "./features/insight/insight-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
+import { activityRepo } from "./features/membership/activity-repo.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
@@ -131,6 +137,14 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     repo: filterCostRepo,
     budget: settings.rules.costBudget ?? DEFAULTS.rules.costBudget[store.kind],
   });
+  const activityPurge = createActivityPurge({
+    store,
+    partitions: activityPartitionRepo,
+    retentionDays: settings.activities.retentionDays,
+    partitioned: store.kind === "postgres",
+    intervalMs: settings.activities.purgeIntervalMs,
+    onError,
+  });
   const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
 
   return {
@@ -147,6 +161,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
         importRunner.start();
         statistics?.start();
         clockWorker.start();
+        activityPurge.start();
       },
       async stop(): Promise<void> {
         await Promise.all([
@@ -155,6 +170,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
           importRunner.stop(),
           statistics?.stop(),
           clockWorker.stop(),
+          activityPurge.stop(),
         ]);
       },
     },
@@ -206,6 +222,17 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     members: createMemberService({ store, membership, members: memberRepo, memberAudiences: membershipRepo, pages }),
     memberExport,
+    activities: createActivityService({
+      store,
+      membership,
+      members: memberRepo,
+      activities: activityRepo,
+      reads: activityReadRepo,
+      check: createIngestCheck(),
+      retentionDays: settings.activities.retentionDays,
+    }),
+    /** Keeps activities' partitions (run at start and every purgeIntervalMs). */
+    activityPurge,
   };
 }
 

@@ -141,3 +141,17 @@ export type FieldType = Prisma.FieldTypeModel
  * edge through an index. No foreign key to members: the statement that deletes members deletes these.
  */
 export type MemberDate = Prisma.MemberDateModel
+/**
+ * Model Activity
+ * What a member did, keyed by its member's number. Partitioned by month of occurredAt (the
+ * migration does it; Prisma cannot describe partitions): the retention drops whole partitions.
+ * The index of the client's ids is partial (WHERE id IS NOT NULL), which Prisma cannot describe:
+ * activities_workspace_id_id_idx, in the migration. No foreign key to members: the statement that
+ * deletes members deletes these.
+ */
+export type Activity = Prisma.ActivityModel
+/**
+ * Model ActivityType
+ * A workspace's activity types, kept exact as activities are stored and deleted.
+ */
+export type ActivityType = Prisma.ActivityTypeModel

@@ -45,6 +45,7 @@ export const VARIABLES = {
   // One more heavy request of a key than this is refused at once (429 too_many_heavy_requests).
   HEAVY_CONCURRENCY_PER_KEY: integer(1, 1000, DEFAULTS.rateLimit.heavyPerKey),
   EVENT_RETENTION_DAYS: integer(1, 3650, DEFAULTS.events.retentionDays),
+  ACTIVITY_RETENTION_DAYS: integer(1, 3650, DEFAULTS.activities.retentionDays),
   TIME_RULES_INTERVAL_SECONDS: integer(1, 3600, DEFAULTS.rules.timeIntervalSeconds),
   // 0 lifts the bound (filter-cost.ts).
   // Unset: DEFAULTS.rules.costBudget of the store's kind.
@@ -154,6 +155,7 @@ function sections(v: Record<Variable, any>): Config {
       },
       rateLimit: { perMinute: v.RATE_LIMIT_PER_MINUTE, heavyPerKey: v.HEAVY_CONCURRENCY_PER_KEY },
       events: { retentionDays: v.EVENT_RETENTION_DAYS },
+      activities: { retentionDays: v.ACTIVITY_RETENTION_DAYS },
       rules: { timeIntervalSeconds: v.TIME_RULES_INTERVAL_SECONDS, costBudget: v.FILTER_COST_BUDGET },
       webhooks: { allowPrivate: v.WEBHOOK_ALLOW_PRIVATE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
       imports: {

@@ -59,6 +59,12 @@ export const DEFAULTS = {
   /** How long a read audience is trusted without change reports from other processes. */
   cache: { audienceTtlMs: 5_000 },
   events: { retentionDays: 7 },
+  activities: {
+    /** How long activities are kept: older ones are purged, and an older one arriving is not stored. */
+    retentionDays: 400,
+    /** How often the purge runs: drops the months past the retention, creates the months ahead. */
+    purgeIntervalMs: 3_600_000,
+  },
   rules: {
     /** How often relative-time rules (withinLast) catch up with the clock. */
     timeIntervalSeconds: 60,

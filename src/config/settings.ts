@@ -22,6 +22,7 @@ export interface Settings {
   rateLimit: { perMinute: number; heavyPerKey: number };
   cache: { audienceTtlMs: number };
   events: { retentionDays: number };
+  activities: { retentionDays: number; purgeIntervalMs: number };
   /** costBudget absent: the store kind's default (DEFAULTS.rules.costBudget). */
   rules: { timeIntervalSeconds: number; costBudget: number | undefined };
   webhooks: {
@@ -68,6 +69,7 @@ export function resolveSettings(given: PartialSettings = {}): Settings {
     rateLimit: { ...DEFAULTS.rateLimit },
     cache: { ...DEFAULTS.cache },
     events: { ...DEFAULTS.events },
+    activities: { ...DEFAULTS.activities },
     rules: { timeIntervalSeconds: DEFAULTS.rules.timeIntervalSeconds, costBudget: undefined },
     webhooks: { ...DEFAULTS.webhooks, resolve: undefined, attemptOffsetsMs: undefined },
     imports: {

@@ -11,6 +11,7 @@ interface Operation {
   parameters?: { $ref?: string }[];
   responses?: Record<string, { headers?: Record<string, unknown> }>;
   "x-heavy"?: boolean;
+  "x-body-limit"?: number;
 }
 
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
@@ -41,6 +42,21 @@ export function heavyOperations(): Set<string> {
     }
   }
   return ids;
+}
+
+/**
+ * The operations whose JSON body may be larger than BODY_LIMIT (x-body-limit: bytes): a batch the
+ * contract allows (10,000 activities) must fit.
+ */
+export function bodyLimits(): Map<string, number> {
+  const limits = new Map<string, number>();
+  for (const item of Object.values(readContract().paths)) {
+    for (const operation of Object.values(item)) {
+      const limit = operation?.["x-body-limit"];
+      if (typeof limit === "number" && operation.operationId) limits.set(operation.operationId, limit);
+    }
+  }
+  return limits;
 }
 
 /** The operations that take the Idempotency-Key header (every POST but a file upload, and declareField). */

@@ -40,6 +40,7 @@ export class BadRequestError extends AppError {
       | "invalid_field_value"
       | "webhook_url_not_allowed"
       | "invalid_csv"
+      | "invalid_activity"
     >,
     detail: string,
     errors?: FieldError[],
@@ -55,6 +56,7 @@ export class BadRequestError extends AppError {
       invalid_field_value: "Invalid field value",
       webhook_url_not_allowed: "Webhook URL not allowed",
       invalid_csv: "Invalid CSV file",
+      invalid_activity: "Invalid activity",
     } as const;
     super(400, code, titles[code], detail, errors);
   }

@@ -162,6 +162,7 @@ const MIGRATION_ONLY = [
   facts.index("index", "members", "members_search_trgm", ["(expression)"], "gin"),
   `${facts.index("index", "webhook_deliveries", "webhook_deliveries_leased_idx", ["workspace_id", "webhook_id"], "btree")} WHERE …`,
   `${facts.index("index", "audiences", "audiences_evaluated_at_idx", ["evaluated_at"], "btree")} WHERE …`,
+  `${facts.index("index", "activities", "activities_workspace_id_id_idx", ["workspace_id", "id"], "btree")} WHERE …`,
 ];
 
 export function schemaFacts(dm: Datamodel): string[] {
@@ -244,8 +245,9 @@ const FK_ACTIONS: Record<string, string> = {
 const keyColumns = (rel: string, keys: string, extra = "") => `array(
   SELECT coalesce(a.attname, '(expression)')${extra} FROM unnest(${keys}) WITH ORDINALITY k(attnum, n)
   LEFT JOIN pg_attribute a ON a.attrelid = ${rel} AND a.attnum = k.attnum ORDER BY k.n)::text[]`;
+// A table's partitions are not tables of the schema: Prisma describes the partitioned table only.
 const inSchema = (t: string) =>
-  `${t}.relnamespace = current_schema()::regnamespace AND ${t}.relname <> '_prisma_migrations'`;
+  `${t}.relnamespace = current_schema()::regnamespace AND ${t}.relname <> '_prisma_migrations' AND NOT ${t}.relispartition`;
 
 export async function databaseFacts(db: SqlRunner): Promise<string[]> {
   const out: string[] = [];

@@ -417,7 +417,9 @@ export const ModelName = {
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
   FieldType: 'FieldType',
-  MemberDate: 'MemberDate'
+  MemberDate: 'MemberDate',
+  Activity: 'Activity',
+  ActivityType: 'ActivityType'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -433,7 +435,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1991,6 +1993,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Activity: {
+      payload: Prisma.$ActivityPayload<ExtArgs>
+      fields: Prisma.ActivityFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActivityFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActivityFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        findFirst: {
+          args: Prisma.ActivityFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActivityFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        findMany: {
+          args: Prisma.ActivityFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>[]
+        }
+        create: {
+          args: Prisma.ActivityCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        createMany: {
+          args: Prisma.ActivityCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActivityCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>[]
+        }
+        delete: {
+          args: Prisma.ActivityDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        update: {
+          args: Prisma.ActivityUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActivityDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActivityUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActivityUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActivityUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityPayload>
+        }
+        aggregate: {
+          args: Prisma.ActivityAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActivity>
+        }
+        groupBy: {
+          args: Prisma.ActivityGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActivityCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityCountAggregateOutputType> | number
+        }
+      }
+    }
+    ActivityType: {
+      payload: Prisma.$ActivityTypePayload<ExtArgs>
+      fields: Prisma.ActivityTypeFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActivityTypeFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActivityTypeFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        findFirst: {
+          args: Prisma.ActivityTypeFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActivityTypeFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        findMany: {
+          args: Prisma.ActivityTypeFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>[]
+        }
+        create: {
+          args: Prisma.ActivityTypeCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        createMany: {
+          args: Prisma.ActivityTypeCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActivityTypeCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>[]
+        }
+        delete: {
+          args: Prisma.ActivityTypeDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        update: {
+          args: Prisma.ActivityTypeUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        deleteMany: {
+          args: Prisma.ActivityTypeDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActivityTypeUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActivityTypeUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>[]
+        }
+        upsert: {
+          args: Prisma.ActivityTypeUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityTypePayload>
+        }
+        aggregate: {
+          args: Prisma.ActivityTypeAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActivityType>
+        }
+        groupBy: {
+          args: Prisma.ActivityTypeGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityTypeGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActivityTypeCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityTypeCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2305,6 +2455,31 @@ export const MemberDateScalarFieldEnum = {
 } as const
 
 export type MemberDateScalarFieldEnum = (typeof MemberDateScalarFieldEnum)[keyof typeof MemberDateScalarFieldEnum]
+
+
+export const ActivityScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  memberSeq: 'memberSeq',
+  occurredAt: 'occurredAt',
+  num: 'num',
+  typeId: 'typeId',
+  id: 'id',
+  properties: 'properties'
+} as const
+
+export type ActivityScalarFieldEnum = (typeof ActivityScalarFieldEnum)[keyof typeof ActivityScalarFieldEnum]
+
+
+export const ActivityTypeScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  typeId: 'typeId',
+  type: 'type',
+  count: 'count',
+  lastAt: 'lastAt',
+  properties: 'properties'
+} as const
+
+export type ActivityTypeScalarFieldEnum = (typeof ActivityTypeScalarFieldEnum)[keyof typeof ActivityTypeScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2651,6 +2826,8 @@ export type GlobalOmitConfig = {
   importPart?: Prisma.ImportPartOmit
   fieldType?: Prisma.FieldTypeOmit
   memberDate?: Prisma.MemberDateOmit
+  activity?: Prisma.ActivityOmit
+  activityType?: Prisma.ActivityTypeOmit
 }
 
 /* Types for Logging */

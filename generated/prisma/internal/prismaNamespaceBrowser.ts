@@ -71,7 +71,9 @@ export const ModelName = {
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
   FieldType: 'FieldType',
-  MemberDate: 'MemberDate'
+  MemberDate: 'MemberDate',
+  Activity: 'Activity',
+  ActivityType: 'ActivityType'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -365,6 +367,31 @@ export const MemberDateScalarFieldEnum = {
 } as const
 
 export type MemberDateScalarFieldEnum = (typeof MemberDateScalarFieldEnum)[keyof typeof MemberDateScalarFieldEnum]
+
+
+export const ActivityScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  memberSeq: 'memberSeq',
+  occurredAt: 'occurredAt',
+  num: 'num',
+  typeId: 'typeId',
+  id: 'id',
+  properties: 'properties'
+} as const
+
+export type ActivityScalarFieldEnum = (typeof ActivityScalarFieldEnum)[keyof typeof ActivityScalarFieldEnum]
+
+
+export const ActivityTypeScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  typeId: 'typeId',
+  type: 'type',
+  count: 'count',
+  lastAt: 'lastAt',
+  properties: 'properties'
+} as const
+
+export type ActivityTypeScalarFieldEnum = (typeof ActivityTypeScalarFieldEnum)[keyof typeof ActivityTypeScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -225,6 +225,7 @@ export type WorkspaceWhereInput = {
   webhooks?: Prisma.WebhookListRelationFilter
   imports?: Prisma.ImportJobListRelationFilter
   fieldTypes?: Prisma.FieldTypeListRelationFilter
+  activityTypes?: Prisma.ActivityTypeListRelationFilter
 }
 
 export type WorkspaceOrderByWithRelationInput = {
@@ -242,6 +243,7 @@ export type WorkspaceOrderByWithRelationInput = {
   webhooks?: Prisma.WebhookOrderByRelationAggregateInput
   imports?: Prisma.ImportJobOrderByRelationAggregateInput
   fieldTypes?: Prisma.FieldTypeOrderByRelationAggregateInput
+  activityTypes?: Prisma.ActivityTypeOrderByRelationAggregateInput
 }
 
 export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
@@ -262,6 +264,7 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   webhooks?: Prisma.WebhookListRelationFilter
   imports?: Prisma.ImportJobListRelationFilter
   fieldTypes?: Prisma.FieldTypeListRelationFilter
+  activityTypes?: Prisma.ActivityTypeListRelationFilter
 }, "id">
 
 export type WorkspaceOrderByWithAggregationInput = {
@@ -303,6 +306,7 @@ export type WorkspaceCreateInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateInput = {
@@ -320,6 +324,7 @@ export type WorkspaceUncheckedCreateInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUpdateInput = {
@@ -337,6 +342,7 @@ export type WorkspaceUpdateInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateInput = {
@@ -354,6 +360,7 @@ export type WorkspaceUncheckedUpdateInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateManyInput = {
@@ -563,6 +570,20 @@ export type WorkspaceUpdateOneRequiredWithoutFieldTypesNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutFieldTypesInput, Prisma.WorkspaceUpdateWithoutFieldTypesInput>, Prisma.WorkspaceUncheckedUpdateWithoutFieldTypesInput>
 }
 
+export type WorkspaceCreateNestedOneWithoutActivityTypesInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedCreateWithoutActivityTypesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutActivityTypesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+}
+
+export type WorkspaceUpdateOneRequiredWithoutActivityTypesNestedInput = {
+  create?: Prisma.XOR<Prisma.WorkspaceCreateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedCreateWithoutActivityTypesInput>
+  connectOrCreate?: Prisma.WorkspaceCreateOrConnectWithoutActivityTypesInput
+  upsert?: Prisma.WorkspaceUpsertWithoutActivityTypesInput
+  connect?: Prisma.WorkspaceWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.WorkspaceUpdateToOneWithWhereWithoutActivityTypesInput, Prisma.WorkspaceUpdateWithoutActivityTypesInput>, Prisma.WorkspaceUncheckedUpdateWithoutActivityTypesInput>
+}
+
 export type WorkspaceCreateWithoutApiKeysInput = {
   id: string
   name: string
@@ -577,6 +598,7 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
@@ -593,6 +615,7 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutApiKeysInput = {
@@ -625,6 +648,7 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
@@ -641,6 +665,7 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutAudiencesInput = {
@@ -657,6 +682,7 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
@@ -673,6 +699,7 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutAudiencesInput = {
@@ -705,6 +732,7 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
@@ -721,6 +749,7 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutOutboxInput = {
@@ -737,6 +766,7 @@ export type WorkspaceCreateWithoutOutboxInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutOutboxInput = {
@@ -753,6 +783,7 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutOutboxInput = {
@@ -785,6 +816,7 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
@@ -801,6 +833,7 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutTombstonesInput = {
@@ -817,6 +850,7 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
@@ -833,6 +867,7 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutTombstonesInput = {
@@ -865,6 +900,7 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
@@ -881,6 +917,7 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventHeadInput = {
@@ -897,6 +934,7 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
@@ -913,6 +951,7 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventHeadInput = {
@@ -945,6 +984,7 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
@@ -961,6 +1001,7 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutEventsInput = {
@@ -977,6 +1018,7 @@ export type WorkspaceCreateWithoutEventsInput = {
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutEventsInput = {
@@ -993,6 +1035,7 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutEventsInput = {
@@ -1025,6 +1068,7 @@ export type WorkspaceUpdateWithoutEventsInput = {
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutEventsInput = {
@@ -1041,6 +1085,7 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutWebhooksInput = {
@@ -1057,6 +1102,7 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
@@ -1073,6 +1119,7 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutWebhooksInput = {
@@ -1105,6 +1152,7 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
@@ -1121,6 +1169,7 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutImportsInput = {
@@ -1137,6 +1186,7 @@ export type WorkspaceCreateWithoutImportsInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutImportsInput = {
@@ -1153,6 +1203,7 @@ export type WorkspaceUncheckedCreateWithoutImportsInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutImportsInput = {
@@ -1185,6 +1236,7 @@ export type WorkspaceUpdateWithoutImportsInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutImportsInput = {
@@ -1201,6 +1253,7 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceCreateWithoutFieldTypesInput = {
@@ -1217,6 +1270,7 @@ export type WorkspaceCreateWithoutFieldTypesInput = {
   events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceUncheckedCreateWithoutFieldTypesInput = {
@@ -1233,6 +1287,7 @@ export type WorkspaceUncheckedCreateWithoutFieldTypesInput = {
   events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
   webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
   imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  activityTypes?: Prisma.ActivityTypeUncheckedCreateNestedManyWithoutWorkspaceInput
 }
 
 export type WorkspaceCreateOrConnectWithoutFieldTypesInput = {
@@ -1265,6 +1320,7 @@ export type WorkspaceUpdateWithoutFieldTypesInput = {
   events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUpdateManyWithoutWorkspaceNestedInput
 }
 
 export type WorkspaceUncheckedUpdateWithoutFieldTypesInput = {
@@ -1281,6 +1337,91 @@ export type WorkspaceUncheckedUpdateWithoutFieldTypesInput = {
   events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
   webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
   imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  activityTypes?: Prisma.ActivityTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceCreateWithoutActivityTypesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceUncheckedCreateWithoutActivityTypesInput = {
+  id: string
+  name: string
+  createdAt?: Date | string
+  memberSeq?: number
+  memberClock?: Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
+  audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
+  outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
+  tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
+  eventHead?: Prisma.EventHeadUncheckedCreateNestedOneWithoutWorkspaceInput
+  events?: Prisma.EventUncheckedCreateNestedManyWithoutWorkspaceInput
+  webhooks?: Prisma.WebhookUncheckedCreateNestedManyWithoutWorkspaceInput
+  imports?: Prisma.ImportJobUncheckedCreateNestedManyWithoutWorkspaceInput
+  fieldTypes?: Prisma.FieldTypeUncheckedCreateNestedManyWithoutWorkspaceInput
+}
+
+export type WorkspaceCreateOrConnectWithoutActivityTypesInput = {
+  where: Prisma.WorkspaceWhereUniqueInput
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedCreateWithoutActivityTypesInput>
+}
+
+export type WorkspaceUpsertWithoutActivityTypesInput = {
+  update: Prisma.XOR<Prisma.WorkspaceUpdateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedUpdateWithoutActivityTypesInput>
+  create: Prisma.XOR<Prisma.WorkspaceCreateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedCreateWithoutActivityTypesInput>
+  where?: Prisma.WorkspaceWhereInput
+}
+
+export type WorkspaceUpdateToOneWithWhereWithoutActivityTypesInput = {
+  where?: Prisma.WorkspaceWhereInput
+  data: Prisma.XOR<Prisma.WorkspaceUpdateWithoutActivityTypesInput, Prisma.WorkspaceUncheckedUpdateWithoutActivityTypesInput>
+}
+
+export type WorkspaceUpdateWithoutActivityTypesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUpdateManyWithoutWorkspaceNestedInput
+}
+
+export type WorkspaceUncheckedUpdateWithoutActivityTypesInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
+  memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
+  audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
+  outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
+  tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
+  eventHead?: Prisma.EventHeadUncheckedUpdateOneWithoutWorkspaceNestedInput
+  events?: Prisma.EventUncheckedUpdateManyWithoutWorkspaceNestedInput
+  webhooks?: Prisma.WebhookUncheckedUpdateManyWithoutWorkspaceNestedInput
+  imports?: Prisma.ImportJobUncheckedUpdateManyWithoutWorkspaceNestedInput
+  fieldTypes?: Prisma.FieldTypeUncheckedUpdateManyWithoutWorkspaceNestedInput
 }
 
 
@@ -1297,6 +1438,7 @@ export type WorkspaceCountOutputType = {
   webhooks: number
   imports: number
   fieldTypes: number
+  activityTypes: number
 }
 
 export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1308,6 +1450,7 @@ export type WorkspaceCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensi
   webhooks?: boolean | WorkspaceCountOutputTypeCountWebhooksArgs
   imports?: boolean | WorkspaceCountOutputTypeCountImportsArgs
   fieldTypes?: boolean | WorkspaceCountOutputTypeCountFieldTypesArgs
+  activityTypes?: boolean | WorkspaceCountOutputTypeCountActivityTypesArgs
 }
 
 /**
@@ -1376,6 +1519,13 @@ export type WorkspaceCountOutputTypeCountFieldTypesArgs<ExtArgs extends runtime.
   where?: Prisma.FieldTypeWhereInput
 }
 
+/**
+ * WorkspaceCountOutputType without action
+ */
+export type WorkspaceCountOutputTypeCountActivityTypesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.ActivityTypeWhereInput
+}
+
 
 export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
@@ -1392,6 +1542,7 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
   fieldTypes?: boolean | Prisma.Workspace$fieldTypesArgs<ExtArgs>
+  activityTypes?: boolean | Prisma.Workspace$activityTypesArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["workspace"]>
 
@@ -1430,6 +1581,7 @@ export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalAr
   webhooks?: boolean | Prisma.Workspace$webhooksArgs<ExtArgs>
   imports?: boolean | Prisma.Workspace$importsArgs<ExtArgs>
   fieldTypes?: boolean | Prisma.Workspace$fieldTypesArgs<ExtArgs>
+  activityTypes?: boolean | Prisma.Workspace$activityTypesArgs<ExtArgs>
   _count?: boolean | Prisma.WorkspaceCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type WorkspaceIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -1447,6 +1599,7 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
     webhooks: Prisma.$WebhookPayload<ExtArgs>[]
     imports: Prisma.$ImportJobPayload<ExtArgs>[]
     fieldTypes: Prisma.$FieldTypePayload<ExtArgs>[]
+    activityTypes: Prisma.$ActivityTypePayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1864,6 +2017,7 @@ export interface Prisma__WorkspaceClient<T, Null = never, ExtArgs extends runtim
   webhooks<T extends Prisma.Workspace$webhooksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$webhooksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$WebhookPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   imports<T extends Prisma.Workspace$importsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$importsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ImportJobPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   fieldTypes<T extends Prisma.Workspace$fieldTypesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$fieldTypesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$FieldTypePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  activityTypes<T extends Prisma.Workspace$activityTypesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Workspace$activityTypesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ActivityTypePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2499,6 +2653,30 @@ export type Workspace$fieldTypesArgs<ExtArgs extends runtime.Types.Extensions.In
   take?: number
   skip?: number
   distinct?: Prisma.FieldTypeScalarFieldEnum | Prisma.FieldTypeScalarFieldEnum[]
+}
+
+/**
+ * Workspace.activityTypes
+ */
+export type Workspace$activityTypesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ActivityType
+   */
+  select?: Prisma.ActivityTypeSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the ActivityType
+   */
+  omit?: Prisma.ActivityTypeOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ActivityTypeInclude<ExtArgs> | null
+  where?: Prisma.ActivityTypeWhereInput
+  orderBy?: Prisma.ActivityTypeOrderByWithRelationInput | Prisma.ActivityTypeOrderByWithRelationInput[]
+  cursor?: Prisma.ActivityTypeWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.ActivityTypeScalarFieldEnum | Prisma.ActivityTypeScalarFieldEnum[]
 }
 
 /**

@@ -5,6 +5,7 @@ import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { forgetActivities } from "./activity-repo.ts";
 import { fieldTypeRepo } from "./rules/field-type-repo.ts";
 import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
 import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
@@ -86,8 +87,8 @@ export const memberRepo = {
   },
 
   /**
-   * Deletes members and their e-mail addresses (member_emails has no foreign key: this is the
-   * only statement that deletes members); returns the ids and numbers deleted. Their
+   * Deletes members, their e-mail addresses and their activities (neither has a foreign key:
+   * this is the only statement that deletes members); returns the ids and numbers deleted. Their
    * numbers stay known as tombstones, so that events recorded before the deletion and published
    * after it can still name them.
    */
@@ -104,7 +105,8 @@ export const memberRepo = {
         DELETE FROM member_emails AS e USING gone
         WHERE e.workspace_id = ${hidden(workspaceId)} AND e.member_id = gone.id
       ),
-      ${forgetMemberDates(workspaceId, "gone")}
+      ${forgetMemberDates(workspaceId, "gone")},
+      ${forgetActivities(workspaceId, "gone")}
       SELECT id, seq FROM gone`;
   },
 

@@ -22,6 +22,8 @@ export interface ResolvedMembers {
   createdBare: string[];
   /** The member number of every member in memberIds and of every bare id. */
   seqs: number[];
+  /** The same, by member id (an activity finds its member's number here). */
+  seqOf: ReadonlyMap<string, number>;
   created: number;
   merged: number;
   /** Members created or whose data changed: the ones rule-based audiences must look at again. */
@@ -73,6 +75,7 @@ export async function resolveMemberInputs(
       memberIds: [],
       createdBare,
       seqs: [...seqs.values()],
+      seqOf: seqs,
       created: 0,
       merged: 0,
       changedIds: [],
@@ -117,6 +120,7 @@ export async function resolveMemberInputs(
     memberIds: plan.memberIds,
     createdBare,
     seqs: [...new Set([...plan.memberIds, ...bareIds].flatMap((id) => seqs.get(id) ?? []))],
+    seqOf: seqs,
     created: plan.create.length,
     merged: plan.update.length,
     changedIds: [...plan.create, ...plan.update].map((m) => m.id),

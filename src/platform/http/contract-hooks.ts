@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
-import { operationsRequiringBody, operationsTakingIdempotencyKey } from "../../contract/contract.ts";
+import { bodyLimits, operationsRequiringBody, operationsTakingIdempotencyKey } from "../../contract/contract.ts";
 import { BadRequestError } from "../../domain/errors.ts";
 import { requireCsvBody } from "./csv-body.ts";
 import type { idempotencyHooks } from "./idempotency.ts";
@@ -48,8 +48,12 @@ export const contractHooks = fp(
     // contract offers it (declareField's PUT), the media type of a file upload.
     const bodyRequired = operationsRequiringBody();
     const takesKey = operationsTakingIdempotencyKey();
+    const largeBodies = bodyLimits();
     app.addHook("onRoute", (route) => {
       const schema = route.schema as { operationId?: string; body?: unknown; querystring?: unknown } | undefined;
+      // An operation whose batches may be larger than BODY_LIMIT (x-body-limit), never smaller.
+      const largeBody = schema?.operationId === undefined ? undefined : largeBodies.get(schema.operationId);
+      if (largeBody !== undefined) route.bodyLimit = Math.max(largeBody, app.initialConfig.bodyLimit ?? 0);
       const takesFile = schema?.operationId !== undefined && fileOperations.has(schema.operationId);
       if (route.preHandler) {
         const authenticate = route.preHandler as NonNullable<typeof route.onRequest>;

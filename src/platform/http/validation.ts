@@ -61,11 +61,14 @@ function lowerCaseHeaderNames(schema: { properties?: Record<string, unknown>; re
  * The filter language (marked x-filter-language in the contract) is checked once, by parseFilter
  * in the service, which names the bad node and enforces the depth and size limits; ajv would check
  * it a second time and bury its error among the oneOf branches. Here any value passes on to it.
+ * So does a schema marked x-checked-by-service (an activity entry): its service answers every bad
+ * one with the same code and a pointer at its bad part.
  */
 function withoutFilterLanguage<T>(schema: T): T {
   if (Array.isArray(schema)) return schema.map(withoutFilterLanguage) as T;
   if (typeof schema !== "object" || schema === null) return schema;
-  if ((schema as Record<string, unknown>)["x-filter-language"]) return {} as T;
+  const marked = schema as Record<string, unknown>;
+  if (marked["x-filter-language"] || marked["x-checked-by-service"]) return {} as T;
   return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withoutFilterLanguage(value)])) as T;
 }
 

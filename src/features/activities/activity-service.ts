@@ -1,0 +1,160 @@
+import type { components } from "../../../generated/api.d.ts";
+import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
+import { BadRequestError, memberNotFound } from "../../domain/errors.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { ActivityRepo, ActivityRow } from "../membership/activity-repo.ts";
+import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
+import type { MembershipService } from "../membership/membership-service.ts";
+import type { ActivityReadRepo, TimelineRow } from "./activity-read-repo.ts";
+import type { CheckedActivity } from "./ingest-check.ts";
+
+type Schemas = components["schemas"];
+
+const DAY_MS = 86_400_000;
+const CURSOR_SCOPE = "activities";
+
+export interface ActivityServiceDeps {
+  store: Pick<Store, "db">;
+  membership: Pick<MembershipService, "write">;
+  members: MemberWrites;
+  activities: Pick<ActivityRepo, "storedIds" | "insert">;
+  reads: ActivityReadRepo;
+  /** Checks a request's entries (ingest-check.ts); throws invalid_activity at the first bad one. */
+  check: (entries: unknown[], now: number) => CheckedActivity[];
+  /** ACTIVITY_RETENTION_DAYS: older activities are not stored. */
+  retentionDays: number;
+  clock?: () => number;
+}
+
+export interface TimelineParameters {
+  type?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  limit?: number | undefined;
+  after?: string | undefined;
+}
+
+/** Activities in (ingest) and out (a member's timeline, the workspace's types). */
+export function createActivityService(deps: ActivityServiceDeps) {
+  const { membership, members, activities } = deps;
+  const clock = deps.clock ?? Date.now;
+
+  return {
+    /**
+     * Stores a batch in one write of the workspace (its member lock held throughout): the ids
+     * already stored are looked up, the members resolved (created as addAudienceMembers creates
+     * them), then the rows and their types written in one statement.
+     */
+    ingest(
+      workspaceId: string,
+      request: Schemas["IngestActivitiesRequest"],
+    ): Promise<Schemas["IngestActivitiesResult"]> {
+      const now = clock();
+      const checked = deps.check(request.activities, now);
+      const cutoff = now - deps.retentionDays * DAY_MS;
+      let expired = 0;
+      let repeated = 0;
+      const ids = new Set<string>();
+      const fresh: CheckedActivity[] = [];
+      for (const entry of checked) {
+        if (entry.occurredAt.getTime() < cutoff) expired += 1;
+        else if (entry.id !== undefined && ids.has(entry.id)) repeated += 1;
+        else {
+          if (entry.id !== undefined) ids.add(entry.id);
+          fresh.push(entry);
+        }
+      }
+      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+        const stored = await activities.storedIds(w.tx, workspaceId, [...ids]);
+        const kept = fresh.filter((entry) => entry.id === undefined || !stored.has(entry.id));
+        const duplicates = repeated + fresh.length - kept.length;
+        const bareIds = [...new Set(kept.flatMap((entry) => entry.memberId ?? []))];
+        const emails = [...new Set(kept.flatMap((entry) => entry.email ?? []))];
+        // Only the members of entries that are stored: a duplicate or expired entry creates none.
+        const resolved = await resolveMemberInputs(
+          members,
+          w.tx,
+          workspaceId,
+          emails.map((email) => ({ email })),
+          bareIds,
+        );
+        w.publish(...resolved.events);
+        // One input per e-mail, so each outcome names the member of that e-mail.
+        const byEmail = new Map(emails.map((email, i) => [email, resolved.outcomes[i]?.id as string]));
+        const rows: ActivityRow[] = kept.map((entry) => ({
+          seq: resolved.seqOf.get(entry.memberId ?? (byEmail.get(entry.email as string) as string)) as number,
+          type: entry.type,
+          occurredAt: entry.occurredAt,
+          id: entry.id,
+          properties: entry.properties,
+        }));
+        await activities.insert(w.tx, workspaceId, rows);
+        // The members created have every rule-based audience to follow, as when added otherwise.
+        await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
+        return {
+          accepted: kept.length,
+          duplicates,
+          expired,
+          createdMembers: resolved.created + resolved.createdBare.length,
+        };
+      });
+    },
+
+    async timeline(workspaceId: string, memberId: string, query: TimelineParameters): Promise<Schemas["ActivityPage"]> {
+      const limit = query.limit ?? 100;
+      const after = query.after === undefined ? undefined : positionOf(query.after);
+      const rows = await deps.reads.timeline(deps.store.db, workspaceId, memberId, {
+        type: query.type,
+        from: query.from === undefined ? undefined : new Date(query.from),
+        to: query.to === undefined ? undefined : new Date(query.to),
+        after,
+        // One more than the page, to tell whether another follows.
+        limit: limit + 1,
+      });
+      if (!rows) throw memberNotFound(memberId);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        results: page.map(toActivity),
+        pageInfo: {
+          hasNextPage: rows.length > limit,
+          endCursor: last ? encodeCursor(CURSOR_SCOPE, { createdAt: last.occurredAt, id: last.num }) : "",
+        },
+      };
+    },
+
+    async types(workspaceId: string): Promise<Schemas["ActivityTypeList"]> {
+      const rows = await deps.reads.types(deps.store.db, workspaceId);
+      return {
+        results: rows.map((row) => ({
+          type: row.type,
+          count: row.count,
+          lastAt: row.lastAt.toISOString(),
+          properties: Object.keys(row.properties)
+            .sort()
+            .map((key) => ({ key, types: row.properties[key] ?? [] })),
+        })),
+      };
+    },
+  };
+}
+
+/** A timeline cursor: the occurredAt and number of the last activity of the previous page. */
+function positionOf(cursor: string): { occurredAt: Date; num: string } {
+  const { createdAt, id } = decodeCursor(CURSOR_SCOPE, cursor, "after");
+  if (!/^\d{1,18}$/.test(id)) {
+    throw new BadRequestError("invalid_cursor", "after is not a cursor issued by this listing.", [
+      { pointer: "/query/after", message: "is not a cursor issued by this listing" },
+    ]);
+  }
+  return { occurredAt: createdAt, num: id };
+}
+
+const toActivity = (row: TimelineRow): Schemas["Activity"] => ({
+  id: row.id,
+  type: row.type,
+  occurredAt: row.occurredAt.toISOString(),
+  properties: row.properties ?? {},
+});
+
+export type ActivityService = ReturnType<typeof createActivityService>;
