@@ -188,7 +188,8 @@ export async function startService(settings: ServiceSettings): Promise<ServicePr
   );
   const watched = watchStart(spawned.pid);
   try {
-    const [, baseUrl] = await spawned.waitFor(/listening on (http:\/\/\S+)/, 120_000);
+    // The embedded store's first start creates its schema: on a shared, loaded machine, minutes.
+    const [, baseUrl] = await spawned.waitFor(/listening on (http:\/\/\S+)/, 300_000);
     // On a fresh store the banner follows the listening line at once.
     const workspace = await spawned.waitFor(/export WORKSPACE_ID=(\S+)/, 2_000).catch(() => undefined);
     const key = workspace ? await spawned.waitFor(/export API_KEY=(\S+)/, 2_000).catch(() => undefined) : undefined;

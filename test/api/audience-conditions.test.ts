@@ -166,6 +166,60 @@ describe("audience conditions", () => {
     expect((await rejectionOf(preview(inA(a)))).problem).toMatchObject({ status: 409, code: "audience_archived" });
   });
 
+  it("are read by previews, node counts and dry runs as the named audience's members", async ({ ws }) => {
+    await upsertMembers(ws, [
+      { id: "ada", fields: { plan: "pro" } },
+      { id: "bob", fields: { plan: "pro" } },
+      { id: "cy", fields: { plan: "pro" } },
+      { id: "dee", fields: { plan: "free" } },
+    ]);
+    // Pro = its rule's ada, bob and cy, without bob removed by hand, with dee added by hand.
+    const pro = await createAudience(ws, "Pro");
+    await setFilter(ws, pro, { field: "fields.plan", op: "eq", value: "pro" });
+    await remove(ws, pro, ["bob"]);
+    await addMembers(ws, pro, { memberIds: ["dee"] });
+    const empty = await createAudience(ws, "Empty");
+    const preview = (filter: Filter, nodeCounts = false) =>
+      ws.api.POST("/v0/workspaces/{workspaceId}/audiences/preview", {
+        params: { path: { workspaceId: ws.id } },
+        body: { filter, limit: 30, nodeCounts },
+      });
+    const members = async (filter: Filter) => {
+      const answer = await preview(filter);
+      return { count: answer.totalCount, ids: answer.results.map((m) => m.id).sort() };
+    };
+    expect(await members(inA(pro))).toEqual({ count: 3, ids: ["ada", "cy", "dee"] });
+    expect(await members(notIn(pro))).toEqual({ count: 1, ids: ["bob"] });
+    expect(await members(inA(empty))).toEqual({ count: 0, ids: [] });
+    expect(await members(notIn(empty))).toEqual({ count: 4, ids: ["ada", "bob", "cy", "dee"] });
+
+    const outside: Filter = { all: [notIn(pro), notIn(empty)] };
+    const counted = await preview({ any: [inA(empty), outside] }, true);
+    expect(counted.nodes).toEqual([
+      { pointer: "", count: 1 },
+      { pointer: "/any/0", count: 0 },
+      { pointer: "/any/1", count: 1 },
+      { pointer: "/any/1/all/0", count: 1 },
+      { pointer: "/any/1/all/1", count: 4 },
+    ]);
+    const target = await createAudience(ws, "Outside Pro");
+    const dryRun = await ws.api.POST(`${AUDIENCE}/filter/preview`, {
+      params: { path: { workspaceId: ws.id, audienceId: target } },
+      body: { filter: outside },
+    });
+    expect(dryRun).toEqual({
+      memberCount: 1,
+      entering: { count: 1, sample: ["bob"] },
+      leaving: { count: 0, sample: [] },
+    });
+
+    await archive(ws, empty);
+    expect((await rejectionOf(preview(notIn(empty)))).problem).toMatchObject({
+      status: 409,
+      code: "audience_archived",
+    });
+  });
+
   it("refuse a chain of more than 10 audiences, and accept one of 10", async ({ ws }) => {
     const ids: string[] = [];
     for (let i = 0; i < 11; i++) ids.push(await createAudience(ws));

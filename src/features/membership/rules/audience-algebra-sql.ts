@@ -1,5 +1,5 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
-import { chunksOf, kind, NO_BITS } from "../member-bits-sql.ts";
+import { audienceMemberChunks, chunksOf, NO_BITS } from "../member-bits-sql.ts";
 import type { Filter } from "./filter.ts";
 import { filterSql, type SqlContext } from "./filter-sql.ts";
 
@@ -67,9 +67,7 @@ function compile(workspaceId: string, filter: Filter): SetNode {
       complement: true,
     };
   }
-  const members = Prisma.sql`SELECT c.chunk, c.bits FROM membership_chunks AS c
-    WHERE c.workspace_id = ${workspaceId} AND c.audience_id = ${filter.value as string}::text AND c.kind = ${kind("member")}`;
-  return { rows: members, complement: filter.op === "notIn" };
+  return { rows: audienceMemberChunks(workspaceId, filter.value as string), complement: filter.op === "notIn" };
 }
 
 /** Chunks present in every set, their bits ANDed. */

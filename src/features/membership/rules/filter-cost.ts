@@ -26,7 +26,10 @@ export const CONDITION_COSTS = {
   typed: 2,
   /** anyEmail: the member's addresses unnested and each compared, instead of one read. */
   anyEmail: 12,
-  /** A condition on an audience: a probe of that audience's bits by key. */
+  /**
+   * A condition on an audience: the member's bit read from that audience's chunks, read once per
+   * statement (member-bits-sql.ts's inChunks), which costs about what a simple condition does.
+   */
   audience: 1,
 } as const;
 

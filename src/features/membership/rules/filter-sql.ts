@@ -3,7 +3,7 @@ import { Prisma } from "../../../../generated/prisma/client.ts";
 import { assertNever } from "../../../domain/assert-never.ts";
 import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../../domain/field-types.ts";
 import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
-import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
+import { audienceMemberChunks, bitOf, chunkOf, inChunks, kind } from "../member-bits-sql.ts";
 import { type Condition, type Filter, fold, kindOf } from "./filter.ts";
 import { windowStart } from "./filter-match.ts";
 
@@ -15,9 +15,16 @@ export interface SqlContext {
   /**
    * The workspace the members are of, when the caller knows it: typed values are then cast
    * behind a test of the member's workspace (whose values all parse) instead of a pattern
-   * match of the text, which cost as much again as the cast on a scan of every member.
+   * match of the text, which cost as much again as the cast on a scan of every member; and an
+   * audience condition reads the named audience's set once for the statement rather than probing
+   * it for each member (see inChunks).
    */
   workspaceId?: string;
+  /**
+   * The statement tests a few members named by number, not a scan: an audience condition then
+   * looks the member's chunk up by key, cheaper than reading the named audience's whole set.
+   */
+  fewMembers?: boolean;
   /**
    * Columns of `m` that hold some fields' text (a field's name, "fields.plan", to the column),
    * read out of the member's document once by a statement that tests a field many times.
@@ -76,10 +83,15 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
   const fieldKind = kindOf(field, context.types);
   switch (fieldKind) {
     case "audience": {
-      // The member's bit in that audience's member set, probed by key.
-      const bit = Prisma.sql`EXISTS (
+      // The member's bit in that audience's member set: read from the set's chunks, read once for
+      // the statement, or probed by key where the statement tests a few members (fewMembers).
+      const audienceId = condition.value as string;
+      const bit =
+        context.workspaceId !== undefined && context.fewMembers !== true
+          ? inChunks(audienceMemberChunks(context.workspaceId, audienceId), seq)
+          : Prisma.sql`EXISTS (
       SELECT 1 FROM membership_chunks AS ac
-      WHERE ac.workspace_id = m.workspace_id AND ac.audience_id = ${condition.value as string}::text
+      WHERE ac.workspace_id = m.workspace_id AND ac.audience_id = ${audienceId}::text
         AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND get_bit(ac.bits, ${bitOf(seq)}) = 1)`;
       const op = condition.op as FilterOperatorOf<"audience">;
       return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;

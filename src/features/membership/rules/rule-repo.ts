@@ -91,7 +91,8 @@ export const ruleRepo = {
     if (seqs.length === 0) return [];
     const rows = await tx.$queryRaw<{ seq: number }[]>`
       SELECT m.seq FROM members AS m
-      WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[]) AND ${filterSql(filter, context)}`;
+      WHERE m.workspace_id = ${workspaceId} AND m.seq = ANY(${seqs}::int[])
+        AND ${filterSql(filter, { ...context, fewMembers: true })}`;
     return rows.map((r) => r.seq);
   },
 
