@@ -1,4 +1,4 @@
-import { DEFAULTS } from "./config/defaults.ts";
+import { CONFIGURATION } from "./config/configuration.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { createAdminService } from "./features/admin/admin-service.ts";
 import { createAuthService } from "./features/admin/auth-service.ts";
@@ -114,7 +114,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       checkInput: createMemberInputCheck(),
     }),
     leaseMs: settings.imports.leaseMs,
-    chunkRows: settings.imports.chunkRows ?? DEFAULTS.imports.chunkRows[store.kind],
+    chunkRows: settings.imports.chunkRows ?? CONFIGURATION.settings.imports.chunkRows.byStore[store.kind],
     workers: settings.imports.workers,
     soleProcess: store.kind === "embedded",
     onError,
@@ -129,7 +129,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   // One bound for every operation that evaluates a client's filter over the workspace.
   const filterCost = createFilterCostCheck({
     repo: filterCostRepo,
-    budget: settings.rules.costBudget ?? DEFAULTS.rules.costBudget[store.kind],
+    budget: settings.rules.costBudget ?? CONFIGURATION.settings.rules.costBudget.byStore[store.kind],
   });
   const memberExport = createMemberExport({ store, exports: memberExportRepo, ...settings.exports });
 
