@@ -20,7 +20,7 @@ import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { HISTORY_DAYS, historyRepo } from "./features/insight/history-repo.ts";
-import { insightRepo } from "./features/insight/insight-repo.ts";
+import { overlapRepo } from "./features/insight/overlap-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
@@ -36,7 +36,7 @@ import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
 import { createFilterCostCheck } from "./features/membership/rules/filter-cost.ts";
 import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
-import { ruleInsightRepo } from "./features/membership/rules/insight-repo.ts";
+import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
@@ -195,7 +195,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
           () => ruleRepo.namingAudiences(store.db, workspaceId),
         ),
     }),
-    sizeInsight: createSizeInsight({ store, insight: insightRepo, history: historyRepo, audiences: audienceRepo }),
+    sizeInsight: createSizeInsight({ store, overlaps: overlapRepo, history: historyRepo, audiences: audienceRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -18,6 +18,7 @@ import { MAX_IDS_PER_EVENT } from "../../src/features/membership/outbox-entries.
 import { MAX_CHAIN, MAX_RULE_REACH } from "../../src/features/membership/rules/audience-graph.ts";
 import { MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH } from "../../src/features/membership/rules/filter.ts";
 import { WORKSPACE_RULE_BOUNDS } from "../../src/features/membership/rules/rule-bounds.ts";
+import { SAMPLE } from "../../src/features/membership/rules/rule-insight-repo.ts";
 import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/features/webhooks/webhook-service.ts";
 import { KEEP_HOURS } from "../../src/platform/http/idempotency-repo.ts";
 
@@ -146,6 +147,11 @@ const LIMITS: Limit[] = [
     name: "NAME_MAX_LENGTH",
     says: [[schema("AudienceName/description"), `1 to ${NAME_MAX_LENGTH} characters`]],
     is: [[schema("AudienceName/maxLength"), NAME_MAX_LENGTH]],
+  },
+  {
+    name: "SAMPLE (a dry run's members named)",
+    says: [[schema("MemberSample/properties/sample/description"), `(at most ${SAMPLE})`]],
+    is: [[schema("MemberSample/properties/sample/maxItems"), SAMPLE]],
   },
   {
     name: "MAX_FIELDS",
