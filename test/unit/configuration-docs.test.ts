@@ -4,9 +4,18 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { configurationTables, envExample } from "../../scripts/configuration-docs.ts";
 import { loadConfig, VARIABLES } from "../../src/config/config.ts";
+import { CONFIGURATION } from "../../src/config/configuration.ts";
+import { variablesOf } from "../../src/config/variable.ts";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
 const REGENERATE = "run `npm run generate` after changing src/config/configuration.ts";
+
+describe("src/config/configuration.ts", () => {
+  it("declares each variable once", () => {
+    const names = variablesOf(CONFIGURATION).map((v) => v.name);
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+  });
+});
 
 describe("docs/configuration.md", () => {
   it("has the tables the declarations give", () => {
