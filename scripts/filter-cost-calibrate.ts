@@ -7,7 +7,7 @@
 // --budget 0 lifts the bound for the run, so that refused shapes are timed too.
 import { parseArgs } from "node:util";
 import { buildApp } from "../src/app.ts";
-import { DEFAULTS } from "../src/config/defaults.ts";
+import { CONFIGURATION } from "../src/config/configuration.ts";
 import { resolveSettings } from "../src/config/settings.ts";
 import { parseFilter } from "../src/features/membership/rules/filter.ts";
 import { conditionCosts, WORK_FACTORS } from "../src/features/membership/rules/filter-cost.ts";
@@ -94,7 +94,7 @@ const shapes: Record<string, unknown> = {
 
 if (values.worst) {
   // The costliest filters the budget accepts at this size, and the issue's, timed once each.
-  const costBudget = resolveSettings({}).rules.costBudget ?? DEFAULTS.rules.costBudget.embedded;
+  const costBudget = resolveSettings({}).rules.costBudget ?? CONFIGURATION.settings.rules.costBudget.byStore.embedded;
   const simple = (count: number) => ({
     any: Array.from({ length: count }, (_, i) => ({ field: "fields.company", op: "eq", value: `none${i}` })),
   });

@@ -1,10 +1,12 @@
 // Regenerates everything generated from its sources: the contract's TypeScript types
 // (openapi-typescript) for the server (generated/) and for the SDK package (packages/client/, which
 // ships them in its tarball and so cannot reach outside its folder), the SDK package's version (the
-// contract's info.version), and the Prisma client (prisma generate). Works offline.
+// contract's info.version), docs/configuration.md's tables and .env.example (from
+// src/config/configuration.ts), and the Prisma client (prisma generate). Works offline.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parse } from "yaml";
+import { envExample, withConfigurationTables } from "./configuration-docs.ts";
 
 const run = (command: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
   execFileSync(command, args, { stdio: "inherit", env });
@@ -43,6 +45,10 @@ const writeIfChanged = (file: string, text: string) => {
 };
 writeIfChanged("generated/filter-operators.ts", operatorsModule("./api.d.ts"));
 writeIfChanged("packages/client/src/generated/filter-operators.ts", operatorsModule("../../generated/api.js"));
+
+// The variables' tables of docs/configuration.md and .env.example, from their declarations.
+writeIfChanged("docs/configuration.md", withConfigurationTables(readFileSync("docs/configuration.md", "utf8")));
+writeIfChanged(".env.example", envExample());
 
 // The SDK is versioned with the contract it was generated from. The lock file records a
 // workspace's version too, so both change together (and `npm ci` keeps matching).

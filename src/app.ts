@@ -4,7 +4,6 @@ import openapiGlue from "fastify-openapi-glue";
 import fp from "fastify-plugin";
 import { createServices, type Services } from "./composition.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
-import { withConsistency } from "./contract/consistency.ts";
 import {
   heavyOperations,
   operationsTaking,
@@ -43,6 +42,7 @@ import { trackWebhookBacklog } from "./platform/metrics.ts";
 import { consoleRoutes } from "./platform/pages/console-routes.ts";
 import { docsRoutes } from "./platform/pages/docs-routes.ts";
 import { PROJECT_ROOT } from "./platform/project-root.ts";
+import { withConsistency } from "./platform/replica-consistency.ts";
 import { createWorkLoop } from "./platform/work-loop.ts";
 
 declare module "fastify" {

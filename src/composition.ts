@@ -1,4 +1,4 @@
-import { DEFAULTS } from "./config/defaults.ts";
+import { CONFIGURATION } from "./config/configuration.ts";
 import { type PartialSettings, resolveSettings } from "./config/settings.ts";
 import { activityPartitionRepo } from "./features/activities/activity-partitions-repo.ts";
 import { createActivityPurge } from "./features/activities/activity-purge.ts";
@@ -25,7 +25,7 @@ import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
 import { createImportService } from "./features/imports/import-service.ts";
 import { HISTORY_DAYS, historyRepo } from "./features/insight/history-repo.ts";
-import { insightRepo } from "./features/insight/insight-repo.ts";
+import { overlapRepo } from "./features/insight/overlap-repo.ts";
 import { createRuleInsight } from "./features/insight/rule-insight.ts";
 import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
@@ -42,7 +42,7 @@ import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
 import { createFilterCostCheck } from "./features/membership/rules/filter-cost.ts";
 import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
-import { ruleInsightRepo } from "./features/membership/rules/insight-repo.ts";
+import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
@@ -120,7 +120,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       checkInput: createMemberInputCheck(),
     }),
     leaseMs: settings.imports.leaseMs,
-    chunkRows: settings.imports.chunkRows ?? DEFAULTS.imports.chunkRows[store.kind],
+    chunkRows: settings.imports.chunkRows ?? CONFIGURATION.settings.imports.chunkRows.byStore[store.kind],
     workers: settings.imports.workers,
     soleProcess: store.kind === "embedded",
     onError,
@@ -135,7 +135,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   // One bound for every operation that evaluates a client's filter over the workspace.
   const filterCost = createFilterCostCheck({
     repo: filterCostRepo,
-    budget: settings.rules.costBudget ?? DEFAULTS.rules.costBudget[store.kind],
+    budget: settings.rules.costBudget ?? CONFIGURATION.settings.rules.costBudget.byStore[store.kind],
   });
   const activityPurge = createActivityPurge({
     store,
@@ -211,7 +211,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
           () => ruleRepo.namingAudiences(store.db, workspaceId),
         ),
     }),
-    sizeInsight: createSizeInsight({ store, insight: insightRepo, history: historyRepo, audiences: audienceRepo }),
+    sizeInsight: createSizeInsight({ store, overlaps: overlapRepo, history: historyRepo, audiences: audienceRepo }),
     audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
     imports: createImportService({
       store,

@@ -11,20 +11,7 @@ async function main(): Promise<void> {
   // The server's logger, once it exists (the store is opened before it).
   let log: FastifyBaseLogger | undefined;
   const store = await openStore({
-    databaseUrl: database.url,
-    listenUrl: database.listenUrl,
-    dataDir: database.dataDir,
-    poolSize: database.poolSize,
-    readPoolSize: database.readPoolSize,
-    exportPoolSize: database.exportPoolSize,
-    statementTimeoutMs: database.statementTimeoutMs,
-    readTimeoutMs: database.readTimeoutMs,
-    connectTimeoutMs: database.connectTimeoutMs,
-    queueLimit: database.queueLimit,
-    preparedStatements: database.preparedStatements,
-    readUrls: database.readUrls,
-    replicaWaitMs: database.replicaWaitMs,
-    replicaMaxLagMs: database.replicaMaxLagMs,
+    ...database,
     onPreparedStatementsLost: (error) => {
       const message =
         "The connections of DATABASE_URL keep no prepared statements (a pooler in transaction mode): statements are sent unnamed from now on. DATABASE_PREPARED_STATEMENTS=false skips this check.";

@@ -46,6 +46,8 @@ function broken(from: string, to: string): string | undefined {
   if (from.startsWith("src/domain/") && to.startsWith("src/") && !to.startsWith("src/domain/"))
     return "the domain kernel imports only itself";
   if (/^src\/(platform|contract|config|domain)\//.test(from) && target) return "the platform imports no feature";
+  if (from.startsWith("src/contract/") && to.startsWith("src/platform/db/"))
+    return "the contract layer reads the contract; it imports no database";
   if (feature && target && target !== feature && target !== "membership")
     return "a feature imports no other feature (the composition root passes what it needs)";
   if (feature === "membership" && target && target !== "membership") return "membership imports no feature";
@@ -75,6 +77,8 @@ describe("the layout of src/", () => {
     );
     expect(broken("src/platform/db/database.ts", "src/features/membership/member-repo.ts")).toMatch(/no feature/);
     expect(broken("src/domain/cursor.ts", "src/platform/db/pg-errors.ts")).toMatch(/only itself/);
+    expect(broken("src/contract/contract.ts", "src/platform/db/read-scope.ts")).toMatch(/imports no database/);
+    expect(broken("src/platform/replica-consistency.ts", "src/platform/db/read-scope.ts")).toBeUndefined();
     expect(broken("src/features/imports/import-service.ts", "@audience-service/client")).toMatch(/not use the SDK/);
     expect(broken("packages/client/src/cli/config.ts", "src/domain/api-key.ts")).toMatch(/no server code/);
     expect(broken("console/src/session.ts", "src/domain/api-key.ts")).toMatch(/through the SDK only/);

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
-import { DEFAULTS } from "../../src/config/defaults.ts";
 
 describe("the configuration", () => {
   it("default to the store's limits", () => {
     const config = loadConfig({});
-    expect(config.database).toEqual({ ...DEFAULTS.database, url: undefined, listenUrl: undefined, readUrls: [] });
+    expect(config.database).toMatchObject({ databaseUrl: undefined, listenUrl: undefined, readUrls: [] });
     expect(config.database).toMatchObject({ poolSize: 10, readPoolSize: 5, queueLimit: 50, preparedStatements: true });
     expect(config.settings.http.publicUrl).toBeUndefined();
     expect(config.settings.http.metricsToken).toBeUndefined();
@@ -25,7 +24,7 @@ describe("the configuration", () => {
       METRICS_TOKEN: "a-long-enough-token",
     });
     expect(config.database).toMatchObject({
-      url: "postgresql://pgbouncer:6432/app",
+      databaseUrl: "postgresql://pgbouncer:6432/app",
       listenUrl: "postgresql://db:5432/app",
       poolSize: 4,
       connectTimeoutMs: 1500,
@@ -63,7 +62,7 @@ describe("the configuration", () => {
 });
 
 describe("the features' settings", () => {
-  it("default to DEFAULTS and take each variable into its section", () => {
+  it("default to their declarations and take each variable into its section", () => {
     expect(loadConfig({}).settings).toMatchObject({
       rateLimit: { perMinute: 6000 },
       events: { retentionDays: 7 },

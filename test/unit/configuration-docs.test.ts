@@ -1,43 +1,48 @@
-// docs/configuration.md and .env.example say what the server reads: every variable of
-// src/config/config.ts, with the default it really has, and nothing it does not read.
+// docs/configuration.md's tables and .env.example are written from src/config/configuration.ts
+// by `npm run generate`: they say what the server reads, with the defaults it really has.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { configurationTables, envExample } from "../../scripts/configuration-docs.ts";
 import { loadConfig, VARIABLES } from "../../src/config/config.ts";
+import { CONFIGURATION } from "../../src/config/configuration.ts";
+import { variablesOf } from "../../src/config/variable.ts";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
+const REGENERATE = "run `npm run generate` after changing src/config/configuration.ts";
 
-/** The rows of the table: variable → its Default cell, without the backticks. */
-function documented(): Map<string, string> {
-  const rows = read("docs/configuration.md").matchAll(/^\| `([A-Z_]+)` +\| ([^|]+?) +\|/gm);
-  return new Map([...rows].map(([, name, fallback]) => [name as string, (fallback as string).replaceAll("`", "")]));
-}
+describe("src/config/configuration.ts", () => {
+  it("declares each variable once", () => {
+    const names = variablesOf(CONFIGURATION).map((v) => v.name);
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+  });
+});
 
 describe("docs/configuration.md", () => {
-  it("lists every variable the server reads, and no other", () => {
-    expect([...documented().keys()].sort()).toEqual(Object.keys(VARIABLES).sort());
+  it("has the tables the declarations give", () => {
+    expect(read("docs/configuration.md"), REGENERATE).toContain(configurationTables());
   });
 
-  it("gives each variable's default as the schema has it", () => {
-    for (const [name, check] of Object.entries(VARIABLES)) {
-      const fallback = "default" in check ? String(check.default) : undefined;
-      const cell = documented().get(name);
-      if (fallback === undefined) expect(cell, name).not.toMatch(/^[0-9]|^(true|false)$/);
-      else expect(cell, name).toBe(fallback);
-    }
+  it("lists every variable the server reads, once", () => {
+    const rows = [...read("docs/configuration.md").matchAll(/^\| `([A-Z_]+)` \|/gm)].map(([, name]) => name);
+    expect(rows.sort()).toEqual(Object.keys(VARIABLES).sort());
   });
 });
 
 describe(".env.example", () => {
-  const lines = read(".env.example").split("\n");
+  const text = read(".env.example");
   const assigned = new Map(
-    lines.filter((line) => /^[A-Z_]+=/.test(line)).map((line) => line.split("=", 2) as [string, string]),
+    text
+      .split("\n")
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => line.split("=", 2) as [string, string]),
   );
 
-  it("names every variable", () => {
-    expect([...assigned.keys()].sort()).toEqual(Object.keys(VARIABLES).sort());
+  it("is what the declarations give", () => {
+    expect(text, REGENERATE).toBe(envExample());
   });
 
-  it("loaded as it is, gives the default configuration", () => {
+  it("names every variable, and loaded as it is, gives the default configuration", () => {
+    expect([...assigned.keys()].sort()).toEqual(Object.keys(VARIABLES).sort());
     expect(loadConfig(Object.fromEntries(assigned))).toEqual(loadConfig({}));
   });
 });

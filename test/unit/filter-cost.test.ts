@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RULE } from "../../scripts/bench/scenarios/insight-rules.ts";
-import { DEFAULTS } from "../../src/config/defaults.ts";
+import { CONFIGURATION } from "../../src/config/configuration.ts";
 import { BadRequestError } from "../../src/domain/errors.ts";
 import { type Filter, parseFilter } from "../../src/features/membership/rules/filter.ts";
 import { checkFilterCost, type FilterWork } from "../../src/features/membership/rules/filter-cost.ts";
@@ -8,7 +8,7 @@ import { checkFilterCost, type FilterWork } from "../../src/features/membership/
 // The default budget against the shapes it was set for: ordinary rules at a million members pass,
 // the previews of the issue that held the embedded store for tens of seconds do not.
 const types = new Map([["score", "number" as const]]);
-const BUDGET = DEFAULTS.rules.costBudget.postgres;
+const BUDGET = CONFIGURATION.settings.rules.costBudget.byStore.postgres;
 const parse = (filter: unknown) => parseFilter(filter, { types });
 const refusal = (filter: Filter, members: number, work: FilterWork) => {
   try {

@@ -1,6 +1,6 @@
 import { text } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
-import { DEFAULTS } from "../../src/config/defaults.ts";
+import { resolveSettings } from "../../src/config/settings.ts";
 import type { MemberExportRepo, SeqRange } from "../../src/features/exports/export-repo.ts";
 import { createMemberExport } from "../../src/features/exports/export-service.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
@@ -10,6 +10,8 @@ import type { SqlClient } from "../../src/platform/db/sql-client.ts";
  * told otherwise), read 30 numbers at a time, two reads ahead: each range's CSV is one line
  * naming it. `fail` makes a read fail.
  */
+const DEFAULTS = resolveSettings();
+
 function setUp(
   options: { segments?: SeqRange[]; fail?: (read: number) => boolean; concurrency?: number; perKey?: number } = {},
 ) {

@@ -5,7 +5,7 @@ import type { AppError } from "../../src/domain/errors.ts";
 import { createRuleInsight } from "../../src/features/insight/rule-insight.ts";
 import type { AudienceRow } from "../../src/features/membership/audience-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
-import type { ExplainedMemberRow } from "../../src/features/membership/rules/insight-repo.ts";
+import type { ExplainedMemberRow } from "../../src/features/membership/rules/rule-insight-repo.ts";
 import { fakeStore } from "./fakes/fake-stores.ts";
 
 const audience = (filter: Filter | null, isArchived = false): AudienceRow => ({

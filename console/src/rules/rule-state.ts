@@ -62,14 +62,32 @@ export function kindOf(field: string, types: Record<string, FieldType>): Kind {
   return field.startsWith("fields.") ? (types[field.slice("fields.".length)] ?? "string") : "string";
 }
 
-/** How a condition's value is entered. */
+/** The shape of each operator's value: a new operator fails the type check until it is given one. */
+const VALUE_SHAPES: Record<Op, "none" | "one" | "list" | "pair" | "duration"> = {
+  eq: "one",
+  ne: "one",
+  in: "list",
+  notIn: "list",
+  contains: "one",
+  startsWith: "one",
+  endsWith: "one",
+  exists: "none",
+  notExists: "none",
+  before: "one",
+  after: "one",
+  gt: "one",
+  gte: "one",
+  lt: "one",
+  lte: "one",
+  between: "pair",
+  withinLast: "duration",
+  notWithinLast: "duration",
+};
+
+/** How a condition's value is entered: an audience condition names an audience. */
 export function valueShape(op: Op, kind: Kind): "none" | "one" | "list" | "pair" | "duration" | "audience" {
-  if (op === "exists" || op === "notExists") return "none";
-  if (kind === "audience") return "audience";
-  if (op === "in" || op === "notIn") return "list";
-  if (op === "between") return "pair";
-  if (op === "withinLast" || op === "notWithinLast") return "duration";
-  return "one";
+  const shape = VALUE_SHAPES[op];
+  return kind === "audience" && shape !== "none" ? "audience" : shape;
 }
 
 export const emptyDraft = (): RuleDraft => ({ match: "all", items: [], nextId: 1 });

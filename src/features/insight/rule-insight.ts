@@ -6,7 +6,7 @@ import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { type Filter, parseFilter } from "../membership/rules/filter.ts";
 import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
 import { explainFilter } from "../membership/rules/filter-explain.ts";
-import type { RuleInsightRepo } from "../membership/rules/insight-repo.ts";
+import type { RuleInsightRepo } from "../membership/rules/rule-insight-repo.ts";
 
 type Schemas = components["schemas"];
 

@@ -3,7 +3,7 @@ import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import { HISTORY_DAYS, type HistoryRepo } from "./history-repo.ts";
-import type { InsightRepo } from "./insight-repo.ts";
+import type { OverlapRepo } from "./overlap-repo.ts";
 
 type Schemas = components["schemas"];
 
@@ -15,7 +15,7 @@ export interface HistoryQuery {
 
 export interface SizeInsightDeps {
   store: Pick<Store, "db">;
-  insight: Pick<InsightRepo, "overlap">;
+  overlaps: Pick<OverlapRepo, "overlap">;
   history: Pick<HistoryRepo, "list">;
   audiences: Pick<AudienceRepo, "findCount">;
   /** The current time; a fixed clock in tests. */
@@ -37,7 +37,7 @@ function instantOf(value: string | undefined, name: "from" | "to"): number | und
 }
 
 /** Audiences' sizes: how they overlap, how they changed. */
-export function createSizeInsight({ store, insight, history, audiences, clock = Date.now }: SizeInsightDeps) {
+export function createSizeInsight({ store, overlaps, history, audiences, clock = Date.now }: SizeInsightDeps) {
   return {
     async overlap(workspaceId: string, audienceIds: string[]): Promise<Schemas["Overlap"]> {
       // The contract's uniqueItems, checked here too so the answer does not depend on the validator.
@@ -46,7 +46,7 @@ export function createSizeInsight({ store, insight, history, audiences, clock = 
           { pointer: "/body/audienceIds", message: "must not contain duplicates" },
         ]);
       }
-      const counts = await insight.overlap(store.db, workspaceId, audienceIds);
+      const counts = await overlaps.overlap(store.db, workspaceId, audienceIds);
       const found = new Set(counts.audiences.map((a) => a.id));
       const unknown = audienceIds.find((id) => !found.has(id));
       if (unknown !== undefined) throw audienceNotFound(unknown);

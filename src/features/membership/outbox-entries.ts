@@ -1,4 +1,5 @@
 import type { components } from "../../../generated/api.d.ts";
+import { assertNever } from "../../domain/assert-never.ts";
 import { type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { ChangeReason, MemberSet } from "./member-set.ts";
 
@@ -70,10 +71,17 @@ export function plainEvents(entry: Exclude<OutboxEntry, { type: "audience.member
       return batches(entry.members).map((members) => draft("members.updated", null, { members }));
     case "members.deleted":
       return batches(entry.memberIds).map((memberIds) => draft("members.deleted", null, { memberIds }));
-    default: {
+    case "audience.created":
+    case "audience.renamed":
+    case "audience.archived":
+    case "audience.restored":
+    case "audience.filter_changed":
+    case "audience.merged": {
       const { type, ...data } = entry;
       return [draft(type, entry.audienceId, data)];
     }
+    default:
+      return assertNever(entry, "outbox entry");
   }
 }
 

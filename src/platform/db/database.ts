@@ -2,7 +2,8 @@ import { join } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlQuery, SqlQueryable } from "@prisma/driver-adapter-utils";
-import { DEFAULTS } from "../../config/defaults.ts";
+import { CONFIGURATION } from "../../config/configuration.ts";
+import { defaultsOf } from "../../config/variable.ts";
 import { trackDataDir, trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate, takingTurns } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
@@ -69,7 +70,7 @@ const MAX_ATTEMPTS = 5;
 /** Opens the store and brings its schema up to date before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   // No dataDir default here: a store opened without one (tests) lives in memory.
-  const { dataDir: _, ...limits } = DEFAULTS.database;
+  const { dataDir: _, ...limits } = defaultsOf(CONFIGURATION.database);
   const settings: Settings = { ...limits, ...definedOnly(options) };
   if (settings.readUrls?.length && !options.databaseUrl)
     throw new Error("Replicas need PostgreSQL: the embedded store has none.");

@@ -1,5 +1,5 @@
 import type { SqlQuery, SqlQueryable, SqlResultSet } from "@prisma/driver-adapter-utils";
-import { DEFAULTS } from "../../config/defaults.ts";
+import { CONFIGURATION } from "../../config/configuration.ts";
 import { databaseReads, replicaFallbacks, trackReplicas } from "../metrics.ts";
 import { databaseFault } from "./pg-errors.ts";
 import { currentReadScope, parseLsn, type ReadScope } from "./read-scope.ts";
@@ -190,9 +190,9 @@ export function openReplicas(
   return openReplicaReads({
     ...settings,
     urls: settings.readUrls,
-    waitMs: settings.replicaWaitMs ?? DEFAULTS.database.replicaWaitMs,
-    maxLagMs: settings.replicaMaxLagMs ?? DEFAULTS.database.replicaMaxLagMs,
-    probeIntervalMs: settings.replicaProbeIntervalMs ?? DEFAULTS.replicas.probeIntervalMs,
+    waitMs: settings.replicaWaitMs ?? CONFIGURATION.database.replicaWaitMs.fallback,
+    maxLagMs: settings.replicaMaxLagMs ?? CONFIGURATION.database.replicaMaxLagMs.fallback,
+    probeIntervalMs: settings.replicaProbeIntervalMs ?? CONFIGURATION.database.replicaProbeIntervalMs.fallback,
     primaryPosition: position,
   });
 }

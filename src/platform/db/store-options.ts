@@ -39,7 +39,7 @@ export interface StoreOptions {
   replicaWaitMs?: number;
   /** Without a token, a replica further behind the primary than this is not read from. */
   replicaMaxLagMs?: number;
-  /** How often the replicas' positions are probed (DEFAULTS.replicas). */
+  /** How often the replicas' positions are probed (its default: src/config/configuration.ts). */
   replicaProbeIntervalMs?: number;
   /** The embedded store's data directory lock was lost (another process took it over). */
   onLockLost?: (error: Error) => void;

@@ -9,7 +9,7 @@ import type { Filter } from "./filter.ts";
 import { namedAudiencesSql, type SqlContext } from "./filter-sql.ts";
 
 /** How many members of each side of a change are named. */
-const SAMPLE = 10;
+export const SAMPLE = 10;
 
 export interface FilterChangeRow {
   memberCount: number;

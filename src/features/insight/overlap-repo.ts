@@ -10,8 +10,8 @@ export interface OverlapCounts {
   all: number;
 }
 
-/** The insight feature's reads of audiences' member sets (bitsets, see member-bits-sql.ts). */
-export const insightRepo = {
+/** How audiences' member sets overlap: the insight feature's read of them (bitsets, see member-bits-sql.ts). */
+export const overlapRepo = {
   /**
    * Sizes, pairwise intersections and the intersection of all, in one statement. Each audience's
    * member chunks are read once; a pair costs a bit_count(a & b) per chunk both have, and the
@@ -61,4 +61,4 @@ export const insightRepo = {
   },
 };
 
-export type InsightRepo = typeof insightRepo;
+export type OverlapRepo = typeof overlapRepo;

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Store } from "../platform/db/database.ts";
-import { readingFromReplicas } from "../platform/db/read-scope.ts";
-import type { Handlers } from "./handler-types.ts";
+import type { Store } from "./db/database.ts";
+import { readingFromReplicas } from "./db/read-scope.ts";
 
 type AnyHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -9,11 +8,12 @@ type AnyHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unkn
  * Reads on replicas, with read-your-writes (DATABASE_READ_URLS). A read operation's handler runs
  * in a read scope carrying the request's Consistency-Token, so that its statements may be
  * answered by a replica that has replayed it (replica-reads.ts); a write operation's success
- * answer carries the primary's position after it as its Consistency-Token (contract.ts says
- * which is which); the health probes are neither. Only
- * for a store with replicas: without, the handlers are left as they are.
+ * answer carries the primary's position after it as its Consistency-Token (src/contract/contract.ts
+ * says which is which); the health probes are neither. Only for a store with replicas: without,
+ * the handlers are left as they are. It lives beside the database layer it routes, not in
+ * src/contract/, which reads the contract and imports no database.
  */
-export function withConsistency(
+export function withConsistency<Handlers extends object>(
   handlers: Handlers,
   { reads, writes }: { reads: Set<string>; writes: Set<string> },
   store: Pick<Store, "replicated" | "consistencyToken">,
