@@ -13,20 +13,36 @@ declare module "vitest" {
   }
 }
 
+/** The run's dump and how many projects still use it (every project's global setup runs in one process). */
+const made = globalThis as { embeddedTemplate?: { path: Promise<string>; users: number } };
+
 /**
  * vitest's global setup: one embedded database, migrated as openStore migrates one, dumped to a
  * file the test files start their in-memory stores from (StoreOptions.template). Creating an
- * embedded database takes a few seconds; loading the dump, under one.
+ * embedded database takes a few seconds; loading the dump, under one. Made once per run, however
+ * many projects use it, and removed when the last of them is done.
  */
 export default async function setup(project: TestProject) {
+  made.embeddedTemplate ??= { path: dumpTemplate(), users: 0 };
+  const shared = made.embeddedTemplate;
+  shared.users++;
+  const path = await shared.path;
+  project.provide("embeddedTemplatePath", path);
+  return async () => {
+    if (--shared.users > 0) return;
+    made.embeddedTemplate = undefined;
+    await rm(path, { force: true });
+  };
+}
+
+async function dumpTemplate(): Promise<string> {
   const lite = await openPglite();
   await applyMigrations(pgliteRunner(lite));
   const dump = await lite.dumpDataDir("none");
   await lite.close();
-  const path = join(tmpdir(), `audience-service-template-${process.pid}-${project.name || "main"}.tar`);
+  const path = join(tmpdir(), `audience-service-template-${process.pid}.tar`);
   await writeFile(path, Buffer.from(await dump.arrayBuffer()));
-  project.provide("embeddedTemplatePath", path);
-  return () => rm(path, { force: true });
+  return path;
 }
 
 let template: Promise<Blob> | undefined;
