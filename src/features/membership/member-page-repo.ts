@@ -85,10 +85,21 @@ export async function pageListing(db: Reader, listing: Listing, query: PageQuery
 }
 
 /**
+ * Member numbers a page's first statement looks through for its members, as a multiple of the
+ * page: an audience that dense has its page there, and the page needs no second statement.
+ */
+const GUESS_SPAN = 4;
+
+/**
  * One page of an audience's members, read from its member bitset: member numbers are in
  * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
  * chunk or two, and then the rows of those members by number. Also the audience's stored size
  * (null when there is no such audience), read by the same statement.
+ *
+ * The same statement also reads, at a guess, the members whose bits are set among the next
+ * numbers past the place. When the page's numbers, found in the chunks, all lie there (an
+ * audience about as dense as its workspace), the guess is the page and the request is one round
+ * trip; otherwise the members are read by number in a second statement.
  */
 export async function pageAudience(
   db: Reader,
@@ -110,27 +121,42 @@ export async function pageAudience(
   const set = Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
     AND t.kind = ${kind("member")} AND t.count > 0`;
   const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
-  const chunkRows = await db.$queryRaw<
-    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bits: string | null }[]
+  // The numbers the guess looks through: [edge, edge + span) scanning up, (edge - span, edge] down.
+  const span = GUESS_SPAN * wanted;
+  // The edge as a scalar subquery, so that the guess is a range of the (workspace_id, seq) index.
+  const guessRange = ascending
+    ? Prisma.sql`m.seq >= (SELECT e.edge FROM e) AND m.seq < (SELECT e.edge FROM e)::bigint + ${span}::int`
+    : Prisma.sql`m.seq <= (SELECT e.edge FROM e) AND m.seq > (SELECT e.edge FROM e)::bigint - ${span}::int`;
+  const inGuess = (seq: number, edgeSeq: number) => (ascending ? seq < edgeSeq + span : seq > edgeSeq - span);
+  const [first] = await db.$queryRaw<
+    { memberCount: number | null; edge: number; behind: boolean; chunks: string | null; guess: string | null }[]
   >`
-    WITH e AS (SELECT ${edge} AS edge)
+    WITH e AS (SELECT ${edge} AS edge),
+    c AS MATERIALIZED (
+      SELECT t.chunk, t.bits FROM e, membership_chunks AS t
+      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
+      ORDER BY t.chunk ${order} LIMIT 2
+    ),
+    g AS (
+      SELECT m.seq, ${MEMBER_JSON} AS member FROM members AS m
+      WHERE m.workspace_id = ${workspaceId} AND ${guessRange}
+        AND get_bit((SELECT c.bits FROM c WHERE c.chunk = ${chunkOf(Prisma.sql`m.seq`)}), ${bitOf(Prisma.sql`m.seq`)}) = 1
+      ORDER BY m.seq ${order} LIMIT ${wanted}
+    )
     SELECT e.edge,
       (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
         AS "memberCount",
       EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
-      c.chunk, c.bits
-    FROM e LEFT JOIN LATERAL (
-      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
-      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
-      ORDER BY t.chunk ${order} LIMIT 2
-    ) AS c ON true
-    ORDER BY c.chunk ${order}`;
-  const memberCount = chunkRows[0]?.memberCount ?? null;
+      (SELECT json_agg(json_build_array(c.chunk, ${base64Of(Prisma.sql`c.bits`)}) ORDER BY c.chunk ${order})::text FROM c) AS chunks,
+      (SELECT json_agg(json_build_array(g.seq, g.member) ORDER BY g.seq ${order})::text FROM g) AS guess
+    FROM e`;
+  const memberCount = first?.memberCount ?? null;
   if (memberCount === null) return { rows: [], hasNextPage: false, hasPreviousPage: false, memberCount };
-  const edgeSeq = chunkRows[0]?.edge ?? start;
+  const edgeSeq = first?.edge ?? start;
   const seqs: number[] = [];
-  let behind = chunkRows[0]?.behind ?? false;
-  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bits: string }[];
+  let behind = first?.behind ?? false;
+  let rows = (JSON.parse(first?.chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
+  let exhausted = rows.length < 2;
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
       // In scan order, the edge chunk's bits behind the edge come first.
@@ -148,8 +174,23 @@ export async function pageAudience(
       SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
+    exhausted = rows.length < 16;
   }
-  return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
+  // The guess holds every member of the page when it saw all the page's numbers: the page is
+  // full or the set ends, and its last number lies within the numbers the guess looked through.
+  const lastSeq = seqs.at(-1);
+  const guessed = (seqs.length === wanted || exhausted) && (lastSeq === undefined || inGuess(lastSeq, edgeSeq));
+  const members = guessed
+    ? guessedMembers(first?.guess ?? null, seqs)
+    : await membersBySeq(db, workspaceId, seqs, order);
+  return { ...finish(query, members, behind), memberCount };
+}
+
+/** The guess's members whose numbers are the page's, in page order (a member deleted meanwhile is skipped). */
+function guessedMembers(guess: string | null, seqs: number[]): MemberRow[] {
+  const page = new Set(seqs);
+  const rows = JSON.parse(guess ?? "[]") as [number, MemberJson][];
+  return rows.filter(([seq]) => page.has(seq)).map(([, member]) => memberOfJson(member));
 }
 
 /**
@@ -162,15 +203,19 @@ export const MEMBER_JSON = Prisma.sql`json_build_array(m.id, floor(extract(epoch
 
 /** The members of a json_agg of MEMBER_JSON (null: no rows). */
 export function membersOfJson(document: string | null): MemberRow[] {
-  const rows = JSON.parse(document ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
-  return rows.map(([id, createdAt, email, fields, alternativeEmails]) => ({
-    id,
-    createdAt: new Date(createdAt),
-    email,
-    fields,
-    alternativeEmails: alternativeEmails ?? [],
-  }));
+  return (JSON.parse(document ?? "[]") as MemberJson[]).map(memberOfJson);
 }
+
+/** One MEMBER_JSON array. */
+type MemberJson = [string, number, string | null, Record<string, string>, string[] | null];
+
+const memberOfJson = ([id, createdAt, email, fields, alternativeEmails]: MemberJson): MemberRow => ({
+  id,
+  createdAt: new Date(createdAt),
+  email,
+  fields,
+  alternativeEmails: alternativeEmails ?? [],
+});
 
 /** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
 async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
