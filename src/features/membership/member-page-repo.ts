@@ -4,7 +4,7 @@ import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
-import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import type { MemberRow } from "./member-repo.ts";
 import { seqRange } from "./member-set.ts";
 import { fold } from "./rules/filter.ts";
 
@@ -59,29 +59,47 @@ function finish(query: PageQuery, fetched: MemberRow[], behind: boolean): PageRo
 }
 
 /**
- * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage.
- * The page and the look behind its start are independent statements, sent at once (on
- * PostgreSQL, over two pooled connections).
+ * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage,
+ * and how many members of the listing match (its totalCount). With an audience, also whether
+ * the workspace has it (false: no such audience; the listing then matches nobody). One statement:
+ * the page, the look behind its start, the count and the audience, read together.
  */
-export async function pageListing(db: Reader, listing: Listing, query: PageQuery): Promise<PageRows> {
+export async function pageListing(
+  db: Reader,
+  listing: Listing,
+  query: PageQuery,
+  audience?: { workspaceId: string; audienceId: string },
+): Promise<PageRows & { count: number; found: boolean }> {
   const cursor = query.before ?? query.after;
   const ascending = scansAscending(query);
   const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-  const fetching = db.$queryRaw<MemberRow[]>`
-    SELECT ${MEMBER_COLUMNS} FROM ${listing.from}
-    WHERE ${listing.where} ${searchSql(query.search)}
-      ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
-    ORDER BY m.created_at ${direction}, m.id ${direction}
-    LIMIT ${query.limit + 1}`;
+  const search = searchSql(query.search);
   // Anything on the other side of the page? The page starts just past the cursor, so that is
   // anything at or before the cursor. Without a cursor the page starts at the very beginning.
-  const lookingBehind = cursor
-    ? db.$queryRaw<{ found: boolean }[]>`
-        SELECT EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${searchSql(query.search)}
-          AND ${beyond(cursor, !ascending, true)}) AS found`.then(([row]) => row?.found ?? false)
-    : Promise.resolve(false);
-  const [fetched, behind] = await Promise.all([fetching, lookingBehind]);
-  return finish(query, fetched, behind);
+  const behind = cursor
+    ? Prisma.sql`EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${search}
+        AND ${beyond(cursor, !ascending, true)})`
+    : Prisma.sql`false`;
+  const found = audience
+    ? Prisma.sql`EXISTS (SELECT 1 FROM audiences AS a WHERE a.workspace_id = ${audience.workspaceId} AND a.id = ${audience.audienceId})`
+    : Prisma.sql`true`;
+  const [row] = await db.$queryRaw<{ page: string | null; behind: boolean; count: number; found: boolean }[]>`
+    SELECT
+      (SELECT json_agg(${MEMBER_JSON} ORDER BY m.created_at ${direction}, m.id ${direction})::text FROM (
+        SELECT m.* FROM ${listing.from}
+        WHERE ${listing.where} ${search}
+          ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
+        ORDER BY m.created_at ${direction}, m.id ${direction}
+        LIMIT ${query.limit + 1}
+      ) AS m) AS page,
+      ${behind} AS behind,
+      (SELECT count(*)::int FROM ${listing.from} WHERE ${listing.where} ${search}) AS count,
+      ${found} AS found`;
+  return {
+    ...finish(query, membersOfJson(row?.page ?? null), row?.behind ?? false),
+    count: row?.count ?? 0,
+    found: row?.found ?? false,
+  };
 }
 
 /**
@@ -230,13 +248,6 @@ async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], ord
   return membersOfJson(row?.page ?? null);
 }
 
-/** How many members of the listing match the search term. */
-export async function countMatching(db: Reader, listing: Listing, search: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ count: number }[]>`
-    SELECT count(*)::int AS count FROM ${listing.from} WHERE ${listing.where} ${searchSql(search)}`;
-  return row?.count ?? 0;
-}
-
 /** What search looks in: the folded e-mail and these fields. */
 const SEARCHED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
 
@@ -284,6 +295,6 @@ function beyond(position: Position, ascending: boolean, inclusive: boolean): Pri
 }
 
 /** The page reads, as one object a service can be given. */
-export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience, countMatching };
+export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience };
 
 export type MemberPageRepo = typeof memberPageRepo;
