@@ -103,8 +103,8 @@ export async function pageListing(
 }
 
 /**
- * Member numbers a page's first statement looks through for its members, as a multiple of the
- * page: an audience that dense has its page there, and the page needs no second statement.
+ * Member numbers past a page's place that its first statement looks through, as a multiple of the
+ * page: an audience that dense has its page among them, and the page needs no second statement.
  */
 const GUESS_SPAN = 4;
 
@@ -115,9 +115,9 @@ const GUESS_SPAN = 4;
  * (null when there is no such audience), read by the same statement.
  *
  * The same statement also reads, at a guess, the members whose bits are set among the next
- * numbers past the place. When the page's numbers, found in the chunks, all lie there (an
- * audience about as dense as its workspace), the guess is the page and the request is one round
- * trip; otherwise the members are read by number in a second statement.
+ * members past the place. When they are the page's numbers, found in the chunks (an audience
+ * about as dense as its workspace), the guess is the page and the request is one round trip;
+ * otherwise the members are read by number in a second statement.
  */
 export async function pageAudience(
   db: Reader,
@@ -139,13 +139,16 @@ export async function pageAudience(
   const set = Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
     AND t.kind = ${kind("member")} AND t.count > 0`;
   const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
-  // The numbers the guess looks through: [edge, edge + span) scanning up, (edge - span, edge] down.
+  // The guess looks through the member numbers from the first member past the place (the
+  // cursor's edge, or the workspace's first or last member) to this many further: a range of the
+  // (workspace_id, seq) index, whatever the statistics say.
   const span = GUESS_SPAN * wanted;
-  // The edge as a scalar subquery, so that the guess is a range of the (workspace_id, seq) index.
+  const from = cursor
+    ? Prisma.sql`(SELECT e.edge FROM e)`
+    : Prisma.sql`(SELECT ${ascending ? Prisma.sql`min` : Prisma.sql`max`}(m.seq) FROM members AS m WHERE m.workspace_id = ${workspaceId})`;
   const guessRange = ascending
-    ? Prisma.sql`m.seq >= (SELECT e.edge FROM e) AND m.seq < (SELECT e.edge FROM e)::bigint + ${span}::int`
-    : Prisma.sql`m.seq <= (SELECT e.edge FROM e) AND m.seq > (SELECT e.edge FROM e)::bigint - ${span}::int`;
-  const inGuess = (seq: number, edgeSeq: number) => (ascending ? seq < edgeSeq + span : seq > edgeSeq - span);
+    ? Prisma.sql`m.seq >= ${from} AND m.seq < ${from}::bigint + ${span}::int`
+    : Prisma.sql`m.seq <= ${from} AND m.seq > ${from}::bigint - ${span}::int`;
   const [first] = await db.$queryRaw<
     { memberCount: number | null; edge: number; behind: boolean; chunks: string | null; guess: string | null }[]
   >`
@@ -174,7 +177,6 @@ export async function pageAudience(
   const seqs: number[] = [];
   let behind = first?.behind ?? false;
   let rows = (JSON.parse(first?.chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
-  let exhausted = rows.length < 2;
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
       // In scan order, the edge chunk's bits behind the edge come first.
@@ -192,23 +194,15 @@ export async function pageAudience(
       SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
-    exhausted = rows.length < 16;
   }
-  // The guess holds every member of the page when it saw all the page's numbers: the page is
-  // full or the set ends, and its last number lies within the numbers the guess looked through.
-  const lastSeq = seqs.at(-1);
-  const guessed = (seqs.length === wanted || exhausted) && (lastSeq === undefined || inGuess(lastSeq, edgeSeq));
+  // The guess is the first members past the edge whose bits are set, as the page's numbers are
+  // the first set bits: it is the page when it holds exactly those numbers.
+  const guess = JSON.parse(first?.guess ?? "[]") as [number, MemberJson][];
+  const guessed = guess.length === seqs.length && guess.every(([seq], i) => seq === seqs[i]);
   const members = guessed
-    ? guessedMembers(first?.guess ?? null, seqs)
+    ? guess.map(([, member]) => memberOfJson(member))
     : await membersBySeq(db, workspaceId, seqs, order);
   return { ...finish(query, members, behind), memberCount };
-}
-
-/** The guess's members whose numbers are the page's, in page order (a member deleted meanwhile is skipped). */
-function guessedMembers(guess: string | null, seqs: number[]): MemberRow[] {
-  const page = new Set(seqs);
-  const rows = JSON.parse(guess ?? "[]") as [number, MemberJson][];
-  return rows.filter(([seq]) => page.has(seq)).map(([, member]) => memberOfJson(member));
 }
 
 /**
