@@ -108,7 +108,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     },
     history: historyRepo,
   });
-  const pages = createMemberPages({ store, pages: memberPageRepo, audiences: audienceRepo });
+  const pages = createMemberPages({ store, pages: memberPageRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
   const importRunner = createImportRunner({
     store,

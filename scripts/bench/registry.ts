@@ -198,7 +198,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "audience-rule",
     what: "the rule in A ∧ notIn B set, A and B two audiences of half the big workspace overlapping by half",
     needs: ["bigAudience"],
-    targets: ["audience_rule"],
+    targets: ["audience_rule", "audience_rule_written"],
     run: (ctx) => audienceRule(ctx),
   }),
   scenario({

@@ -48,30 +48,38 @@ const noErrors: Bound = { kind: "absolute", figure: "errors", op: "≤", limit: 
 
 export const TARGETS = {
   bulk_add_new_ids: [ratio("≥", 0.5, "raw")],
-  // Round 2 of the performance work: within 1.5× the raw keyset query on PostgreSQL, 3 ms on the
-  // embedded store (in process, its raw query is too quick for a ratio to mean much); p99 20 ms.
+  // Round 3 of the performance work (issue 47): within 1.2× the raw keyset query on PostgreSQL,
+  // 3 ms on the embedded store (in process, its raw query is too quick for a ratio to mean much);
+  // p99 20 ms.
   page_depth: {
-    postgres: [ratio("≤", 1.5, "raw", "p50"), p99AtMost(20)],
+    postgres: [ratio("≤", 1.2, "raw", "p50"), p99AtMost(20)],
     embedded: [atMost(3, "ms", "p50"), p99AtMost(20)],
   },
   page_deep_vs_first: [atMost(1.5, "×")],
-  get_audience_throughput: [ratio("≥", 0.4, "bare")],
+  get_audience_throughput: [ratio("≥", 0.6, "bare")],
   bulk_add_with_data_merge: [ratio("≥", 0.35, "raw")],
   export_csv: [ratio("≥", 0.5, "raw")],
   merge_audiences: [atMost(3, "s")],
   snapshot_audience: [atMost(0.5, "s")],
   filter_recompute: [atMost(10, "s")],
   update_spread: [ratio("≤", 5, "raw")],
-  patch_member_with_rules: [atMost(10, "ms", "p50")],
+  // Issue 47: within 3× the raw UPDATE of the row on PostgreSQL; 10 ms on the embedded store.
+  patch_member_with_rules: {
+    postgres: [ratio("≤", 3, "raw", "p50")],
+    embedded: [atMost(10, "ms", "p50")],
+  },
   // Issue 30's rule features: ratios to the raw statement doing the same work, or (the chains)
   // to the same PATCH under as many rules without audience conditions.
   patch_rule_chains: [ratio("≤", 1.5, "field rules only", "p50")],
   audience_rule: [ratio("≤", 3, "raw")],
+  // Issue 47: a rule set is a durable write; beside the raw INSERT … SELECT writing the same
+  // chunks and committing, within 2×.
+  audience_rule_written: [ratio("≤", 2, "raw")],
   numeric_rule: [ratio("≤", 2, "raw")],
   // Issue 30: a tick of 10 relative-time audiences over 1,000,000 members.
   clock_tick_idle: [atMost(10, "ms", "p50")],
   clock_tick_crossing: [atMost(200, "ms", "p50")],
-  feed_page: [atMost(5, "ms", "p50")],
+  feed_page: [atMost(3, "ms", "p50")],
   // A member write under rules at every bound of a workspace (rule-bounds.ts), at 200,000 members:
   // the rules at most double an upsert of 10,000 members (most of which is writing them), and an
   // add of one member to the audience the most rules name stays under a second.
@@ -89,22 +97,26 @@ export const TARGETS = {
   insight_explanation: [atMost(5, "ms", "p50")],
   insight_history: [atMost(5, "ms", "p50")],
   insight_list_stats: [ratio("≤", 1.2, "without", "p50")],
-  list_audiences: [ratio("≤", 1.5, "raw")],
+  list_audiences: [ratio("≤", 1.3, "raw")],
   search_rare: [atMost(50, "ms", "p50")],
-  search_common: [atMost(150, "ms", "p50")],
-  mixed_load: [ratio("≥", 0.6, "raw"), noErrors],
+  // Issue 47: a common term within 100 ms on both stores (the raw baseline reads the same index).
+  search_common: [atMost(100, "ms", "p50")],
+  mixed_load: {
+    postgres: [ratio("≥", 0.7, "raw"), noErrors],
+    embedded: [ratio("≥", 0.6, "raw"), noErrors],
+  },
   // Issue 33: reads on a replica beside the same reads on a primary-only server.
   replica_read_no_token: [ratio("≤", 1.1, "primary-only", "p50")],
   replica_read_fresh_token: [ratio("≤", 1.2, "primary-only", "p50")],
   webhook_latency: [atMost(100, "ms", "p50"), p99AtMost(1_000)],
-  webhook_throughput: [atLeast(1_000, "deliveries/s")],
+  webhook_throughput: [atLeast(2_000, "deliveries/s")],
   api_latency_with_backlog: [ratio("≤", 1.5, "before")],
   // The issue "One key cannot freeze everyone": no request of one key raises another tenant's p99
   // above 1 s; the victim's requests all answered.
   tenant_isolation: [p99AtMost(1_000), noErrors],
   import_csv: [ratio("≥", 0.5, "raw")],
   import_peak_rss: [atMost(300, "MB")],
-  server_peak_rss: [atMost(300, "MB")],
+  server_peak_rss: [atMost(250, "MB")],
 } as const satisfies Record<string, Target>;
 
 export type TargetKey = keyof typeof TARGETS;

@@ -17,33 +17,25 @@ const oneMember = (chunk: number, part = 0): Chunk => {
 function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
   const outbox = [...entries];
   const feed: PublishedEvent[] = [];
-  const statements = { readChunks: 0, idsOf: 0, transactions: 0 };
+  const statements = { lockAndRead: 0, idsOf: 0, transactions: 0 };
   let lastSequence = 0;
   const events: EventRelayDeps["events"] = {
     pendingWorkspaces: async () => (outbox.length > 0 ? ["ws"] : []),
-    lockHead: async () => {
+    lockAndRead: async (_tx, _ws, entryLimit, chunkLimit) => {
       statements.transactions++;
-      return { lastSequence };
-    },
-    readEntries: async (_tx, _ws, limit) => outbox.slice(0, limit).map((entry) => entry.row),
-    readChunks: async (_tx, _ws, ids, limit) => {
-      statements.readChunks++;
-      return new Map(
-        outbox
-          .filter((e) => ids.includes(e.row.id) && e.chunks.length > 0)
-          .map((e) => [e.row.id, e.chunks.slice(0, limit)]),
-      );
-    },
-    deleteChunks: async (_tx, _ws, id, chunks) => {
-      const entry = outbox.find((e) => e.row.id === id);
-      if (entry)
-        entry.chunks = entry.chunks.filter((c) => !chunks.some((d) => d.part === c.part && d.chunk === c.chunk));
+      statements.lockAndRead++;
+      const read = outbox.slice(0, entryLimit);
+      // The first chunkLimit chunks of the entries read, entry by entry.
+      const chunks = read.flatMap((e) => e.chunks.map((chunk) => ({ id: e.row.id, chunk }))).slice(0, chunkLimit);
+      const byEntry = new Map<bigint, Chunk[]>();
+      for (const { id, chunk } of chunks) byEntry.set(id, [...(byEntry.get(id) ?? []), chunk]);
+      return { lastSequence, entries: read.map((entry) => entry.row), chunks: byEntry };
     },
     idsOf: async (_tx, _ws, seqs) => {
       statements.idsOf++;
       return new Map(seqs.map((seq) => [seq, `m${seq / CHUNK_BITS}`]));
     },
-    publish: async (_tx, _ws, published, { done }) => {
+    publish: async (_tx, _ws, published, { done, taken }) => {
       feed.push(...published);
       lastSequence = published.at(-1)?.sequence ?? lastSequence;
       for (const id of done)
@@ -51,7 +43,11 @@ function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
           outbox.findIndex((e) => e.row.id === id),
           1,
         );
-      return 0;
+      const entry = taken && outbox.find((e) => e.row.id === taken.outboxId);
+      if (entry && taken) {
+        entry.chunks = entry.chunks.filter((c) => !taken.chunks.some((d) => d.part === c.part && d.chunk === c.chunk));
+      }
+      return { deliveries: 0, intact: true };
     },
     dropTombstonesIfIdle: async () => {},
   };
@@ -71,14 +67,14 @@ const changed = (id: number, audienceId: string, chunks: Chunk[]) => ({
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => oneMember(from + i));
 
 describe("event relay", () => {
-  it("reads the chunks of a transaction's entries in one statement and names their members in one more", async () => {
+  it("reads a transaction's entries and their chunks with the head's lock, and names their members in one more statement", async () => {
     const outbox = fakeOutbox([
       changed(1, "aud_a", range(0, 2)),
       changed(2, "aud_b", [oneMember(0), oneMember(5, 1)]),
       changed(3, "aud_c", range(7, 1)),
     ]);
     await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
-    expect(outbox.statements).toEqual({ readChunks: 1, idsOf: 1, transactions: 1 });
+    expect(outbox.statements).toEqual({ lockAndRead: 1, idsOf: 1, transactions: 1 });
     expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered, e.data.left])).toEqual([
       [1, "aud_a", ["m0", "m1"], []],
       [2, "aud_b", ["m0"], ["m5"]],
@@ -100,6 +96,22 @@ describe("event relay", () => {
       [3, "aud_b", ids(113, 7)],
       [4, "aud_c", ids(200, 1)],
     ]);
-    expect(outbox.statements).toEqual({ readChunks: 2, idsOf: 2, transactions: 2 });
+    expect(outbox.statements).toEqual({ lockAndRead: 2, idsOf: 2, transactions: 2 });
+  });
+});
+
+describe("event relay, when another relay published the entries it read", () => {
+  it("rolls its transaction back and reads again, publishing each entry once", async () => {
+    const outbox = fakeOutbox([changed(1, "aud_a", range(0, 2))]);
+    const publish = outbox.events.publish;
+    let refused = 0;
+    // The first publishing finds its entries gone (another relay committed them after the read).
+    outbox.events.publish = async (...args) => {
+      if (refused++ === 0) return { deliveries: 0, intact: false };
+      return publish(...args);
+    };
+    await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
+    expect(outbox.statements.transactions).toBe(2);
+    expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered])).toEqual([[1, "aud_a", ["m0", "m1"]]]);
   });
 });

@@ -115,6 +115,7 @@ export async function audienceRule(ctx: Context): Promise<void> {
   ctx.rows.push(
     secondsRow(service, writtenMs, {
       metric: "audience_rule_set_vs_written",
+      target: "audience_rule_written",
       label: "the same rule set, beside the chunk arithmetic written as match and member chunks",
       baselineLabel: "one INSERT … SELECT of A's chunks & ~B's, twice",
     }),

@@ -3,21 +3,11 @@ import type { Store, Tx } from "../../platform/db/database.ts";
 import { eventsPublished } from "../../platform/metrics.ts";
 import { type ChangeReason, membersOf } from "../membership/member-set.ts";
 import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../membership/outbox-entries.ts";
-import type { EventRepo, OutboxRow, PublishedEvent } from "./event-repo.ts";
+import type { EventRepo, OutboxChunk, OutboxRow, PublishedEvent } from "./event-repo.ts";
 
 export interface EventRelayDeps {
   store: Pick<Store, "transaction" | "db">;
-  events: Pick<
-    EventRepo,
-    | "pendingWorkspaces"
-    | "lockHead"
-    | "readEntries"
-    | "readChunks"
-    | "deleteChunks"
-    | "idsOf"
-    | "publish"
-    | "dropTombstonesIfIdle"
-  >;
+  events: Pick<EventRepo, "pendingWorkspaces" | "lockAndRead" | "idsOf" | "publish" | "dropTombstonesIfIdle">;
   /** Told when deliveries were queued. */
   onDeliveries?: () => void;
 }
@@ -37,6 +27,9 @@ interface Taken {
   finished: boolean;
 }
 
+/** Thrown in a relay transaction that found entries it read published meanwhile: it rolls back. */
+class PublishedMeanwhile extends Error {}
+
 /**
  * Publishes outbox entries as the workspace's event feed. One relay at a time per workspace (the
  * head's row lock; another process's relay skips a workspace being published), each transaction
@@ -44,27 +37,24 @@ interface Taken {
  * sequence order with no gaps. Entries are published in the order they were recorded; member
  * sets are published a few chunks per transaction, so that the store stays free for requests
  * meanwhile, and a large set's events stay consecutive (its entry is the oldest until it is
- * done). The chunks of all the entries a transaction publishes are read in one statement, and
- * their members named in one more.
+ * done). A transaction is three statements: the lock with the entries and their chunks, the
+ * members named, and the publishing. The entries are read in the lock's statement, from a
+ * snapshot that may predate another relay's commit; the publishing deletes what it publishes and
+ * rolls the transaction back when some of it was gone (published meanwhile), to read again.
  */
 export function createEventRelay(deps: EventRelayDeps) {
   const { store, events } = deps;
 
   /**
    * The member numbers of the entries' sets that fit in one transaction, in entry order: an entry
-   * that does not fit whole takes what is left, and the entries after it wait.
+   * that does not fit whole takes what is left, and the entries after it wait. `chunksOf` holds
+   * the first CHUNKS_PER_TRANSACTION + 1 chunks of the entries, in entry order: enough to tell
+   * whether the last entry taken is taken whole.
    */
-  async function takeMembers(tx: Tx, workspaceId: string, entries: OutboxRow[]): Promise<Map<bigint, Taken>> {
-    const withMembers = entries.filter(namesMembers);
-    const chunksOf = await events.readChunks(
-      tx,
-      workspaceId,
-      withMembers.map((entry) => entry.id),
-      CHUNKS_PER_TRANSACTION + 1,
-    );
+  function takeMembers(entries: OutboxRow[], chunksOf: Map<bigint, OutboxChunk[]>): Map<bigint, Taken> {
     const taken = new Map<bigint, Taken>();
     let budget = CHUNKS_PER_TRANSACTION;
-    for (const entry of withMembers) {
+    for (const entry of entries.filter(namesMembers)) {
       const chunks = chunksOf.get(entry.id) ?? [];
       if (chunks.length > 0 && budget === 0) break;
       const now = chunks.slice(0, budget);
@@ -81,62 +71,77 @@ export function createEventRelay(deps: EventRelayDeps) {
 
   /** Publishes one bounded part of the workspace's outbox; true when more may be pending. */
   async function publishSome(workspaceId: string): Promise<boolean> {
-    const { more, deliveries, published } = await store.transaction(async (tx) => {
-      const head = await events.lockHead(tx, workspaceId);
-      if (!head) return { more: false, deliveries: 0, published: [] };
-      const entries = await events.readEntries(tx, workspaceId, ENTRIES_PER_TRANSACTION);
-      if (entries.length === 0) {
-        await events.dropTombstonesIfIdle(tx, workspaceId);
-        return { more: false, deliveries: 0, published: [] };
-      }
-      const taken = await takeMembers(tx, workspaceId, entries);
-      const numbers = new Set<number>();
-      for (const { parts } of taken.values()) for (const part of parts) for (const seq of part) numbers.add(seq);
-      const names = await events.idsOf(tx, workspaceId, [...numbers]);
-      // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
-      const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => names.get(seq) ?? []);
-
-      const publishing: PublishedEvent[] = [];
-      const done: bigint[] = [];
-      let drained = entries.length < ENTRIES_PER_TRANSACTION;
-      let sequence = head.lastSequence;
-      const add = (entry: OutboxRow, drafts: EventDraft[]) => {
-        for (const draft of drafts) {
-          publishing.push({ ...draft, sequence: ++sequence, id: newId("evt"), createdAt: entry.createdAt });
-        }
-      };
-      for (const entry of entries) {
-        if (namesMembers(entry)) {
-          const members = taken.get(entry.id);
-          if (!members) {
-            drained = false;
-            break;
-          }
-          const [entered, left] = members.parts;
-          if (entry.type === "members.created") add(entry, createdEvents(idsOf(entered)));
-          else {
-            const { reason } = entry.data as { reason: ChangeReason };
-            add(entry, membersChangedEvents(entry.audienceId as string, reason, idsOf(entered), idsOf(left)));
-          }
-          if (!members.finished) {
-            await events.deleteChunks(tx, workspaceId, entry.id, members.chunks);
-            drained = false;
-            break;
-          }
-        } else {
-          add(entry, plainEvents({ type: entry.type, ...entry.data } as Parameters<typeof plainEvents>[0]));
-        }
-        done.push(entry.id);
-      }
-      // Everything read is published: end here (drained) rather than in a second transaction that
-      // would find the outbox empty (entries recorded meanwhile come with a poke of their own).
-      const queued = await events.publish(tx, workspaceId, publishing, { done, drained });
-      return { more: !drained, deliveries: queued, published: publishing.map((event) => event.type) };
-    });
+    let outcome: { more: boolean; deliveries: number; published: string[] };
+    try {
+      outcome = await store.transaction((tx) => publishIn(tx, workspaceId));
+    } catch (error) {
+      if (error instanceof PublishedMeanwhile) return true;
+      throw error;
+    }
+    const { more, deliveries, published } = outcome;
     for (const type of published) eventsPublished.inc({ type });
     // Only once committed can another connection (the deliverer's) see the deliveries.
     if (deliveries > 0) deps.onDeliveries?.();
     return more;
+  }
+
+  async function publishIn(tx: Tx, workspaceId: string) {
+    const read = await events.lockAndRead(tx, workspaceId, ENTRIES_PER_TRANSACTION, CHUNKS_PER_TRANSACTION + 1);
+    if (!read) return { more: false, deliveries: 0, published: [] };
+    const { entries } = read;
+    if (entries.length === 0) {
+      await events.dropTombstonesIfIdle(tx, workspaceId);
+      return { more: false, deliveries: 0, published: [] };
+    }
+    const taken = takeMembers(entries, read.chunks);
+    const numbers = new Set<number>();
+    for (const { parts } of taken.values()) for (const part of parts) for (const seq of part) numbers.add(seq);
+    const names = await events.idsOf(tx, workspaceId, [...numbers]);
+    // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
+    const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => names.get(seq) ?? []);
+
+    const publishing: PublishedEvent[] = [];
+    const done: bigint[] = [];
+    let partly: { outboxId: bigint; chunks: { part: number; chunk: number }[] } | undefined;
+    let drained = entries.length < ENTRIES_PER_TRANSACTION;
+    let sequence = read.lastSequence;
+    const add = (entry: OutboxRow, drafts: EventDraft[]) => {
+      for (const draft of drafts) {
+        publishing.push({ ...draft, sequence: ++sequence, id: newId("evt"), createdAt: entry.createdAt });
+      }
+    };
+    for (const entry of entries) {
+      if (namesMembers(entry)) {
+        const members = taken.get(entry.id);
+        if (!members) {
+          drained = false;
+          break;
+        }
+        const [entered, left] = members.parts;
+        if (entry.type === "members.created") add(entry, createdEvents(idsOf(entered)));
+        else {
+          const { reason } = entry.data as { reason: ChangeReason };
+          add(entry, membersChangedEvents(entry.audienceId as string, reason, idsOf(entered), idsOf(left)));
+        }
+        if (!members.finished) {
+          partly = { outboxId: entry.id, chunks: members.chunks.map(({ part, chunk }) => ({ part, chunk })) };
+          drained = false;
+          break;
+        }
+      } else {
+        add(entry, plainEvents({ type: entry.type, ...entry.data } as Parameters<typeof plainEvents>[0]));
+      }
+      done.push(entry.id);
+    }
+    // Everything read is published: end here (drained) rather than in a second transaction that
+    // would find the outbox empty (entries recorded meanwhile come with a poke of their own).
+    const { deliveries, intact } = await events.publish(tx, workspaceId, publishing, {
+      done,
+      drained,
+      ...(partly ? { taken: partly } : {}),
+    });
+    if (!intact) throw new PublishedMeanwhile();
+    return { more: !drained, deliveries, published: publishing.map((event) => event.type) };
   }
 
   /** Publishes everything the workspace has pending. Returns whether it published anything. */

@@ -26,6 +26,13 @@ export interface PublishedEvent {
   createdAt: Date;
 }
 
+/** A chunk of an outbox entry's member set: part 0 entered (or created), part 1 left. */
+export interface OutboxChunk {
+  part: number;
+  chunk: number;
+  bytes: Uint8Array;
+}
+
 export interface FeedPage {
   /** The events, in sequence order, as the feed shows them. */
   events: (Record<string, unknown> & { sequence: number })[];
@@ -46,60 +53,58 @@ export const eventRepo = {
   },
 
   /**
-   * Locks the workspace's head for publishing, for the rest of the transaction; undefined when
-   * another relay holds it (that one publishes what is pending).
+   * Locks the workspace's head for publishing, for the rest of the transaction, and reads the
+   * oldest `entryLimit` entries to publish (in the order they were recorded) and the first
+   * `chunkLimit` chunks of their member sets (entry by entry, part 0 before part 1, chunks in
+   * order; an entry with none is absent from the map). Undefined when another relay holds the
+   * head (that one publishes what is pending).
+   *
+   * One statement, so the entries are read from a snapshot taken before the lock was granted: a
+   * relay that committed in between may have published some of them already. publish finds that
+   * out (it deletes what it publishes, and counts what it deleted).
    */
-  async lockHead(tx: Tx, workspaceId: string): Promise<{ lastSequence: number } | undefined> {
-    const [row] = await tx.$queryRaw<{ lastSequence: number }[]>`
-      SELECT last_sequence::float8 AS "lastSequence" FROM event_heads
-      WHERE workspace_id = ${workspaceId} FOR UPDATE SKIP LOCKED`;
-    return row;
-  },
-
-  /** The oldest entries to publish, in the order they were recorded. */
-  readEntries(tx: Tx, workspaceId: string, limit: number): Promise<OutboxRow[]> {
-    return tx.$queryRaw<OutboxRow[]>`
-      SELECT id, type, audience_id AS "audienceId", data, created_at AS "createdAt" FROM event_outbox
-      WHERE workspace_id = ${workspaceId} ORDER BY id LIMIT ${limit}`;
-  },
-
-  /**
-   * The first `limit` chunks of each entry's member sets (part 0 before part 1, chunks in order),
-   * for several entries in one statement; an entry with none is absent from the map.
-   */
-  async readChunks(
+  async lockAndRead(
     tx: Tx,
     workspaceId: string,
-    outboxIds: bigint[],
-    limit: number,
-  ): Promise<Map<bigint, { part: number; chunk: number; bytes: Uint8Array }[]>> {
-    const chunks = new Map<bigint, { part: number; chunk: number; bytes: Uint8Array }[]>();
-    if (outboxIds.length === 0) return chunks;
-    const rows = await tx.$queryRaw<{ outboxId: string; part: number; chunk: number; bits: string }[]>`
-      SELECT e.id::text AS "outboxId", t.part::int AS part, t.chunk, ${base64Of(Prisma.sql`t.bits`)} AS bits
-      FROM unnest(${outboxIds.map(String)}::bigint[]) AS e(id)
-      CROSS JOIN LATERAL (
-        SELECT t.part, t.chunk, t.bits FROM event_outbox_members AS t
-        WHERE t.workspace_id = ${workspaceId} AND t.outbox_id = e.id
-        ORDER BY t.part, t.chunk LIMIT ${limit}
-      ) AS t
-      ORDER BY e.id, t.part, t.chunk`;
-    for (const row of rows) {
-      const id = BigInt(row.outboxId);
+    entryLimit: number,
+    chunkLimit: number,
+  ): Promise<{ lastSequence: number; entries: OutboxRow[]; chunks: Map<bigint, OutboxChunk[]> } | undefined> {
+    const [row] = await tx.$queryRaw<{ lastSequence: number | null; entries: string | null; chunks: string | null }[]>`
+      WITH head AS MATERIALIZED (
+        SELECT last_sequence FROM event_heads WHERE workspace_id = ${workspaceId} FOR UPDATE SKIP LOCKED
+      ),
+      entries AS MATERIALIZED (
+        SELECT o.id, o.type, o.audience_id, o.data, o.created_at FROM event_outbox AS o
+        WHERE o.workspace_id = ${workspaceId} AND EXISTS (SELECT 1 FROM head) ORDER BY o.id LIMIT ${entryLimit}
+      )
+      SELECT (SELECT h.last_sequence::float8 FROM head AS h) AS "lastSequence",
+        (SELECT json_agg(json_build_array(e.id::text, e.type, e.audience_id, e.data,
+           floor(extract(epoch FROM e.created_at) * 1000)) ORDER BY e.id)::text FROM entries AS e) AS entries,
+        (SELECT json_agg(json_build_array(c.outbox_id::text, c.part, c.chunk, ${base64Of(Prisma.sql`c.bits`)})
+           ORDER BY c.outbox_id, c.part, c.chunk)::text
+         FROM (
+           SELECT t.outbox_id, t.part::int AS part, t.chunk, t.bits FROM event_outbox_members AS t
+           WHERE t.workspace_id = ${workspaceId} AND t.outbox_id IN (SELECT e.id FROM entries AS e)
+           ORDER BY t.outbox_id, t.part, t.chunk LIMIT ${chunkLimit}
+         ) AS c) AS chunks`;
+    if (row?.lastSequence === null || row?.lastSequence === undefined) return undefined;
+    const entries = (
+      JSON.parse(row.entries ?? "[]") as [string, EventType, string | null, Record<string, unknown>, number][]
+    ).map(([id, type, audienceId, data, createdAt]) => ({
+      id: BigInt(id),
+      type,
+      audienceId,
+      data,
+      createdAt: new Date(createdAt),
+    }));
+    const chunks = new Map<bigint, OutboxChunk[]>();
+    for (const [outboxId, part, chunk, bits] of JSON.parse(row.chunks ?? "[]") as [string, number, number, string][]) {
+      const id = BigInt(outboxId);
       const list = chunks.get(id) ?? [];
-      list.push({ part: row.part, chunk: row.chunk, bytes: chunkBytes(row.bits) });
+      list.push({ part, chunk, bytes: chunkBytes(bits) });
       chunks.set(id, list);
     }
-    return chunks;
-  },
-
-  /** Forgets chunks of an entry that were published. */
-  async deleteChunks(tx: Tx, workspaceId: string, outboxId: bigint, chunks: { part: number; chunk: number }[]) {
-    if (chunks.length === 0) return;
-    await tx.$executeRaw`
-      DELETE FROM event_outbox_members AS t USING ${jsonRows("v", { part: chunks.map((c) => c.part), chunk: chunks.map((c) => c.chunk) })}
-      WHERE t.workspace_id = ${workspaceId} AND t.outbox_id = ${outboxId}
-        AND t.part = v.part::int AND t.chunk = v.chunk::int`;
+    return { lastSequence: row.lastSequence, entries, chunks };
   },
 
   /**
@@ -123,16 +128,22 @@ export const eventRepo = {
   /**
    * Publishes events (their sequences follow the head's), queues a delivery of each to every
    * enabled webhook that selects it, moves the head, and deletes the outbox entries `done` they
-   * came from, with their member chunks; when the relay has `drained` the outbox, also what
-   * dropTombstonesIfIdle drops. One statement: the relay runs after every write. Returns how many
-   * deliveries it queued.
+   * came from, with their member chunks, and the chunks `taken` of an entry published in part;
+   * when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One statement:
+   * the relay runs after every write. Returns how many deliveries it queued, and whether it
+   * deleted everything it was to delete: when not, another relay published some of it after this
+   * one's entries were read, and the transaction must not commit.
    */
   async publish(
     tx: Tx,
     workspaceId: string,
     events: PublishedEvent[],
-    { done, drained }: { done: bigint[]; drained: boolean },
-  ): Promise<number> {
+    {
+      done,
+      drained,
+      taken,
+    }: { done: bigint[]; drained: boolean; taken?: { outboxId: bigint; chunks: { part: number; chunk: number }[] } },
+  ): Promise<{ deliveries: number; intact: boolean }> {
     const last = events.at(-1);
     const rows = events.map((e) => ({
       sequence: e.sequence,
@@ -143,7 +154,8 @@ export const eventRepo = {
       created_at: e.createdAt.toISOString(),
     }));
     const doneIds = done.map(String);
-    const [row] = await tx.$queryRaw<{ deliveries: number }[]>`
+    const takenChunks = taken?.chunks ?? [];
+    const [row] = await tx.$queryRaw<{ deliveries: number; removed: number; removedTaken: number }[]>`
       WITH ev AS MATERIALIZED (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
           AS e(sequence bigint, id text, type text, audience_id text, data jsonb, created_at timestamptz)
@@ -165,11 +177,19 @@ export const eventRepo = {
         WHERE workspace_id = ${workspaceId} AND ${last !== undefined}
       ),
       removed AS (
-        DELETE FROM event_outbox WHERE workspace_id = ${workspaceId} AND id = ANY(${doneIds}::bigint[])
+        DELETE FROM event_outbox WHERE workspace_id = ${workspaceId} AND id = ANY(${doneIds}::bigint[]) RETURNING 1
       ),
       -- An entry's member chunks go with it (no foreign key deletes them: see schema.prisma).
       removed_members AS (
         DELETE FROM event_outbox_members WHERE workspace_id = ${workspaceId} AND outbox_id = ANY(${doneIds}::bigint[])
+      ),
+      -- The chunks published of an entry that continues in the next transaction.
+      removed_taken AS (
+        DELETE FROM event_outbox_members AS t
+        USING ${jsonRows("v", { part: takenChunks.map((c) => c.part), chunk: takenChunks.map((c) => c.chunk) })}
+        WHERE t.workspace_id = ${workspaceId} AND t.outbox_id = ${taken?.outboxId ?? 0n}
+          AND t.part = v.part::int AND t.chunk = v.chunk::int
+        RETURNING 1
       ),
       -- The statement sees the outbox as it was before "removed": idle means nothing but those.
       forgotten AS (
@@ -178,8 +198,10 @@ export const eventRepo = {
             SELECT 1 FROM event_outbox WHERE workspace_id = ${workspaceId} AND id <> ALL(${doneIds}::bigint[])
           )
       )
-      SELECT count(*)::int AS deliveries FROM queued`;
-    return row?.deliveries ?? 0;
+      SELECT (SELECT count(*)::int FROM queued) AS deliveries, (SELECT count(*)::int FROM removed) AS removed,
+        (SELECT count(*)::int FROM removed_taken) AS "removedTaken"`;
+    const intact = row?.removed === done.length && row?.removedTaken === takenChunks.length;
+    return { deliveries: row?.deliveries ?? 0, intact };
   },
 
   /** With nothing left to publish, no entry can name a deleted member: forget their numbers. */

@@ -4,7 +4,7 @@ import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
-import { MEMBER_COLUMNS, type MemberRow } from "./member-repo.ts";
+import type { MemberRow } from "./member-repo.ts";
 import { seqRange } from "./member-set.ts";
 import { fold } from "./rules/filter.ts";
 
@@ -59,36 +59,65 @@ function finish(query: PageQuery, fetched: MemberRow[], behind: boolean): PageRo
 }
 
 /**
- * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage.
- * The page and the look behind its start are independent statements, sent at once (on
- * PostgreSQL, over two pooled connections).
+ * One keyset page of a listing in (createdAt, id) order, with exact hasNextPage/hasPreviousPage,
+ * and how many members of the listing match (its totalCount). With an audience, also whether
+ * the workspace has it (false: no such audience; the listing then matches nobody). One statement:
+ * the page, the look behind its start, the count and the audience, read together.
  */
-export async function pageListing(db: Reader, listing: Listing, query: PageQuery): Promise<PageRows> {
+export async function pageListing(
+  db: Reader,
+  listing: Listing,
+  query: PageQuery,
+  audience?: { workspaceId: string; audienceId: string },
+): Promise<PageRows & { count: number; found: boolean }> {
   const cursor = query.before ?? query.after;
   const ascending = scansAscending(query);
   const direction = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-  const fetching = db.$queryRaw<MemberRow[]>`
-    SELECT ${MEMBER_COLUMNS} FROM ${listing.from}
-    WHERE ${listing.where} ${searchSql(query.search)}
-      ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
-    ORDER BY m.created_at ${direction}, m.id ${direction}
-    LIMIT ${query.limit + 1}`;
+  const search = searchSql(query.search);
   // Anything on the other side of the page? The page starts just past the cursor, so that is
   // anything at or before the cursor. Without a cursor the page starts at the very beginning.
-  const lookingBehind = cursor
-    ? db.$queryRaw<{ found: boolean }[]>`
-        SELECT EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${searchSql(query.search)}
-          AND ${beyond(cursor, !ascending, true)}) AS found`.then(([row]) => row?.found ?? false)
-    : Promise.resolve(false);
-  const [fetched, behind] = await Promise.all([fetching, lookingBehind]);
-  return finish(query, fetched, behind);
+  const behind = cursor
+    ? Prisma.sql`EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${search}
+        AND ${beyond(cursor, !ascending, true)})`
+    : Prisma.sql`false`;
+  const found = audience
+    ? Prisma.sql`EXISTS (SELECT 1 FROM audiences AS a WHERE a.workspace_id = ${audience.workspaceId} AND a.id = ${audience.audienceId})`
+    : Prisma.sql`true`;
+  const [row] = await db.$queryRaw<{ page: string | null; behind: boolean; count: number; found: boolean }[]>`
+    SELECT
+      (SELECT json_agg(${MEMBER_JSON} ORDER BY m.created_at ${direction}, m.id ${direction})::text FROM (
+        SELECT m.* FROM ${listing.from}
+        WHERE ${listing.where} ${search}
+          ${cursor ? Prisma.sql`AND ${beyond(cursor, ascending, false)}` : Prisma.empty}
+        ORDER BY m.created_at ${direction}, m.id ${direction}
+        LIMIT ${query.limit + 1}
+      ) AS m) AS page,
+      ${behind} AS behind,
+      (SELECT count(*)::int FROM ${listing.from} WHERE ${listing.where} ${search}) AS count,
+      ${found} AS found`;
+  return {
+    ...finish(query, membersOfJson(row?.page ?? null), row?.behind ?? false),
+    count: row?.count ?? 0,
+    found: row?.found ?? false,
+  };
 }
+
+/**
+ * Member numbers past a page's place that its first statement looks through, as a multiple of the
+ * page: an audience that dense has its page among them, and the page needs no second statement.
+ */
+const GUESS_SPAN = 4;
 
 /**
  * One page of an audience's members, read from its member bitset: member numbers are in
  * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
  * chunk or two, and then the rows of those members by number. Also the audience's stored size
  * (null when there is no such audience), read by the same statement.
+ *
+ * The same statement also reads, at a guess, the members whose bits are set among the next
+ * members past the place. When they are the page's numbers, found in the chunks (an audience
+ * about as dense as its workspace), the guess is the page and the request is one round trip;
+ * otherwise the members are read by number in a second statement.
  */
 export async function pageAudience(
   db: Reader,
@@ -110,27 +139,44 @@ export async function pageAudience(
   const set = Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
     AND t.kind = ${kind("member")} AND t.count > 0`;
   const [pastEdge, behindEdge] = ascending ? [Prisma.sql`>=`, Prisma.sql`<`] : [Prisma.sql`<=`, Prisma.sql`>`];
-  const chunkRows = await db.$queryRaw<
-    { memberCount: number | null; edge: number; behind: boolean; chunk: number | null; bits: string | null }[]
+  // The guess looks through the member numbers from the first member past the place (the
+  // cursor's edge, or the workspace's first or last member) to this many further: a range of the
+  // (workspace_id, seq) index, whatever the statistics say.
+  const span = GUESS_SPAN * wanted;
+  const from = cursor
+    ? Prisma.sql`(SELECT e.edge FROM e)`
+    : Prisma.sql`(SELECT ${ascending ? Prisma.sql`min` : Prisma.sql`max`}(m.seq) FROM members AS m WHERE m.workspace_id = ${workspaceId})`;
+  const guessRange = ascending
+    ? Prisma.sql`m.seq >= ${from} AND m.seq < ${from}::bigint + ${span}::int`
+    : Prisma.sql`m.seq <= ${from} AND m.seq > ${from}::bigint - ${span}::int`;
+  const [first] = await db.$queryRaw<
+    { memberCount: number | null; edge: number; behind: boolean; chunks: string | null; guess: string | null }[]
   >`
-    WITH e AS (SELECT ${edge} AS edge)
+    WITH e AS (SELECT ${edge} AS edge),
+    c AS MATERIALIZED (
+      SELECT t.chunk, t.bits FROM e, membership_chunks AS t
+      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
+      ORDER BY t.chunk ${order} LIMIT 2
+    ),
+    g AS (
+      SELECT m.seq, ${MEMBER_JSON} AS member FROM members AS m
+      WHERE m.workspace_id = ${workspaceId} AND ${guessRange}
+        AND get_bit((SELECT c.bits FROM c WHERE c.chunk = ${chunkOf(Prisma.sql`m.seq`)}), ${bitOf(Prisma.sql`m.seq`)}) = 1
+      ORDER BY m.seq ${order} LIMIT ${wanted}
+    )
     SELECT e.edge,
       (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
         AS "memberCount",
       EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
-      c.chunk, c.bits
-    FROM e LEFT JOIN LATERAL (
-      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
-      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
-      ORDER BY t.chunk ${order} LIMIT 2
-    ) AS c ON true
-    ORDER BY c.chunk ${order}`;
-  const memberCount = chunkRows[0]?.memberCount ?? null;
+      (SELECT json_agg(json_build_array(c.chunk, ${base64Of(Prisma.sql`c.bits`)}) ORDER BY c.chunk ${order})::text FROM c) AS chunks,
+      (SELECT json_agg(json_build_array(g.seq, g.member) ORDER BY g.seq ${order})::text FROM g) AS guess
+    FROM e`;
+  const memberCount = first?.memberCount ?? null;
   if (memberCount === null) return { rows: [], hasNextPage: false, hasPreviousPage: false, memberCount };
-  const edgeSeq = chunkRows[0]?.edge ?? start;
+  const edgeSeq = first?.edge ?? start;
   const seqs: number[] = [];
-  let behind = chunkRows[0]?.behind ?? false;
-  let rows = chunkRows.filter((row) => row.chunk !== null) as { chunk: number; bits: string }[];
+  let behind = first?.behind ?? false;
+  let rows = (JSON.parse(first?.chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
       // In scan order, the edge chunk's bits behind the edge come first.
@@ -149,7 +195,14 @@ export async function pageAudience(
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
   }
-  return { ...finish(query, await membersBySeq(db, workspaceId, seqs, order), behind), memberCount };
+  // The guess is the first members past the edge whose bits are set, as the page's numbers are
+  // the first set bits: it is the page when it holds exactly those numbers.
+  const guess = JSON.parse(first?.guess ?? "[]") as [number, MemberJson][];
+  const guessed = guess.length === seqs.length && guess.every(([seq], i) => seq === seqs[i]);
+  const members = guessed
+    ? guess.map(([, member]) => memberOfJson(member))
+    : await membersBySeq(db, workspaceId, seqs, order);
+  return { ...finish(query, members, behind), memberCount };
 }
 
 /**
@@ -162,15 +215,19 @@ export const MEMBER_JSON = Prisma.sql`json_build_array(m.id, floor(extract(epoch
 
 /** The members of a json_agg of MEMBER_JSON (null: no rows). */
 export function membersOfJson(document: string | null): MemberRow[] {
-  const rows = JSON.parse(document ?? "[]") as [string, number, string | null, Record<string, string>, string[]][];
-  return rows.map(([id, createdAt, email, fields, alternativeEmails]) => ({
-    id,
-    createdAt: new Date(createdAt),
-    email,
-    fields,
-    alternativeEmails: alternativeEmails ?? [],
-  }));
+  return (JSON.parse(document ?? "[]") as MemberJson[]).map(memberOfJson);
 }
+
+/** One MEMBER_JSON array. */
+type MemberJson = [string, number, string | null, Record<string, string>, string[] | null];
+
+const memberOfJson = ([id, createdAt, email, fields, alternativeEmails]: MemberJson): MemberRow => ({
+  id,
+  createdAt: new Date(createdAt),
+  email,
+  fields,
+  alternativeEmails: alternativeEmails ?? [],
+});
 
 /** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
 async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
@@ -183,13 +240,6 @@ async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], ord
     WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${low}::int AND ${high}::int
       AND m.seq = ANY(${seqs}::int[])`;
   return membersOfJson(row?.page ?? null);
-}
-
-/** How many members of the listing match the search term. */
-export async function countMatching(db: Reader, listing: Listing, search: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ count: number }[]>`
-    SELECT count(*)::int AS count FROM ${listing.from} WHERE ${listing.where} ${searchSql(search)}`;
-  return row?.count ?? 0;
 }
 
 /** What search looks in: the folded e-mail and these fields. */
@@ -239,6 +289,6 @@ function beyond(position: Position, ascending: boolean, inclusive: boolean): Pri
 }
 
 /** The page reads, as one object a service can be given. */
-export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience, countMatching };
+export const memberPageRepo = { workspaceListing, audienceListing, pageListing, pageAudience };
 
 export type MemberPageRepo = typeof memberPageRepo;

@@ -2,7 +2,6 @@ import type { components } from "../../../generated/api.d.ts";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
 import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { AudienceRepo } from "./audience-repo.ts";
 import type { MemberPageRepo, PageRows } from "./member-page-repo.ts";
 import { toMember } from "./member-view.ts";
 
@@ -19,14 +18,13 @@ export interface MemberPageQuery {
 export interface MemberPagesDeps {
   store: Pick<Store, "db">;
   pages: MemberPageRepo;
-  audiences: Pick<AudienceRepo, "findCount">;
 }
 
 /**
  * Pages of a workspace's members, or of one audience's. Cursors belong to one listing (the
  * audience, or the whole workspace) and are refused by any other.
  */
-export function createMemberPages({ store, pages, audiences }: MemberPagesDeps) {
+export function createMemberPages({ store, pages }: MemberPagesDeps) {
   return {
     async list(
       workspaceId: string,
@@ -60,16 +58,15 @@ export function createMemberPages({ store, pages, audiences }: MemberPagesDeps) 
         totalCount = paged.memberCount;
       } else {
         // An unknown audience matches nobody, so its page is empty, and the answer is 404 all the same.
-        // The count is a scan of its own (of every match of a common term): it runs beside the page
-        // on another connection rather than after it.
-        const [exists, rows, count] = await Promise.all([
-          audienceId === undefined ? true : audiences.findCount(store.db, workspaceId, audienceId),
-          pages.pageListing(store.db, listing, pageQuery),
-          pages.countMatching(store.db, listing, search ?? ""),
-        ]);
-        if (!exists) throw audienceNotFound(audienceId as string);
-        page = rows;
-        totalCount = count;
+        const listed = await pages.pageListing(
+          store.db,
+          listing,
+          pageQuery,
+          audienceId === undefined ? undefined : { workspaceId, audienceId },
+        );
+        if (!listed.found) throw audienceNotFound(audienceId as string);
+        page = listed;
+        totalCount = listed.count;
       }
       const first = page.rows[0];
       const last = page.rows.at(-1);
