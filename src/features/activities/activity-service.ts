@@ -116,9 +116,9 @@ export function createActivityService(deps: ActivityServiceDeps) {
      * it is refused, as the problem's pointer below the entry (`occurredAt`, `properties/amount`)
      * and message.
      */
-    checkOne(entry: unknown, now: number): CheckedActivity | { pointer: string; message: string } {
+    checkOne(entry: unknown, now: number): { checked: CheckedActivity } | { pointer: string; message: string } {
       try {
-        return deps.check([entry], now)[0] as CheckedActivity;
+        return { checked: deps.check([entry], now)[0] as CheckedActivity };
       } catch (error) {
         const [first] = error instanceof BadRequestError ? (error.errors ?? []) : [];
         if (!first) throw error;

@@ -1,8 +1,7 @@
+import type { components } from "../../../generated/api.d.ts";
 import { assertNever } from "../../domain/assert-never.ts";
 import type { MemberInput } from "../../domain/member-identity.ts";
 import { importRows } from "../../platform/metrics.ts";
-import type { ActivityService } from "../activities/activity-service.ts";
-import type { CheckedActivity } from "../activities/ingest-check.ts";
 import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
 import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
 import { type ActivityColumn, readActivityRow } from "./activity-columns.ts";
@@ -13,14 +12,23 @@ import type { ClaimedImport, ImportError, ImportProgress, ImportRepo, Lease } fr
 /** A job keeps the first this many rejected rows. */
 export const MAX_KEPT_ERRORS = 100;
 
-export interface ChunkDeps {
+export interface ChunkDeps<E> {
   membership: Pick<MembershipService, "write">;
   members: MemberWrites;
   imports: Pick<ImportRepo, "hold" | "advance">;
   /** The rules of the JSON API's MemberInput (createMemberInputCheck). */
   checkInput: (input: MemberInput) => string | undefined;
-  /** The ingest's check of one entry and its write (activity-service.ts). */
-  activities: Pick<ActivityService, "checkOne" | "store" | "now">;
+  /** The ingest's check of one entry and its write (activity-service.ts), as the composition root passes them. */
+  activities: ActivityWrites<E>;
+}
+
+/** How activities come in: each entry checked as an ingest's, then stored by the ingest's own write. */
+export interface ActivityWrites<E> {
+  now(): number;
+  /** The entry as checked, or why the ingest refuses it (a pointer below the entry, and a message). */
+  checkOne(entry: unknown, now: number): { checked: E } | { pointer: string; message: string };
+  /** Stores checked entries in a write holding the workspace's member lock; what became of them. */
+  store(w: MembershipWriter, checked: E[], now: number): Promise<components["schemas"]["IngestActivitiesResult"]>;
 }
 
 /** Another runner took the job over (this one's lease ran out): stop, apply nothing more. */
@@ -52,7 +60,7 @@ const ROW_OUTCOMES = {
  * that cannot be applied (its cells, a match with two members, an entry the ingest refuses) is
  * rejected by itself with its line.
  */
-export function createChunkApplier(deps: ChunkDeps) {
+export function createChunkApplier<E>(deps: ChunkDeps<E>) {
   const { membership, imports } = deps;
 
   async function applyMembers(w: MembershipWriter, job: ClaimedImport, columns: Column[], rows: FileRow[]) {
@@ -87,7 +95,7 @@ export function createChunkApplier(deps: ChunkDeps) {
 
   async function applyActivities(w: MembershipWriter, columns: ActivityColumn[], rows: FileRow[]) {
     const now = deps.activities.now();
-    const checked: CheckedActivity[] = [];
+    const checked: E[] = [];
     const errors: ImportError[] = [];
     for (const row of rows) {
       const reading = row.rejected !== undefined ? { rejected: row.rejected } : readActivityRow(columns, row.values);
@@ -96,8 +104,8 @@ export function createChunkApplier(deps: ChunkDeps) {
         continue;
       }
       const entry = deps.activities.checkOne(reading.entry, now);
-      if ("pointer" in entry) errors.push({ line: row.line, message: `${columnOf(entry.pointer)}${entry.message}` });
-      else checked.push(entry);
+      if ("checked" in entry) checked.push(entry.checked);
+      else errors.push({ line: row.line, message: `${columnOf(entry.pointer)}${entry.message}` });
     }
     const stored = await deps.activities.store(w, checked, now);
     return {
@@ -156,4 +164,4 @@ export function createChunkApplier(deps: ChunkDeps) {
 /** The column a refusal's pointer names (`properties/amount` → `properties.amount: `), as member rows say it. */
 const columnOf = (pointer: string) => (pointer === "" ? "" : `${pointer.replaceAll("/", ".")}: `);
 
-export type ChunkApplier = ReturnType<typeof createChunkApplier>;
+export type ChunkApplier = ReturnType<typeof createChunkApplier<unknown>>;
