@@ -31,7 +31,7 @@ const COMMANDS = {
 } as const;
 
 /** Every option of every command, for parseArgs; each command then refuses the ones it lacks. */
-const ALL_OPTIONS = { ...COMMANDS.export.options, ...COMMANDS.keys.options };
+const ALL_OPTIONS = { ...COMMANDS.import.options, ...COMMANDS.export.options, ...COMMANDS.keys.options };
 
 /** Runs one command line (argv without node and the script) and resolves to the exit code. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Terminal): Promise<number> {
