@@ -110,6 +110,15 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   });
   const pages = createMemberPages({ store, pages: memberPageRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
+  const activityService = createActivityService({
+    store,
+    membership,
+    members: memberRepo,
+    activities: activityRepo,
+    reads: activityReadRepo,
+    check: createIngestCheck(),
+    retentionDays: settings.activities.retentionDays,
+  });
   const importRunner = createImportRunner({
     store,
     imports: importRepo,
@@ -118,6 +127,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       members: memberRepo,
       imports: importRepo,
       checkInput: createMemberInputCheck(),
+      activities: activityService,
     }),
     leaseMs: settings.imports.leaseMs,
     chunkRows: settings.imports.chunkRows ?? CONFIGURATION.settings.imports.chunkRows.byStore[store.kind],
@@ -222,15 +232,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     }),
     members: createMemberService({ store, membership, members: memberRepo, memberAudiences: membershipRepo, pages }),
     memberExport,
-    activities: createActivityService({
-      store,
-      membership,
-      members: memberRepo,
-      activities: activityRepo,
-      reads: activityReadRepo,
-      check: createIngestCheck(),
-      retentionDays: settings.activities.retentionDays,
-    }),
+    activities: activityService,
     /** Keeps activities' partitions (run at start and every purgeIntervalMs). */
     activityPurge,
   };

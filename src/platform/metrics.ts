@@ -187,7 +187,9 @@ export function trackWebhookBacklog(read: () => Promise<WebhookBacklog[]>): () =
 
 export const importRows = new Counter({
   name: "audience_import_rows_total",
-  help: "Rows of imported CSV files applied, by outcome: created, merged, unchanged (a member, matched) or rejected.",
+  help:
+    "Rows of imported CSV files applied, by outcome: created, merged, unchanged (a member, matched), " +
+    "accepted, duplicates, expired (an activity) or rejected.",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

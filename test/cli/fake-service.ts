@@ -140,10 +140,12 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
         }
         const job: Import = {
           id: `imp_${randomBase62(20)}`,
+          kind: req.query.get("kind") === "activities" ? "activities" : "members",
           audienceId: req.query.get("audienceId"),
           status: "queued",
           bytes: req.body.length,
           ...{ rowsRead: 0, created: 0, merged: 0, unchanged: 0, rejected: 0, errors: [], failureReason: null },
+          ...{ accepted: 0, duplicates: 0, expired: 0 },
           createdAt: new Date().toISOString(),
           finishedAt: null,
         };

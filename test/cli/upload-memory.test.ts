@@ -52,6 +52,7 @@ it(`uploads a ${FILE_MIB} MiB file holding a few MiB of it in memory at a time`,
   }, 20);
   const upload = await uploadCsv(service, path, {
     audienceId: undefined,
+    kind: "members",
     signal: new AbortController().signal,
     onProgress: () => {},
   });

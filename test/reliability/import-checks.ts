@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import type { Import } from "../support/imports.ts";
+import type { ActivityFile } from "./import-activity-file.ts";
 import { CHUNK_ROWS, type ImportFile } from "./import-file.ts";
 import { createTestDatabase, listAudienceMembers, send, sendCsv } from "./server-process.ts";
 
@@ -41,6 +42,42 @@ export async function uploadTo(server: { baseUrl: string }, ws: Workspace, csv: 
   const queued = await sendCsv<Import>(server, ws.apiKey, `${ws.path}/imports?audienceId=${audience.body.id}`, csv);
   expect(queued.status, JSON.stringify(queued.body)).toBe(202);
   return { audienceId: audience.body.id as string, importId: queued.body.id };
+}
+
+/** Uploads a file of activities (kind=activities); the queued job's id. */
+export async function uploadActivities(server: { baseUrl: string }, ws: Workspace, csv: string) {
+  const queued = await sendCsv<Import>(server, ws.apiKey, `${ws.path}/imports?kind=activities`, csv);
+  expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+  return queued.body.id;
+}
+
+/**
+ * Checks what a user sees once an activity file's job has ended: its counts and errors; the
+ * type's exact count (a chunk applied twice would store its rows without an id twice); the
+ * members it created, listed and in the feed once each; and each member's timeline.
+ */
+export async function verifyActivityImport(
+  server: { baseUrl: string },
+  ws: Workspace,
+  importId: string,
+  file: ActivityFile,
+): Promise<Import> {
+  const job = await getJob(server, ws, importId);
+  expect(job).toMatchObject(file.expected);
+  const types = await send(server, ws.apiKey, "GET", `${ws.path}/activity-types`);
+  expect(types.body.results.map((t: { type: string; count: number }) => [t.type, t.count])).toEqual([
+    ["order.placed", file.expected.accepted],
+  ]);
+  const everyone = await send(server, ws.apiKey, "GET", `${ws.path}/members?limit=1`);
+  expect(everyone.body.totalCount).toBe(file.expected.created);
+  const feed = await feedAfterImport(server, ws);
+  expect(new Set(feed.createdIds).size, "members.created names each member once").toBe(feed.createdIds.length);
+  expect(feed.createdIds.length).toBe(file.expected.created);
+  for (const memberId of ["m0", "m1", "m1999"]) {
+    const page = await send(server, ws.apiKey, "GET", `${ws.path}/members/${memberId}/activities?limit=1000`);
+    expect(page.body.results.length, `${memberId}'s timeline`).toBe(file.perMember.get(memberId));
+  }
+  return job;
 }
 
 export async function getJob(server: { baseUrl: string }, ws: Workspace, importId: string): Promise<Import> {
@@ -132,7 +169,7 @@ interface FeedEvent {
  * published after the commits, in the order changes were recorded, so an audience created after
  * the job ended marks the point where the import's events are all in.
  */
-async function feedAfterImport(server: { baseUrl: string }, ws: Workspace) {
+export async function feedAfterImport(server: { baseUrl: string }, ws: Workspace) {
   const marker = `feed marker ${Date.now()}`;
   expect((await send(server, ws.apiKey, "POST", `${ws.path}/audiences`, { name: marker })).status).toBe(201);
   const types = "audience.created,audience.members_changed,members.created,members.updated";

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { getJob, hasEnded, importStore, partWay, uploadTo, verifyImport, waitForJob } from "./import-checks.ts";
+import { ACTIVITY_ROWS, activityFile } from "./import-activity-file.ts";
+import {
+  getJob,
+  hasEnded,
+  importStore,
+  partWay,
+  uploadActivities,
+  uploadTo,
+  verifyActivityImport,
+  verifyImport,
+  type Workspace,
+  waitForJob,
+} from "./import-checks.ts";
 import { CHUNK_ROWS, DATA_ROWS, importFile } from "./import-file.ts";
 import { killProcessGroup, type ServerProcess, startServerProcess, stopServerProcess } from "./server-process.ts";
 
@@ -49,6 +61,32 @@ describe(`an import job killed with SIGKILL on the ${storeName}`, () => {
           `unchanged ${job.unchanged}, rejected ${job.rejected} (lines ${job.errors.map((e) => e.line).join(", ")}); ` +
           `${file.emails.length} members listed once each, each created and entering the audience once in the feed`,
       );
+    } finally {
+      await stopServerProcess(server);
+      await store.drop();
+    }
+  }, 300_000);
+
+  it("resumes a file of activities the same way: each row stored once, the counts exactly the file's", async () => {
+    const store = await importStore();
+    const file = activityFile();
+    let server: ServerProcess = await startServerProcess(store.env);
+    try {
+      const { workspaceId, apiKey } = server.firstStart ?? { workspaceId: "", apiKey: "" };
+      const ws: Workspace = { apiKey, path: `/v0/workspaces/${workspaceId}` };
+      const importId = await uploadActivities(server, ws, file.csv);
+      let seen = 0;
+      for (let kill = 1; kill <= KILLS; kill++) {
+        const running = await waitForJob(server, ws, importId, partWay(ACTIVITY_ROWS, seen), `kill ${kill}`);
+        seen = running.rowsRead;
+        await killProcessGroup(server);
+        server = await startServerProcess(store.env);
+        const restarted = await getJob(server, ws, importId);
+        expect(restarted.rowsRead).toBeGreaterThanOrEqual(running.rowsRead);
+        if (!hasEnded(restarted)) expect(restarted.rowsRead % CHUNK_ROWS).toBe(0);
+      }
+      await waitForJob(server, ws, importId, hasEnded, "the job's end");
+      await verifyActivityImport(server, ws, importId, file);
     } finally {
       await stopServerProcess(server);
       await store.drop();

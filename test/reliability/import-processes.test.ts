@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { hasEnded, importStore, partWay, uploadTo, verifyImport, waitForJob } from "./import-checks.ts";
+import { ACTIVITY_ROWS, activityFile } from "./import-activity-file.ts";
+import {
+  hasEnded,
+  importStore,
+  partWay,
+  uploadActivities,
+  uploadTo,
+  verifyActivityImport,
+  verifyImport,
+  waitForJob,
+} from "./import-checks.ts";
 import { CHUNK_ROWS, DATA_ROWS, importFile } from "./import-file.ts";
 import { killProcessGroup, type ServerProcess, startServerProcess, stopServerProcess } from "./server-process.ts";
 
@@ -52,6 +62,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("an import job with two server p
           `final: ${job.status}, rowsRead ${job.rowsRead}, created ${job.created}, merged ${job.merged}, ` +
           `unchanged ${job.unchanged}, rejected ${job.rejected}; ${file.emails.length} members listed once each`,
       );
+    } finally {
+      await Promise.all(servers.map(stopServerProcess));
+      await store.drop();
+    }
+  }, 300_000);
+
+  it("runs a file of activities once too: each row applied by one process, the counts exactly the file's", async () => {
+    const store = await importStore();
+    const file = activityFile();
+    const { servers, ws } = await startTwo(store.env);
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    try {
+      const importId = await uploadActivities(a, ws, file.csv);
+      await waitForJob(b, ws, importId, hasEnded, "the job's end");
+      await verifyActivityImport(b, ws, importId, file);
+      const applied = [await rowsApplied(a), await rowsApplied(b)];
+      expect(applied.reduce((sum, rows) => sum + rows, 0)).toBe(ACTIVITY_ROWS);
     } finally {
       await Promise.all(servers.map(stopServerProcess));
       await store.drop();

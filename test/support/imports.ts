@@ -8,9 +8,15 @@ export type Import = components["schemas"]["Import"];
 const ENDED = ["succeeded", "failed", "cancelled"];
 
 /** Uploads a CSV file with the typed SDK (the body sent as it is, as text/csv). */
-export function uploadCsv(ws: TestWorkspace, csv: string, audienceId?: string): Promise<Import> {
+export function uploadCsv(
+  ws: TestWorkspace,
+  csv: string,
+  audienceId?: string,
+  kind?: components["schemas"]["ImportKind"],
+): Promise<Import> {
+  const query = { ...(audienceId === undefined ? {} : { audienceId }), ...(kind === undefined ? {} : { kind }) };
   return ws.api.POST("/v0/workspaces/{workspaceId}/imports", {
-    params: { path: { workspaceId: ws.id }, query: audienceId === undefined ? {} : { audienceId } },
+    params: { path: { workspaceId: ws.id }, query },
     body: csv,
     bodySerializer: (body: unknown) => body as string,
     headers: { "content-type": "text/csv" },
@@ -57,6 +63,12 @@ export async function importEnded(ws: TestWorkspace, importId: string, timeout =
 /** Uploads a file and waits for its job to end. */
 export async function importCsv(ws: TestWorkspace, csv: string, audienceId?: string): Promise<Import> {
   const queued = await uploadCsv(ws, csv, audienceId);
+  return importEnded(ws, queued.id);
+}
+
+/** Uploads a file of activities (kind=activities) and waits for its job to end. */
+export async function importActivityCsv(ws: TestWorkspace, csv: string): Promise<Import> {
+  const queued = await uploadCsv(ws, csv, undefined, "activities");
   return importEnded(ws, queued.id);
 }
 

@@ -5,7 +5,7 @@ import { createUploadCheck } from "../../src/features/imports/csv-upload-check.t
 /** Runs the check over the bytes in pieces of `size`; the refusal's detail, or undefined when accepted. */
 async function check(bytes: Uint8Array | string, size = 1): Promise<string | undefined> {
   const data = typeof bytes === "string" ? Buffer.from(bytes) : bytes;
-  const upload = createUploadCheck();
+  const upload = createUploadCheck("members");
   try {
     for (let at = 0; at < data.length; at += size) await upload.push(data.subarray(at, at + size));
     await upload.end();

@@ -25,10 +25,14 @@ function setUp(
   const parts: Buffer[] = [];
   const bytes = Buffer.from(options.file ?? FILE);
   for (let at = 0; at < bytes.length; at += 5) parts.push(bytes.subarray(at, at + 5));
-  const start = { rowsRead: options.rowsRead ?? 0, created: 0, merged: 0, unchanged: 0, rejected: 0 };
+  const start = {
+    ...{ rowsRead: options.rowsRead ?? 0, created: 0, merged: 0, unchanged: 0, rejected: 0 },
+    ...{ accepted: 0, duplicates: 0, expired: 0 },
+  };
   const job: ClaimedImport = {
     workspaceId: "ws",
     id: "imp_1",
+    kind: "members",
     audienceId: null,
     parts: parts.length,
     errorCount: 0,
@@ -178,6 +182,7 @@ describe("the import runner with two workers", () => {
     const job = (workspaceId: string, parts: number): ClaimedImport => ({
       workspaceId,
       id: `imp_${workspaceId}`,
+      kind: "members",
       audienceId: null,
       parts,
       errorCount: 0,
@@ -185,6 +190,7 @@ describe("the import runner with two workers", () => {
       created: 0,
       merged: 0,
       unchanged: 0,
+      ...{ accepted: 0, duplicates: 0, expired: 0 },
       rejected: 0,
     });
     const files: Record<string, Buffer> = { large: file(10), small: file(1) };

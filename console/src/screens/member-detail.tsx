@@ -3,10 +3,14 @@ import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { MemberActivities } from "./member-activities.tsx";
 
 const NAMED = ["firstName", "lastName", "role", "company"];
 
-/** One member: its e-mails, every field editable (set a value, remove one), and the audiences it is in with why. */
+/**
+ * One member: its e-mails, every field editable (set a value, remove one), the audiences it is in
+ * with why, and its activities.
+ */
 export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(): void }) {
   const { $api, workspaceId } = useApi();
   const path = { params: { path: { workspaceId, memberId } } };
@@ -53,6 +57,7 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
           </li>
         ))}
       </ul>
+      <MemberActivities memberId={memberId} />
     </section>
   );
 }

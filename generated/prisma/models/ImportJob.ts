@@ -35,6 +35,9 @@ export type ImportJobAvgAggregateOutputType = {
   created: number | null
   merged: number | null
   unchanged: number | null
+  accepted: number | null
+  duplicates: number | null
+  expired: number | null
   rejected: number | null
 }
 
@@ -45,6 +48,9 @@ export type ImportJobSumAggregateOutputType = {
   created: number | null
   merged: number | null
   unchanged: number | null
+  accepted: number | null
+  duplicates: number | null
+  expired: number | null
   rejected: number | null
 }
 
@@ -52,6 +58,7 @@ export type ImportJobMinAggregateOutputType = {
   workspaceId: string | null
   id: string | null
   audienceId: string | null
+  kind: string | null
   status: string | null
   bytes: bigint | null
   parts: number | null
@@ -59,6 +66,9 @@ export type ImportJobMinAggregateOutputType = {
   created: number | null
   merged: number | null
   unchanged: number | null
+  accepted: number | null
+  duplicates: number | null
+  expired: number | null
   rejected: number | null
   failureReason: string | null
   leaseToken: string | null
@@ -72,6 +82,7 @@ export type ImportJobMaxAggregateOutputType = {
   workspaceId: string | null
   id: string | null
   audienceId: string | null
+  kind: string | null
   status: string | null
   bytes: bigint | null
   parts: number | null
@@ -79,6 +90,9 @@ export type ImportJobMaxAggregateOutputType = {
   created: number | null
   merged: number | null
   unchanged: number | null
+  accepted: number | null
+  duplicates: number | null
+  expired: number | null
   rejected: number | null
   failureReason: string | null
   leaseToken: string | null
@@ -92,6 +106,7 @@ export type ImportJobCountAggregateOutputType = {
   workspaceId: number
   id: number
   audienceId: number
+  kind: number
   status: number
   bytes: number
   parts: number
@@ -99,6 +114,9 @@ export type ImportJobCountAggregateOutputType = {
   created: number
   merged: number
   unchanged: number
+  accepted: number
+  duplicates: number
+  expired: number
   rejected: number
   errors: number
   failureReason: number
@@ -118,6 +136,9 @@ export type ImportJobAvgAggregateInputType = {
   created?: true
   merged?: true
   unchanged?: true
+  accepted?: true
+  duplicates?: true
+  expired?: true
   rejected?: true
 }
 
@@ -128,6 +149,9 @@ export type ImportJobSumAggregateInputType = {
   created?: true
   merged?: true
   unchanged?: true
+  accepted?: true
+  duplicates?: true
+  expired?: true
   rejected?: true
 }
 
@@ -135,6 +159,7 @@ export type ImportJobMinAggregateInputType = {
   workspaceId?: true
   id?: true
   audienceId?: true
+  kind?: true
   status?: true
   bytes?: true
   parts?: true
@@ -142,6 +167,9 @@ export type ImportJobMinAggregateInputType = {
   created?: true
   merged?: true
   unchanged?: true
+  accepted?: true
+  duplicates?: true
+  expired?: true
   rejected?: true
   failureReason?: true
   leaseToken?: true
@@ -155,6 +183,7 @@ export type ImportJobMaxAggregateInputType = {
   workspaceId?: true
   id?: true
   audienceId?: true
+  kind?: true
   status?: true
   bytes?: true
   parts?: true
@@ -162,6 +191,9 @@ export type ImportJobMaxAggregateInputType = {
   created?: true
   merged?: true
   unchanged?: true
+  accepted?: true
+  duplicates?: true
+  expired?: true
   rejected?: true
   failureReason?: true
   leaseToken?: true
@@ -175,6 +207,7 @@ export type ImportJobCountAggregateInputType = {
   workspaceId?: true
   id?: true
   audienceId?: true
+  kind?: true
   status?: true
   bytes?: true
   parts?: true
@@ -182,6 +215,9 @@ export type ImportJobCountAggregateInputType = {
   created?: true
   merged?: true
   unchanged?: true
+  accepted?: true
+  duplicates?: true
+  expired?: true
   rejected?: true
   errors?: true
   failureReason?: true
@@ -283,6 +319,7 @@ export type ImportJobGroupByOutputType = {
   workspaceId: string
   id: string
   audienceId: string | null
+  kind: string
   status: string
   bytes: bigint
   parts: number
@@ -290,6 +327,9 @@ export type ImportJobGroupByOutputType = {
   created: number
   merged: number
   unchanged: number
+  accepted: number
+  duplicates: number
+  expired: number
   rejected: number
   errors: runtime.JsonValue
   failureReason: string | null
@@ -327,6 +367,7 @@ export type ImportJobWhereInput = {
   workspaceId?: Prisma.StringFilter<"ImportJob"> | string
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
+  kind?: Prisma.StringFilter<"ImportJob"> | string
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -334,6 +375,9 @@ export type ImportJobWhereInput = {
   created?: Prisma.IntFilter<"ImportJob"> | number
   merged?: Prisma.IntFilter<"ImportJob"> | number
   unchanged?: Prisma.IntFilter<"ImportJob"> | number
+  accepted?: Prisma.IntFilter<"ImportJob"> | number
+  duplicates?: Prisma.IntFilter<"ImportJob"> | number
+  expired?: Prisma.IntFilter<"ImportJob"> | number
   rejected?: Prisma.IntFilter<"ImportJob"> | number
   errors?: Prisma.JsonFilter<"ImportJob">
   failureReason?: Prisma.StringNullableFilter<"ImportJob"> | string | null
@@ -350,6 +394,7 @@ export type ImportJobOrderByWithRelationInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -357,6 +402,9 @@ export type ImportJobOrderByWithRelationInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
   errors?: Prisma.SortOrder
   failureReason?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -377,6 +425,7 @@ export type ImportJobWhereUniqueInput = Prisma.AtLeast<{
   workspaceId?: Prisma.StringFilter<"ImportJob"> | string
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
+  kind?: Prisma.StringFilter<"ImportJob"> | string
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -384,6 +433,9 @@ export type ImportJobWhereUniqueInput = Prisma.AtLeast<{
   created?: Prisma.IntFilter<"ImportJob"> | number
   merged?: Prisma.IntFilter<"ImportJob"> | number
   unchanged?: Prisma.IntFilter<"ImportJob"> | number
+  accepted?: Prisma.IntFilter<"ImportJob"> | number
+  duplicates?: Prisma.IntFilter<"ImportJob"> | number
+  expired?: Prisma.IntFilter<"ImportJob"> | number
   rejected?: Prisma.IntFilter<"ImportJob"> | number
   errors?: Prisma.JsonFilter<"ImportJob">
   failureReason?: Prisma.StringNullableFilter<"ImportJob"> | string | null
@@ -400,6 +452,7 @@ export type ImportJobOrderByWithAggregationInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -407,6 +460,9 @@ export type ImportJobOrderByWithAggregationInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
   errors?: Prisma.SortOrder
   failureReason?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -429,6 +485,7 @@ export type ImportJobScalarWhereWithAggregatesInput = {
   workspaceId?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   id?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableWithAggregatesFilter<"ImportJob"> | string | null
+  kind?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   status?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntWithAggregatesFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
@@ -436,6 +493,9 @@ export type ImportJobScalarWhereWithAggregatesInput = {
   created?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
   merged?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
   unchanged?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
+  accepted?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
+  duplicates?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
+  expired?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
   rejected?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
   errors?: Prisma.JsonWithAggregatesFilter<"ImportJob">
   failureReason?: Prisma.StringNullableWithAggregatesFilter<"ImportJob"> | string | null
@@ -449,6 +509,7 @@ export type ImportJobScalarWhereWithAggregatesInput = {
 export type ImportJobCreateInput = {
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -456,6 +517,9 @@ export type ImportJobCreateInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -472,6 +536,7 @@ export type ImportJobUncheckedCreateInput = {
   workspaceId: string
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -479,6 +544,9 @@ export type ImportJobUncheckedCreateInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -493,6 +561,7 @@ export type ImportJobUncheckedCreateInput = {
 export type ImportJobUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -500,6 +569,9 @@ export type ImportJobUpdateInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -516,6 +588,7 @@ export type ImportJobUncheckedUpdateInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -523,6 +596,9 @@ export type ImportJobUncheckedUpdateInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -538,6 +614,7 @@ export type ImportJobCreateManyInput = {
   workspaceId: string
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -545,6 +622,9 @@ export type ImportJobCreateManyInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -558,6 +638,7 @@ export type ImportJobCreateManyInput = {
 export type ImportJobUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -565,6 +646,9 @@ export type ImportJobUpdateManyMutationInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -579,6 +663,7 @@ export type ImportJobUncheckedUpdateManyInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -586,6 +671,9 @@ export type ImportJobUncheckedUpdateManyInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -615,6 +703,7 @@ export type ImportJobCountOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -622,6 +711,9 @@ export type ImportJobCountOrderByAggregateInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
   errors?: Prisma.SortOrder
   failureReason?: Prisma.SortOrder
@@ -639,6 +731,9 @@ export type ImportJobAvgOrderByAggregateInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
 }
 
@@ -646,6 +741,7 @@ export type ImportJobMaxOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -653,6 +749,9 @@ export type ImportJobMaxOrderByAggregateInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
   failureReason?: Prisma.SortOrder
   leaseToken?: Prisma.SortOrder
@@ -666,6 +765,7 @@ export type ImportJobMinOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -673,6 +773,9 @@ export type ImportJobMinOrderByAggregateInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
   failureReason?: Prisma.SortOrder
   leaseToken?: Prisma.SortOrder
@@ -689,6 +792,9 @@ export type ImportJobSumOrderByAggregateInput = {
   created?: Prisma.SortOrder
   merged?: Prisma.SortOrder
   unchanged?: Prisma.SortOrder
+  accepted?: Prisma.SortOrder
+  duplicates?: Prisma.SortOrder
+  expired?: Prisma.SortOrder
   rejected?: Prisma.SortOrder
 }
 
@@ -756,6 +862,7 @@ export type ImportJobUpdateOneRequiredWithoutFilePartsNestedInput = {
 export type ImportJobCreateWithoutWorkspaceInput = {
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -763,6 +870,9 @@ export type ImportJobCreateWithoutWorkspaceInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -777,6 +887,7 @@ export type ImportJobCreateWithoutWorkspaceInput = {
 export type ImportJobUncheckedCreateWithoutWorkspaceInput = {
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -784,6 +895,9 @@ export type ImportJobUncheckedCreateWithoutWorkspaceInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -828,6 +942,7 @@ export type ImportJobScalarWhereInput = {
   workspaceId?: Prisma.StringFilter<"ImportJob"> | string
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
+  kind?: Prisma.StringFilter<"ImportJob"> | string
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -835,6 +950,9 @@ export type ImportJobScalarWhereInput = {
   created?: Prisma.IntFilter<"ImportJob"> | number
   merged?: Prisma.IntFilter<"ImportJob"> | number
   unchanged?: Prisma.IntFilter<"ImportJob"> | number
+  accepted?: Prisma.IntFilter<"ImportJob"> | number
+  duplicates?: Prisma.IntFilter<"ImportJob"> | number
+  expired?: Prisma.IntFilter<"ImportJob"> | number
   rejected?: Prisma.IntFilter<"ImportJob"> | number
   errors?: Prisma.JsonFilter<"ImportJob">
   failureReason?: Prisma.StringNullableFilter<"ImportJob"> | string | null
@@ -848,6 +966,7 @@ export type ImportJobScalarWhereInput = {
 export type ImportJobCreateWithoutFilePartsInput = {
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -855,6 +974,9 @@ export type ImportJobCreateWithoutFilePartsInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -870,6 +992,7 @@ export type ImportJobUncheckedCreateWithoutFilePartsInput = {
   workspaceId: string
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -877,6 +1000,9 @@ export type ImportJobUncheckedCreateWithoutFilePartsInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -906,6 +1032,7 @@ export type ImportJobUpdateToOneWithWhereWithoutFilePartsInput = {
 export type ImportJobUpdateWithoutFilePartsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -913,6 +1040,9 @@ export type ImportJobUpdateWithoutFilePartsInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -928,6 +1058,7 @@ export type ImportJobUncheckedUpdateWithoutFilePartsInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -935,6 +1066,9 @@ export type ImportJobUncheckedUpdateWithoutFilePartsInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -948,6 +1082,7 @@ export type ImportJobUncheckedUpdateWithoutFilePartsInput = {
 export type ImportJobCreateManyWorkspaceInput = {
   id: string
   audienceId?: string | null
+  kind?: string
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -955,6 +1090,9 @@ export type ImportJobCreateManyWorkspaceInput = {
   created?: number
   merged?: number
   unchanged?: number
+  accepted?: number
+  duplicates?: number
+  expired?: number
   rejected?: number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: string | null
@@ -968,6 +1106,7 @@ export type ImportJobCreateManyWorkspaceInput = {
 export type ImportJobUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -975,6 +1114,9 @@ export type ImportJobUpdateWithoutWorkspaceInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -989,6 +1131,7 @@ export type ImportJobUpdateWithoutWorkspaceInput = {
 export type ImportJobUncheckedUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -996,6 +1139,9 @@ export type ImportJobUncheckedUpdateWithoutWorkspaceInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1010,6 +1156,7 @@ export type ImportJobUncheckedUpdateWithoutWorkspaceInput = {
 export type ImportJobUncheckedUpdateManyWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1017,6 +1164,9 @@ export type ImportJobUncheckedUpdateManyWithoutWorkspaceInput = {
   created?: Prisma.IntFieldUpdateOperationsInput | number
   merged?: Prisma.IntFieldUpdateOperationsInput | number
   unchanged?: Prisma.IntFieldUpdateOperationsInput | number
+  accepted?: Prisma.IntFieldUpdateOperationsInput | number
+  duplicates?: Prisma.IntFieldUpdateOperationsInput | number
+  expired?: Prisma.IntFieldUpdateOperationsInput | number
   rejected?: Prisma.IntFieldUpdateOperationsInput | number
   errors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   failureReason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -1062,6 +1212,7 @@ export type ImportJobSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   workspaceId?: boolean
   id?: boolean
   audienceId?: boolean
+  kind?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1069,6 +1220,9 @@ export type ImportJobSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   created?: boolean
   merged?: boolean
   unchanged?: boolean
+  accepted?: boolean
+  duplicates?: boolean
+  expired?: boolean
   rejected?: boolean
   errors?: boolean
   failureReason?: boolean
@@ -1086,6 +1240,7 @@ export type ImportJobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   workspaceId?: boolean
   id?: boolean
   audienceId?: boolean
+  kind?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1093,6 +1248,9 @@ export type ImportJobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   created?: boolean
   merged?: boolean
   unchanged?: boolean
+  accepted?: boolean
+  duplicates?: boolean
+  expired?: boolean
   rejected?: boolean
   errors?: boolean
   failureReason?: boolean
@@ -1108,6 +1266,7 @@ export type ImportJobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   workspaceId?: boolean
   id?: boolean
   audienceId?: boolean
+  kind?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1115,6 +1274,9 @@ export type ImportJobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   created?: boolean
   merged?: boolean
   unchanged?: boolean
+  accepted?: boolean
+  duplicates?: boolean
+  expired?: boolean
   rejected?: boolean
   errors?: boolean
   failureReason?: boolean
@@ -1130,6 +1292,7 @@ export type ImportJobSelectScalar = {
   workspaceId?: boolean
   id?: boolean
   audienceId?: boolean
+  kind?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1137,6 +1300,9 @@ export type ImportJobSelectScalar = {
   created?: boolean
   merged?: boolean
   unchanged?: boolean
+  accepted?: boolean
+  duplicates?: boolean
+  expired?: boolean
   rejected?: boolean
   errors?: boolean
   failureReason?: boolean
@@ -1147,7 +1313,7 @@ export type ImportJobSelectScalar = {
   finishedAt?: boolean
 }
 
-export type ImportJobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "audienceId" | "status" | "bytes" | "parts" | "rowsRead" | "created" | "merged" | "unchanged" | "rejected" | "errors" | "failureReason" | "leaseToken" | "leasedUntil" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["importJob"]>
+export type ImportJobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "audienceId" | "kind" | "status" | "bytes" | "parts" | "rowsRead" | "created" | "merged" | "unchanged" | "accepted" | "duplicates" | "expired" | "rejected" | "errors" | "failureReason" | "leaseToken" | "leasedUntil" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["importJob"]>
 export type ImportJobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   fileParts?: boolean | Prisma.ImportJob$filePartsArgs<ExtArgs>
@@ -1170,6 +1336,10 @@ export type $ImportJobPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     workspaceId: string
     id: string
     audienceId: string | null
+    /**
+     * What the rows are: 'members' or 'activities'.
+     */
+    kind: string
     status: string
     bytes: bigint
     /**
@@ -1180,6 +1350,12 @@ export type $ImportJobPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     created: number
     merged: number
     unchanged: number
+    /**
+     * Of an activity file: stored, already stored, older than the retention.
+     */
+    accepted: number
+    duplicates: number
+    expired: number
     rejected: number
     /**
      * The first 100 rejected rows: [{line, message}].
@@ -1623,6 +1799,7 @@ export interface ImportJobFieldRefs {
   readonly workspaceId: Prisma.FieldRef<"ImportJob", 'String'>
   readonly id: Prisma.FieldRef<"ImportJob", 'String'>
   readonly audienceId: Prisma.FieldRef<"ImportJob", 'String'>
+  readonly kind: Prisma.FieldRef<"ImportJob", 'String'>
   readonly status: Prisma.FieldRef<"ImportJob", 'String'>
   readonly bytes: Prisma.FieldRef<"ImportJob", 'BigInt'>
   readonly parts: Prisma.FieldRef<"ImportJob", 'Int'>
@@ -1630,6 +1807,9 @@ export interface ImportJobFieldRefs {
   readonly created: Prisma.FieldRef<"ImportJob", 'Int'>
   readonly merged: Prisma.FieldRef<"ImportJob", 'Int'>
   readonly unchanged: Prisma.FieldRef<"ImportJob", 'Int'>
+  readonly accepted: Prisma.FieldRef<"ImportJob", 'Int'>
+  readonly duplicates: Prisma.FieldRef<"ImportJob", 'Int'>
+  readonly expired: Prisma.FieldRef<"ImportJob", 'Int'>
   readonly rejected: Prisma.FieldRef<"ImportJob", 'Int'>
   readonly errors: Prisma.FieldRef<"ImportJob", 'Json'>
   readonly failureReason: Prisma.FieldRef<"ImportJob", 'String'>

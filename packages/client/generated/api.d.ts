@@ -1093,8 +1093,8 @@ export interface paths {
         get: operations["listImports"];
         put?: never;
         /**
-         * Import members from a CSV file
-         * @description Uploads a CSV file of members and queues a job that applies it. The body is streamed and
+         * Import members or activities from a CSV file
+         * @description Uploads a CSV file of members (or of activities: `kind=activities`) and queues a job that applies it. The body is streamed and
          *     stored as it arrives (at most `IMPORT_MAX_BYTES`, 1 GiB by default); the answer comes once
          *     the whole file is stored: 202 with the job, which then runs in the background (`getImport`
          *     shows its progress).
@@ -1117,6 +1117,23 @@ export interface paths {
          *     The header must name `id` or `email` (or both); a column may appear once. A file that is
          *     not UTF-8, has no header row, or whose header breaks these rules is refused with
          *     400 `invalid_csv` and nothing is stored.
+         *
+         *     **A file of activities** (`kind=activities`): each row is an entry of `ingestActivities`,
+         *     stored by the same write (members resolved and created as it does, an `id` already
+         *     stored counted in `duplicates`, an activity older than the retention in `expired`).
+         *     Columns:
+         *
+         *     | column | meaning |
+         *     |---|---|
+         *     | `memberId` or `email` | the member (one of the two; a file may have both columns, a row fills one) |
+         *     | `type` | the activity's type (required) |
+         *     | `occurredAt` | ISO 8601 with a zone (optional: the time the row is applied) |
+         *     | `id` | the client's id for the activity (optional) |
+         *     | `properties.<key>` | a property: its value is kept as a string unless it reads as a JSON number or `true`/`false`; an empty cell is no property |
+         *
+         *     The header must name `type` and `memberId` or `email`. A row that breaks a rule of
+         *     `ingestActivities` is rejected with its line and the reason; the rest goes on. Such a file
+         *     takes no `audienceId`.
          *
          *     **How rows are applied.** Each row is a member input of `addAudienceMembers`, with its
          *     identity and merge rules: matched by `id`, else by any of its e-mails; empty cells are
@@ -2225,6 +2242,7 @@ export interface components {
         Import: {
             /** @description `imp_…` */
             id: string;
+            kind: components["schemas"]["ImportKind"];
             /** @description The audience every member of the file joins, if any. */
             audienceId: string | null;
             /**
@@ -2238,12 +2256,18 @@ export interface components {
             bytes: number;
             /** @description Data rows applied or rejected so far (the header is not a row). */
             rowsRead: number;
-            /** @description Rows that created a member. */
+            /** @description Rows that created a member (of activities: the members created). */
             created: number;
-            /** @description Rows that changed an existing member's data. */
+            /** @description Rows that changed an existing member's data (0 for activities). */
             merged: number;
-            /** @description Rows that matched a member and brought nothing new. */
+            /** @description Rows that matched a member and brought nothing new (0 for activities). */
             unchanged: number;
+            /** @description Activities stored (0 for members). */
+            accepted: number;
+            /** @description Activities whose `id` was already stored, or came earlier in the file (0 for members). */
+            duplicates: number;
+            /** @description Activities older than the retention, not stored (0 for members). */
+            expired: number;
             /** @description Rows that were not applied; the first 100 are in `errors`. */
             rejected: number;
             /** @description The first 100 rejected rows, in file order. */
@@ -2257,6 +2281,12 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             finishedAt: components["schemas"]["Timestamp"] | null;
         };
+        /**
+         * @description `members` (rows are member inputs) or `activities` (rows are activity entries).
+         * @default members
+         * @enum {string}
+         */
+        ImportKind: "members" | "activities";
         ImportList: {
             results: components["schemas"]["Import"][];
         };
@@ -4943,8 +4973,10 @@ export interface operations {
     createImport: {
         parameters: {
             query?: {
-                /** @description Add every member of the file to this audience (unarchived). */
+                /** @description Add every member of the file to this audience (unarchived). Not with `kind=activities`. */
                 audienceId?: components["schemas"]["ResourceId"];
+                /** @description What the file's rows are. */
+                kind?: components["schemas"]["ImportKind"];
             };
             header?: never;
             path: {

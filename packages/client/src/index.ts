@@ -29,6 +29,16 @@ export type Problem = components["schemas"]["Problem"];
 export type ProblemCode = Problem["code"];
 export type Member = components["schemas"]["Member"];
 export type MemberPage = components["schemas"]["MemberPage"];
+/** An activity to track: `{id?, memberId | email, type, occurredAt?, properties?}`. */
+export type ActivityInput = components["schemas"]["ActivityInput"];
+/** What an ingest did with its entries: `{accepted, duplicates, expired, createdMembers}`. */
+export type TrackResult = components["schemas"]["IngestActivitiesResult"];
+
+export interface TrackOptions {
+  /** Sent as Idempotency-Key (a retried id is never stored twice anyway). */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
 
 type HttpMethod = "get" | "put" | "post" | "delete" | "patch";
 /** The paths that have an operation for this method. */
@@ -99,6 +109,12 @@ export interface AudienceClient {
    * FeedOptions): at the head it polls for more until `signal` aborts, or stops with follow: false.
    */
   feed(options: FeedOptions): AsyncGenerator<FeedPage, void, undefined>;
+  /**
+   * Records what members did (ingestActivities): one activity or up to 10,000 in one request,
+   * all or nothing (a bad entry throws an ApiError whose problem points at it, and nothing is
+   * stored). Resolves to how every entry was counted.
+   */
+  track(workspaceId: string, activities: ActivityInput | ActivityInput[], options?: TrackOptions): Promise<TrackResult>;
   /**
    * Read-your-writes with a server that reads from replicas: the last Consistency-Token this
    * client received, sent with each of its requests by itself.
@@ -197,6 +213,13 @@ export function createAudienceClient({ baseUrl, apiKey, headers, fetch }: Audien
           }),
         options,
       ),
+    track: (workspaceId, activities, options = {}) =>
+      send("post", "/v0/workspaces/{workspaceId}/activities", {
+        params: { path: { workspaceId } },
+        body: { activities: Array.isArray(activities) ? activities : [activities] },
+        ...(options.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": options.idempotencyKey } }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      }),
     consistency: {
       track: tokens.track,
       get token() {

@@ -4,7 +4,7 @@ import { BadRequestError, memberNotFound } from "../../domain/errors.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { ActivityRepo, ActivityRow } from "../membership/activity-repo.ts";
 import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
-import type { MembershipService } from "../membership/membership-service.ts";
+import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
 import type { ActivityReadRepo, TimelineRow } from "./activity-read-repo.ts";
 import type { CheckedActivity } from "./ingest-check.ts";
 
@@ -34,71 +34,99 @@ export interface TimelineParameters {
   after?: string | undefined;
 }
 
+/** What storing a batch did with its entries (an ingest's answer). */
+export type IngestCounts = Schemas["IngestActivitiesResult"];
+
 /** Activities in (ingest) and out (a member's timeline, the workspace's types). */
 export function createActivityService(deps: ActivityServiceDeps) {
   const { membership, members, activities } = deps;
   const clock = deps.clock ?? Date.now;
 
+  /**
+   * Stores checked entries inside a write of the workspace that holds its member lock (the ingest's
+   * own, or an import chunk's): entries older than the retention are counted as expired, an id
+   * repeated in the batch or already stored as a duplicate; the ids already stored are looked up,
+   * the members resolved (created as addAudienceMembers creates them), then the rows and their
+   * types written in one statement. Every way activities come in stores them through here.
+   */
+  async function store(w: MembershipWriter, checked: CheckedActivity[], now: number): Promise<IngestCounts> {
+    const workspaceId = w.workspaceId;
+    const cutoff = now - deps.retentionDays * DAY_MS;
+    let expired = 0;
+    let repeated = 0;
+    const ids = new Set<string>();
+    const fresh: CheckedActivity[] = [];
+    for (const entry of checked) {
+      if (entry.occurredAt.getTime() < cutoff) expired += 1;
+      else if (entry.id !== undefined && ids.has(entry.id)) repeated += 1;
+      else {
+        if (entry.id !== undefined) ids.add(entry.id);
+        fresh.push(entry);
+      }
+    }
+    const stored = await activities.storedIds(w.tx, workspaceId, [...ids]);
+    const kept = fresh.filter((entry) => entry.id === undefined || !stored.has(entry.id));
+    const duplicates = repeated + fresh.length - kept.length;
+    const bareIds = [...new Set(kept.flatMap((entry) => entry.memberId ?? []))];
+    const emails = [...new Set(kept.flatMap((entry) => entry.email ?? []))];
+    // Only the members of entries that are stored: a duplicate or expired entry creates none.
+    const resolved = await resolveMemberInputs(
+      members,
+      w.tx,
+      workspaceId,
+      emails.map((email) => ({ email })),
+      bareIds,
+    );
+    w.publish(...resolved.events);
+    // One input per e-mail, so each outcome names the member of that e-mail.
+    const byEmail = new Map(emails.map((email, i) => [email, resolved.outcomes[i]?.id as string]));
+    const rows: ActivityRow[] = kept.map((entry) => ({
+      seq: resolved.seqOf.get(entry.memberId ?? (byEmail.get(entry.email as string) as string)) as number,
+      type: entry.type,
+      occurredAt: entry.occurredAt,
+      id: entry.id,
+      properties: entry.properties,
+    }));
+    await activities.insert(w.tx, workspaceId, rows);
+    // The members created have every rule-based audience to follow, as when added otherwise.
+    await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
+    return {
+      accepted: kept.length,
+      duplicates,
+      expired,
+      createdMembers: resolved.created + resolved.createdBare.length,
+    };
+  }
+
   return {
-    /**
-     * Stores a batch in one write of the workspace (its member lock held throughout): the ids
-     * already stored are looked up, the members resolved (created as addAudienceMembers creates
-     * them), then the rows and their types written in one statement.
-     */
+    /** Checks a request's entries (all or nothing), then stores them in one write of the workspace. */
     ingest(
       workspaceId: string,
       request: Schemas["IngestActivitiesRequest"],
     ): Promise<Schemas["IngestActivitiesResult"]> {
       const now = clock();
       const checked = deps.check(request.activities, now);
-      const cutoff = now - deps.retentionDays * DAY_MS;
-      let expired = 0;
-      let repeated = 0;
-      const ids = new Set<string>();
-      const fresh: CheckedActivity[] = [];
-      for (const entry of checked) {
-        if (entry.occurredAt.getTime() < cutoff) expired += 1;
-        else if (entry.id !== undefined && ids.has(entry.id)) repeated += 1;
-        else {
-          if (entry.id !== undefined) ids.add(entry.id);
-          fresh.push(entry);
-        }
-      }
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
-        const stored = await activities.storedIds(w.tx, workspaceId, [...ids]);
-        const kept = fresh.filter((entry) => entry.id === undefined || !stored.has(entry.id));
-        const duplicates = repeated + fresh.length - kept.length;
-        const bareIds = [...new Set(kept.flatMap((entry) => entry.memberId ?? []))];
-        const emails = [...new Set(kept.flatMap((entry) => entry.email ?? []))];
-        // Only the members of entries that are stored: a duplicate or expired entry creates none.
-        const resolved = await resolveMemberInputs(
-          members,
-          w.tx,
-          workspaceId,
-          emails.map((email) => ({ email })),
-          bareIds,
-        );
-        w.publish(...resolved.events);
-        // One input per e-mail, so each outcome names the member of that e-mail.
-        const byEmail = new Map(emails.map((email, i) => [email, resolved.outcomes[i]?.id as string]));
-        const rows: ActivityRow[] = kept.map((entry) => ({
-          seq: resolved.seqOf.get(entry.memberId ?? (byEmail.get(entry.email as string) as string)) as number,
-          type: entry.type,
-          occurredAt: entry.occurredAt,
-          id: entry.id,
-          properties: entry.properties,
-        }));
-        await activities.insert(w.tx, workspaceId, rows);
-        // The members created have every rule-based audience to follow, as when added otherwise.
-        await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
-        return {
-          accepted: kept.length,
-          duplicates,
-          expired,
-          createdMembers: resolved.created + resolved.createdBare.length,
-        };
-      });
+      return membership.write(workspaceId, { memberWrites: true }, (w) => store(w, checked, now));
     },
+
+    store,
+
+    /**
+     * Checks one entry as the ingest checks each of its own (an import's row): the entry, or why
+     * it is refused, as the problem's pointer below the entry (`occurredAt`, `properties/amount`)
+     * and message.
+     */
+    checkOne(entry: unknown, now: number): { checked: CheckedActivity } | { pointer: string; message: string } {
+      try {
+        return { checked: deps.check([entry], now)[0] as CheckedActivity };
+      } catch (error) {
+        const [first] = error instanceof BadRequestError ? (error.errors ?? []) : [];
+        if (!first) throw error;
+        return { pointer: first.pointer.replace(/^\/body\/activities\/0\/?/, ""), message: first.message };
+      }
+    },
+
+    now: () => clock(),
 
     async timeline(workspaceId: string, memberId: string, query: TimelineParameters): Promise<Schemas["ActivityPage"]> {
       const limit = query.limit ?? 100;

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import { invalidCsv } from "../../domain/errors.ts";
-import { headerOf, readCsv } from "./import-reader.ts";
+import { headerOf, type ImportKind, readCsv } from "./import-reader.ts";
 
 /**
  * Checks an upload as its bytes arrive, so that a file that cannot be imported is refused
@@ -11,7 +11,7 @@ import { headerOf, readCsv } from "./import-reader.ts";
  * order mark rule, quoting and row limit. The rows are not parsed here; the job does that, and
  * rejects bad ones one by one.
  */
-export function createUploadCheck() {
+export function createUploadCheck(kind: ImportKind) {
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   let bytes = 0;
   /** The bytes for the reader, until the header is read. */
@@ -22,7 +22,7 @@ export function createUploadCheck() {
     .next()
     .then(
       (first) => {
-        headerOf(first.done ? undefined : first.value);
+        headerOf(first.done ? undefined : first.value, kind);
       },
       (error: unknown) => {
         throw invalidCsv(`The header row is not valid CSV: ${(error as Error).message}`);

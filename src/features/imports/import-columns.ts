@@ -14,7 +14,7 @@ const FIELD_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  * How a header name is quoted in an error: cut short, and characters that do not show (controls,
  * a byte order mark and other format characters) written as \u escapes.
  */
-const quoted = (name: string) =>
+export const quoted = (name: string) =>
   JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name).replace(
     /\p{C}/gu,
     (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,

@@ -9,7 +9,7 @@ export function createImportHandlers({ imports }: { imports: ImportService }) {
       const declared = request.headers["content-length"];
       const job = await imports.create(
         workspaceId,
-        request.query.audienceId,
+        request.query,
         // Not destroyed when the upload stops early (a bad file): the answer must still go out.
         request.body.iterator({ destroyOnReturn: false }),
         declared === undefined ? undefined : Number(declared),

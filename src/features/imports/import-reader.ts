@@ -1,8 +1,16 @@
 import { finished } from "node:stream/promises";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { CsvError, type Options, parse } from "csv-parse";
+import type { components } from "../../../generated/api.d.ts";
+import { assertNever } from "../../domain/assert-never.ts";
 import { invalidCsv } from "../../domain/errors.ts";
+import { type ActivityColumn, readActivityHeader } from "./activity-columns.ts";
 import { type Column, isBlank, readHeader } from "./import-columns.ts";
+
+export type ImportKind = components["schemas"]["ImportKind"];
+
+/** The columns of a file, read as its kind says. */
+export type FileHeader = { kind: "members"; columns: Column[] } | { kind: "activities"; columns: ActivityColumn[] };
 
 /** The most bytes (UTF-8) a row's cells may hold; a longer row is rejected by itself. */
 export const MAX_ROW_BYTES = 1_048_576;
@@ -145,10 +153,17 @@ export async function* readCsv(parts: AsyncIterable<Uint8Array>): AsyncGenerator
  * The columns of the file's header, its first row: the one rule by which both the upload's check
  * and the job read it (400 invalid_csv when it cannot be read).
  */
-export function headerOf(first: FileRow | undefined): Column[] {
+export function headerOf(first: FileRow | undefined, kind: ImportKind): FileHeader {
   if (first === undefined) throw invalidCsv("The file has no header row: it is empty.");
   if (first.rejected !== undefined) throw invalidCsv(`The header row is ${first.rejected}.`);
-  return readHeader(first.values);
+  switch (kind) {
+    case "members":
+      return { kind, columns: readHeader(first.values) };
+    case "activities":
+      return { kind, columns: readActivityHeader(first.values) };
+    default:
+      return assertNever(kind);
+  }
 }
 
 function readError(error: Error, line: number): Error {

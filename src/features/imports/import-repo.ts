@@ -1,6 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
+import type { ImportKind } from "./import-reader.ts";
 
 type Reader = SqlClient;
 
@@ -13,6 +14,7 @@ export interface ImportError {
 
 export interface ImportRow {
   id: string;
+  kind: ImportKind;
   audienceId: string | null;
   status: ImportStatus;
   bytes: number;
@@ -20,6 +22,9 @@ export interface ImportRow {
   created: number;
   merged: number;
   unchanged: number;
+  accepted: number;
+  duplicates: number;
+  expired: number;
   rejected: number;
   errors: ImportError[];
   failureReason: string | null;
@@ -28,12 +33,16 @@ export interface ImportRow {
 }
 
 /** The counts a job has reached: what its committed chunks applied. */
-export type ImportProgress = Pick<ImportRow, "rowsRead" | "created" | "merged" | "unchanged" | "rejected">;
+export type ImportProgress = Pick<
+  ImportRow,
+  "rowsRead" | "created" | "merged" | "unchanged" | "accepted" | "duplicates" | "expired" | "rejected"
+>;
 
 /** A job a runner has claimed: where it starts again, and how many errors it already keeps. */
 export interface ClaimedImport extends ImportProgress {
   workspaceId: string;
   id: string;
+  kind: ImportKind;
   audienceId: string | null;
   parts: number;
   errorCount: number;
@@ -45,8 +54,9 @@ export interface Lease {
   leaseMs: number;
 }
 
-const COLUMNS = Prisma.raw(`id, audience_id AS "audienceId", status, bytes::float8 AS bytes, rows_read AS "rowsRead",
-  created, merged, unchanged, rejected, errors, failure_reason AS "failureReason", created_at AS "createdAt",
+const COLUMNS =
+  Prisma.raw(`id, kind, audience_id AS "audienceId", status, bytes::float8 AS bytes, rows_read AS "rowsRead",
+  created, merged, unchanged, accepted, duplicates, expired, rejected, errors, failure_reason AS "failureReason", created_at AS "createdAt",
   finished_at AS "finishedAt"`);
 
 // clock_timestamp, not now(): a chunk's transaction can outlast the lease it renews, and now() is
@@ -62,11 +72,16 @@ export const importRepo = {
    * limit holds however many arrive at once, and member writes (which lock the workspace's row)
    * are not waited for.
    */
-  async begin(tx: Tx, workspaceId: string, id: string, audienceId: string | null, limit: number): Promise<boolean> {
+  async begin(
+    tx: Tx,
+    job: { workspaceId: string; id: string; kind: ImportKind; audienceId: string | null },
+    limit: number,
+  ): Promise<boolean> {
+    const { workspaceId, id, kind, audienceId } = job;
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`import uploads ${workspaceId}`}, 0))`;
     const inserted = await tx.$executeRaw`
-      INSERT INTO import_jobs (workspace_id, id, audience_id)
-      SELECT ${workspaceId}, ${id}, ${audienceId}
+      INSERT INTO import_jobs (workspace_id, id, kind, audience_id)
+      SELECT ${workspaceId}, ${id}, ${kind}, ${audienceId}
       WHERE (SELECT count(*) FROM import_jobs
              WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')) < ${limit}`;
     return inserted > 0;
@@ -160,8 +175,8 @@ export const importRepo = {
       UPDATE import_jobs AS j
       SET status = 'running', lease_token = ${lease.token}, leased_until = ${leaseEnd(lease)}, updated_at = now()
       FROM next WHERE j.workspace_id = next.workspace_id AND j.id = next.id
-      RETURNING j.workspace_id AS "workspaceId", j.id, j.audience_id AS "audienceId", j.parts,
-        j.rows_read AS "rowsRead", j.created, j.merged, j.unchanged, j.rejected,
+      RETURNING j.workspace_id AS "workspaceId", j.id, j.kind, j.audience_id AS "audienceId", j.parts,
+        j.rows_read AS "rowsRead", j.created, j.merged, j.unchanged, j.accepted, j.duplicates, j.expired, j.rejected,
         jsonb_array_length(j.errors) AS "errorCount"`;
     return row;
   },
@@ -211,7 +226,8 @@ export const importRepo = {
   ): Promise<void> {
     await tx.$executeRaw`
       UPDATE import_jobs SET rows_read = ${progress.rowsRead}, created = ${progress.created},
-        merged = ${progress.merged}, unchanged = ${progress.unchanged}, rejected = ${progress.rejected},
+        merged = ${progress.merged}, unchanged = ${progress.unchanged}, accepted = ${progress.accepted},
+        duplicates = ${progress.duplicates}, expired = ${progress.expired}, rejected = ${progress.rejected},
         errors = errors || ${JSON.stringify(newErrors)}::jsonb, leased_until = ${leaseEnd(lease)}, updated_at = now()
       WHERE workspace_id = ${job.workspaceId} AND id = ${job.id} AND lease_token = ${lease.token}`;
   },

@@ -61,7 +61,7 @@ export function createImportRunner(deps: ImportRunnerDeps) {
   async function applyFile(job: ClaimedImport, lease: Lease, keepGoing: () => boolean): Promise<boolean> {
     const file = readCsv(partsOf(job));
     const first = await file.next();
-    const columns = headerOf(first.done ? undefined : first.value);
+    const header = headerOf(first.done ? undefined : first.value, job.kind);
     const chunks = chunked(file, job.rowsRead, chunkRows);
     let state: JobState = job;
     try {
@@ -75,7 +75,7 @@ export function createImportRunner(deps: ImportRunnerDeps) {
         await nextTurn();
         next = chunks.next();
         next.catch(() => {});
-        const after = await applyChunk(job, lease, columns, rows, state);
+        const after = await applyChunk(job, lease, header, rows, state);
         if (after === "cancelled") return false;
         state = after;
       }

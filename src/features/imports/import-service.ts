@@ -2,6 +2,7 @@ import type { components } from "../../../generated/api.d.ts";
 import {
   audienceArchived,
   audienceNotFound,
+  BadRequestError,
   ConflictError,
   importNotFound,
   payloadTooLarge,
@@ -10,6 +11,7 @@ import { newId } from "../../domain/ids.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import { createUploadCheck } from "./csv-upload-check.ts";
+import type { ImportKind } from "./import-reader.ts";
 import type { ImportRepo, ImportRow } from "./import-repo.ts";
 
 type Import = components["schemas"]["Import"];
@@ -45,8 +47,13 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
   const tooLarge = () => payloadTooLarge(`An import's file may be at most ${maxBytes} bytes (IMPORT_MAX_BYTES).`);
 
   /** Stores the file part after part as it arrives, checking it on the way (see createUploadCheck). */
-  async function storeFile(workspaceId: string, id: string, body: AsyncIterable<Uint8Array>): Promise<void> {
-    const check = createUploadCheck();
+  async function storeFile(
+    workspaceId: string,
+    id: string,
+    kind: ImportKind,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<void> {
+    const check = createUploadCheck(kind);
     let received = 0;
     let part = 0;
     let pending: Uint8Array[] = [];
@@ -78,10 +85,16 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
      */
     async create(
       workspaceId: string,
-      audienceId: string | undefined,
+      query: { audienceId?: string | undefined; kind?: ImportKind | undefined },
       body: AsyncIterable<Uint8Array>,
       declaredBytes: number | undefined,
     ): Promise<Import> {
+      const { audienceId, kind = "members" } = query;
+      if (audienceId !== undefined && kind === "activities") {
+        throw new BadRequestError("invalid_request", "An import of activities takes no audienceId.", [
+          { pointer: "/query/audienceId", message: "is not taken with kind=activities" },
+        ]);
+      }
       if (audienceId !== undefined) {
         const audience = await audiences.find(store.db, workspaceId, audienceId);
         if (!audience) throw audienceNotFound(audienceId);
@@ -90,7 +103,7 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
       if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
       const id = newId("imp");
       const begun = await store.transaction((tx) =>
-        imports.begin(tx, workspaceId, id, audienceId ?? null, MAX_UNFINISHED_IMPORTS),
+        imports.begin(tx, { workspaceId, id, kind, audienceId: audienceId ?? null }, MAX_UNFINISHED_IMPORTS),
       );
       if (!begun) {
         throw new ConflictError(
@@ -100,7 +113,7 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
       }
       let row: ImportRow;
       try {
-        await storeFile(workspaceId, id, body);
+        await storeFile(workspaceId, id, kind, body);
         row = await store.transaction((tx) => imports.queue(tx, workspaceId, id));
       } catch (error) {
         await imports.discard(store.db, workspaceId, id).catch(() => {});

@@ -25,13 +25,13 @@ export const MAIN_HELP = `audience-service: import and export the members of an 
 make API keys for it.
 
 Usage:
-  audience-service import <file.csv> [--audience NAME | --audience-id ID]
+  audience-service import <file.csv> [--audience NAME | --audience-id ID | --activities]
   audience-service export [--audience NAME | --audience-id ID] [--format csv|ndjson] [--output FILE]
   audience-service keys create --workspace ID [--name NAME]
   audience-service <command> --help
 
 Commands:
-  import   upload a CSV file of members and follow the import job to its end
+  import   upload a CSV file of members (or of activities) and follow the import job to its end
   export   write every member (of an audience, or of the workspace) as CSV or NDJSON
   keys     make a new API key for a workspace, with the server's admin token (a lost key)
 
@@ -40,7 +40,7 @@ ${ENVIRONMENT}
 ${EXIT_CODES}
 `;
 
-export const IMPORT_HELP = `Usage: audience-service import <file.csv> [--audience NAME | --audience-id ID] [options]
+export const IMPORT_HELP = `Usage: audience-service import <file.csv> [--audience NAME | --audience-id ID | --activities] [options]
 
 Uploads the file (streamed, whatever its size) as an import job, then follows the job: a progress
 bar with rows/s and ETA on a terminal, plain progress lines on stderr otherwise. Ends with a
@@ -50,10 +50,16 @@ their reasons, the first 100). Ctrl-C cancels the job: the chunks already applie
 The first row names the columns: id and/or email, then alternativeEmails (;-separated),
 firstName, lastName, role, company, or any custom field key.
 
+With --activities, each row is an activity: memberId or email, type, occurredAt (optional), id
+(optional: a row whose id is stored already counts as a duplicate) and properties.<key> columns
+(a JSON number or true/false is kept as one, anything else as a string). The summary then counts
+accepted, duplicate and expired rows, and the members the file created.
+
 Options:
   --audience NAME      every member of the file joins the unarchived audience with this name
                        (compared case-insensitively); it is created if there is none
   --audience-id ID     every member of the file joins this audience (aud_…)
+  --activities         the file holds activities, not members (it joins no audience)
 ${COMMON_OPTIONS}
 
 ${ENVIRONMENT}

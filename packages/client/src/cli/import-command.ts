@@ -9,6 +9,8 @@ import { fileSize, type Upload, uploadCsv } from "./upload.js";
 export interface ImportArgs {
   file: string;
   audience: AudienceOption;
+  /** What the file's rows are: members, or activities (--activities). */
+  kind: "members" | "activities";
   /** How often to ask for the job's progress (and, off a terminal, to print a line). */
   intervalMs: number;
 }
@@ -50,6 +52,7 @@ export async function runImport(service: Service, args: ImportArgs, { stdout, st
     try {
       upload = await uploadCsv(service, args.file, {
         audienceId,
+        kind: args.kind,
         signal: interrupt.signal,
         onProgress: ({ bytes }) => uploading.update(bytes),
       });

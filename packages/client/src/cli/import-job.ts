@@ -65,17 +65,28 @@ export function summarize(job: ImportJob, elapsedMs: number): string {
     failed: `failed: ${job.failureReason ?? "no reason given"}`,
     cancelled: "was cancelled; the counts say what was applied",
   }[job.status];
-  const counts: Array<[string, number]> = [
-    ["rows read", job.rowsRead],
-    ["created", job.created],
-    ["merged", job.merged],
-    ["unchanged", job.unchanged],
-    ["rejected", job.rejected],
-  ];
+  const counts: Array<[string, number]> =
+    job.kind === "activities"
+      ? [
+          ["rows read", job.rowsRead],
+          ["accepted", job.accepted],
+          ["duplicates", job.duplicates],
+          ["expired", job.expired],
+          ["members created", job.created],
+          ["rejected", job.rejected],
+        ]
+      : [
+          ["rows read", job.rowsRead],
+          ["created", job.created],
+          ["merged", job.merged],
+          ["unchanged", job.unchanged],
+          ["rejected", job.rejected],
+        ];
+  const label = Math.max(...counts.map(([name]) => name.length)) + 2;
   const width = Math.max(...counts.map(([, n]) => n.toLocaleString("en-US").length));
   const lines = [
     `Import ${job.id} ${outcome} (${formatDuration(elapsedMs / 1000)}).`,
-    ...counts.map(([name, n]) => `  ${`${name}:`.padEnd(11)} ${n.toLocaleString("en-US").padStart(width)}`),
+    ...counts.map(([name, n]) => `  ${`${name}:`.padEnd(label)} ${n.toLocaleString("en-US").padStart(width)}`),
   ];
   if (job.errors.length > 0) {
     lines.push("Rejected rows:");

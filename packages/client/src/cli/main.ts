@@ -19,7 +19,7 @@ const COMMON = {
 } as const satisfies ParseArgsConfig["options"];
 
 const COMMANDS = {
-  import: { help: IMPORT_HELP, options: COMMON },
+  import: { help: IMPORT_HELP, options: { ...COMMON, activities: { type: "boolean" } } },
   export: {
     help: EXPORT_HELP,
     options: { ...COMMON, format: { type: "string" }, output: { type: "string", short: "o" } },
@@ -31,7 +31,7 @@ const COMMANDS = {
 } as const;
 
 /** Every option of every command, for parseArgs; each command then refuses the ones it lacks. */
-const ALL_OPTIONS = { ...COMMANDS.export.options, ...COMMANDS.keys.options };
+const ALL_OPTIONS = { ...COMMANDS.import.options, ...COMMANDS.export.options, ...COMMANDS.keys.options };
 
 /** Runs one command line (argv without node and the script) and resolves to the exit code. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Terminal): Promise<number> {
@@ -67,9 +67,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     if (command === "import") {
       const [file, ...extra] = positionals;
       if (file === undefined || extra.length > 0) throw usageError("import takes one CSV file (see import --help)");
+      const activities = "activities" in values && values.activities === true;
+      if (activities && (audience.name !== undefined || audience.id !== undefined)) {
+        throw usageError("a file of activities joins no audience: leave out --audience (see import --help)");
+      }
       const config = readConfig(env, values.workspace);
       baseUrl = config.baseUrl;
-      return await runImport(connect(config), { file, audience, intervalMs }, terminal);
+      const kind = activities ? "activities" : "members";
+      return await runImport(connect(config), { file, audience, kind, intervalMs }, terminal);
     }
     if (positionals.length > 0) throw usageError(`export takes no file name: use --output (see export --help)`);
     const format = parseFormat(values.format);

@@ -36,7 +36,12 @@ export async function fileSize(path: string): Promise<number> {
 export async function uploadCsv(
   service: Service,
   path: string,
-  options: { audienceId: string | undefined; signal: AbortSignal; onProgress: (progress: UploadProgress) => void },
+  options: {
+    audienceId: string | undefined;
+    kind: "members" | "activities";
+    signal: AbortSignal;
+    onProgress: (progress: UploadProgress) => void;
+  },
 ): Promise<Upload> {
   const records = createRecordCounter("csv");
   let bytes = 0;
@@ -56,7 +61,7 @@ export async function uploadCsv(
     { workspaceId: service.config.workspaceId },
     {
       method: "POST",
-      query: { audienceId: options.audienceId },
+      query: { audienceId: options.audienceId, kind: options.kind },
       headers: { "content-type": "text/csv" },
       body: pullStream(chunks()),
       duplex: "half",
