@@ -4,10 +4,12 @@
 // read every audience's chunk at that number and filtered them (following one member's change
 // through 100 rule audiences read 100 × 100 chunk rows). On the embedded store, and on PostgreSQL
 // when TEST_DATABASE_URL is set.
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { joinChunk } from "../../src/features/membership/membership-sql.ts";
-import type { Store, Tx } from "../../src/platform/db/database.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const AUDIENCES = 20;
@@ -31,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => close());
 
 /** The plan of probing audience aud_7's member chunk at number 1. */
-async function probePlan(tx: Tx): Promise<string> {
+async function probePlan(tx: SqlClient): Promise<string> {
   const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
   const plan = await tx.$queryRaw<{ "QUERY PLAN": string }[]>`
     EXPLAIN SELECT p.bits FROM (VALUES ('aud_7'::text, 1)) AS n(audience_id, chunk)
@@ -42,7 +44,7 @@ async function probePlan(tx: Tx): Promise<string> {
 class RolledBack extends Error {}
 
 /** Runs fn in a transaction that is rolled back afterwards (DDL included). */
-async function rolledBack<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+async function rolledBack<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
   let result: T | undefined;
   await store
     .transaction(async (tx) => {

@@ -11,6 +11,7 @@
 // TEST_DATABASE_URL is set. Each member
 // gets a chunk of its own, so that a write of a few members reads the audiences' chunks by key and
 // one of more members hashes them (membership-sql.ts, readsByKey): both plans are checked.
+
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
@@ -28,7 +29,8 @@ import {
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
-import type { Store, Tx } from "../../src/platform/db/database.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { fakeMembership } from "../unit/fakes/fake-stores.ts";
 import {
@@ -84,7 +86,7 @@ interface World {
 }
 
 async function run(world: World, ws: string, step: Step, existing: Set<string>, rules: Map<string, Filter | null>) {
-  const write = world.membership.write;
+  const write = world.membership.workspaceWrite;
   switch (step.op) {
     case "create": {
       const fresh = step.ids.filter((id) => !existing.has(id));
@@ -241,7 +243,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     async createMembers(tx, memberIds, fields) {
       for (const id of memberIds) {
         // The member numbers a workspace leaves behind when its members are deleted, in effect.
-        await (tx as Tx)
+        await (tx as SqlClient)
           .$executeRaw`UPDATE workspaces SET member_seq = member_seq + ${CHUNK_BITS} WHERE workspace_id = ${ws}`;
         const { seqs } = await memberRepo.insert(tx as never, ws, [{ id, data: data(fields) }], []);
         for (const [id, seq] of seqs) names.set(seq, id);

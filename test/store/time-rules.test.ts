@@ -71,7 +71,7 @@ describe("relative-time rules and the clock", () => {
     };
     const plain = new Map<string, PlainMember>();
     // Created before the field is a date: declaring it fills member_dates from the stored values.
-    await membership.write(ws, { memberWrites: true }, async (w) => {
+    await membership.workspaceWrite(ws, { memberWrites: true }, async (w) => {
       const inputs = Object.entries(dates).map(([id, lastOrder]) => ({
         id,
         data: { email: null, fields: { lastOrder }, alternativeEmails: [] },
@@ -111,7 +111,7 @@ describe("relative-time rules and the clock", () => {
     };
     for (const [id, filter] of Object.entries(rules)) {
       await audienceRepo.create(store.db, { workspaceId: ws, id, name: id });
-      await membership.write(ws, { memberWrites: true }, async (w) => {
+      await membership.workspaceWrite(ws, { memberWrites: true }, async (w) => {
         await w.locks.writable(id);
         await w.setRule(id, filter);
       });

@@ -13,7 +13,7 @@ function setUp(options: { rules?: { id: string; filter: Filter }[]; misfits?: nu
   const service = createFieldService({
     store: fakeStore,
     membership: {
-      write: async (workspaceId, { memberWrites }, fn) => {
+      workspaceWrite: async (workspaceId, { memberWrites }, fn) => {
         log.push(`write ${workspaceId} memberWrites=${memberWrites}`);
         return fn({ tx: fakeTx } as Parameters<typeof fn>[0]);
       },

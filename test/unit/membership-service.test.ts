@@ -30,7 +30,7 @@ function setUp() {
     left: membersOf(change.left).map(sets.idOf),
   });
   const write = <T>(memberWrites: boolean, fn: (w: MembershipWriter) => Promise<T>) =>
-    membership.write("ws", { memberWrites }, fn);
+    membership.workspaceWrite("ws", { memberWrites }, fn);
   return { sets, audiences, membership, reported, readable, write, sink, fieldTypes };
 }
 
@@ -516,7 +516,7 @@ describe("the size history", () => {
     audiences.add("aud_a");
     audiences.add("aud_b");
     const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
-    await membership.write("ws", { memberWrites: true }, async (w) => {
+    await membership.workspaceWrite("ws", { memberWrites: true }, async (w) => {
       await w.locks.writable("aud_a");
       await w.locks.writable("aud_b");
       await w.include("aud_a", [ada.seq, bob.seq]);
@@ -525,7 +525,7 @@ describe("the size history", () => {
       await w.include("aud_b", [bob.seq]);
     });
     // A write that changes no members records nothing.
-    await membership.write("ws", { memberWrites: false }, async (w) => {
+    await membership.workspaceWrite("ws", { memberWrites: false }, async (w) => {
       w.publish({ type: "audience.archived", audienceId: "aud_a" });
     });
     expect(records).toEqual([

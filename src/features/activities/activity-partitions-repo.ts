@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 
 /** A month partition of activities: [from, to), named after its month. */
 export interface Month {
@@ -36,14 +36,14 @@ export const activityPartitionRepo = {
    * Whether this transaction may maintain the partitions: one process at a time (the others skip
    * the run); released when the transaction ends.
    */
-  async claim(tx: Tx): Promise<boolean> {
+  async claim(tx: SqlClient): Promise<boolean> {
     const [row] = await tx.$queryRaw<{ claimed: boolean }[]>`
       SELECT pg_try_advisory_xact_lock(hashtext('activity partitions')) AS claimed`;
     return row?.claimed === true;
   },
 
   /** The month partitions that exist. */
-  async months(tx: Tx): Promise<Month[]> {
+  async months(tx: SqlClient): Promise<Month[]> {
     const rows = await tx.$queryRaw<{ name: string }[]>`
       SELECT c.relname AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
       WHERE i.inhparent = 'activities'::regclass`;
@@ -54,7 +54,7 @@ export const activityPartitionRepo = {
   },
 
   /** The months of the rows the default partition holds (stored while their month did not exist). */
-  async monthsInDefault(tx: Tx): Promise<Month[]> {
+  async monthsInDefault(tx: SqlClient): Promise<Month[]> {
     const rows = await tx.$queryRaw<{ at: Date }[]>`
       SELECT DISTINCT date_trunc('month', occurred_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at FROM activities_default`;
     return rows.map((row) => monthOf(row.at));
@@ -64,7 +64,7 @@ export const activityPartitionRepo = {
    * Creates a month's partition. Built beside the table and attached, so that rows the default
    * partition holds for that month (stored while it did not exist) can move into it first.
    */
-  async create(tx: Tx, month: Month): Promise<void> {
+  async create(tx: SqlClient, month: Month): Promise<void> {
     await tx.$executeRaw`LOCK TABLE activities IN SHARE ROW EXCLUSIVE MODE`;
     await tx.$executeRaw`CREATE TABLE ${table(month)} (LIKE activities INCLUDING DEFAULTS)`;
     await tx.$executeRaw`
@@ -82,7 +82,7 @@ export const activityPartitionRepo = {
    * The table is locked before any activity_types row (as every writer of activities does, by
    * touching activities first), so this cannot deadlock with an ingest.
    */
-  async drop(tx: Tx, month: Month): Promise<void> {
+  async drop(tx: SqlClient, month: Month): Promise<void> {
     await tx.$executeRaw`LOCK TABLE activities IN ACCESS EXCLUSIVE MODE`;
     await tx.$executeRaw`
       UPDATE activity_types AS t SET count = t.count - g.n
@@ -95,7 +95,7 @@ export const activityPartitionRepo = {
    * Deletes the activities older than the cutoff that no dropped month took (those of the month
    * the cutoff falls in, and any in the default partition), taking them off their types' counts.
    */
-  async deleteBefore(tx: Tx, cutoff: Date): Promise<number> {
+  async deleteBefore(tx: SqlClient, cutoff: Date): Promise<number> {
     const [row] = await tx.$queryRaw<{ removed: number }[]>`
       WITH gone AS (
         DELETE FROM activities WHERE occurred_at < ${cutoff} RETURNING workspace_id, type_id

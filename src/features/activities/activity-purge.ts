@@ -1,4 +1,5 @@
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { createWorkLoop } from "../../platform/work-loop.ts";
 import { type ActivityPartitionRepo, type Month, monthOf } from "./activity-partitions-repo.ts";
 
@@ -51,7 +52,7 @@ export function createActivityPurge({
   }
 
   /** This month and the next two, the months rows in the default partition need; none too old. */
-  async function keepMonths(tx: Tx, now: number, cutoff: Date): Promise<void> {
+  async function keepMonths(tx: SqlClient, now: number, cutoff: Date): Promise<void> {
     const existing = await partitions.months(tx);
     const wanted = new Map<string, Month>();
     for (const month of monthsBetween(new Date(now), new Date(now + AHEAD_MS))) wanted.set(month.name, month);

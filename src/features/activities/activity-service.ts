@@ -15,7 +15,7 @@ const CURSOR_SCOPE = "activities";
 
 export interface ActivityServiceDeps {
   store: Pick<Store, "db">;
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
   activities: Pick<ActivityRepo, "storedIds" | "insert">;
   reads: ActivityReadRepo;
@@ -106,7 +106,7 @@ export function createActivityService(deps: ActivityServiceDeps) {
     ): Promise<Schemas["IngestActivitiesResult"]> {
       const now = clock();
       const checked = deps.check(request.activities, now);
-      return membership.write(workspaceId, { memberWrites: true }, (w) => store(w, checked, now));
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, (w) => store(w, checked, now));
     },
 
     store,

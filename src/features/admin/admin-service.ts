@@ -2,7 +2,8 @@ import type { components } from "../../../generated/api.d.ts";
 import { NotFoundError } from "../../domain/errors.ts";
 import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { type AuthService, newApiKey } from "./auth-service.ts";
 import type { ApiKeyRepo, WorkspaceRepo } from "./workspace-repo.ts";
 
@@ -24,7 +25,7 @@ export function createAdminService({ store, auth, workspaces, apiKeys }: AdminSe
     createdAt: row.createdAt.toISOString(),
   });
 
-  const createKey = async (tx: Tx, workspaceId: string, name: string): Promise<Schemas["CreatedApiKey"]> => {
+  const createKey = async (tx: SqlClient, workspaceId: string, name: string): Promise<Schemas["CreatedApiKey"]> => {
     const id = newId("key");
     const { key, secretHash } = newApiKey(workspaceId, id);
     const row = await apiKeys.create(tx, { workspaceId, id, name: name.trim(), secretHash });

@@ -1,8 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
 
-type Reader = SqlClient;
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 
 export interface WorkspaceRow {
   id: string;
@@ -12,7 +10,7 @@ export interface WorkspaceRow {
 
 export const workspaceRepo = {
   /** Creates the workspace with its empty event feed, in one statement. */
-  async create(tx: Reader, workspace: { id: string; name: string }): Promise<WorkspaceRow> {
+  async create(tx: SqlClient, workspace: { id: string; name: string }): Promise<WorkspaceRow> {
     const [row] = await tx.$queryRaw<WorkspaceRow[]>`
       WITH created AS (
         INSERT INTO workspaces (workspace_id, name) VALUES (${workspace.id}, ${workspace.name})
@@ -24,13 +22,13 @@ export const workspaceRepo = {
     return row as WorkspaceRow;
   },
 
-  list(db: Reader): Promise<WorkspaceRow[]> {
+  list(db: SqlClient): Promise<WorkspaceRow[]> {
     return db.$queryRaw`
       SELECT workspace_id AS id, name, created_at AS "createdAt" FROM workspaces ORDER BY created_at, workspace_id`;
   },
 
   /** The oldest `limit` workspaces and how many there are in all (what a restart prints). */
-  async firstAndCount(db: Reader, limit: number): Promise<{ first: WorkspaceRow[]; count: number }> {
+  async firstAndCount(db: SqlClient, limit: number): Promise<{ first: WorkspaceRow[]; count: number }> {
     const first = await db.$queryRaw<WorkspaceRow[]>`
       SELECT workspace_id AS id, name, created_at AS "createdAt" FROM workspaces
       ORDER BY created_at, workspace_id LIMIT ${limit}`;
@@ -39,12 +37,12 @@ export const workspaceRepo = {
     return { first, count: row?.count ?? first.length };
   },
 
-  async exists(db: Reader, id: string): Promise<boolean> {
+  async exists(db: SqlClient, id: string): Promise<boolean> {
     const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM workspaces WHERE workspace_id = ${id}`;
     return rows.length > 0;
   },
 
-  async isEmpty(db: Reader): Promise<boolean> {
+  async isEmpty(db: SqlClient): Promise<boolean> {
     const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM workspaces LIMIT 1`;
     return rows.length === 0;
   },
@@ -54,7 +52,7 @@ export const workspaceRepo = {
    * processes starting on one empty database create one workspace, not two. Transaction-scoped,
    * so PgBouncer in transaction mode cannot leave it behind on a pooled connection.
    */
-  async lockFirstStart(tx: Tx): Promise<void> {
+  async lockFirstStart(tx: SqlClient): Promise<void> {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('audience-service first start'))`;
   },
 };
@@ -75,7 +73,7 @@ const KEY_ROW = Prisma.sql`
 
 export const apiKeyRepo = {
   async create(
-    tx: Reader,
+    tx: SqlClient,
     key: { workspaceId: string; id: string; name: string; secretHash: Uint8Array },
   ): Promise<ApiKeyRow> {
     const [row] = await tx.$queryRaw<ApiKeyRow[]>`
@@ -85,14 +83,14 @@ export const apiKeyRepo = {
     return row as ApiKeyRow;
   },
 
-  async find(db: Reader, workspaceId: string, id: string): Promise<ApiKeyRow | null> {
+  async find(db: SqlClient, workspaceId: string, id: string): Promise<ApiKeyRow | null> {
     const [row] = await db.$queryRaw<ApiKeyRow[]>`
       SELECT ${KEY_ROW} FROM api_keys WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row ?? null;
   },
 
   /** Marks the key revoked (keeping the first revocation time); false when there is no such key. */
-  async revoke(tx: Reader, workspaceId: string, id: string): Promise<boolean> {
+  async revoke(tx: SqlClient, workspaceId: string, id: string): Promise<boolean> {
     const count = await tx.$executeRaw`
       UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
       WHERE workspace_id = ${workspaceId} AND id = ${id}`;

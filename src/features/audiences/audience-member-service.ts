@@ -11,7 +11,7 @@ type Schemas = components["schemas"];
 export const MAX_MEMBERS_PER_REQUEST = 10_000;
 
 export interface AudienceMemberDeps {
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
   pages: MemberPages;
 }
@@ -38,7 +38,7 @@ export function createAudienceMemberService({ membership, members, pages }: Audi
           `A request may name at most ${MAX_MEMBERS_PER_REQUEST} members; this one names ${total}.`,
         );
       }
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         await w.locks.writable(audienceId);
         // An id also listed in members is created with its data.
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
@@ -63,7 +63,7 @@ export function createAudienceMemberService({ membership, members, pages }: Audi
     ): Promise<Schemas["RemoveMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
       // The member lock: the audiences whose rules name this one follow it in the same write.
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         await w.locks.writable(audienceId);
         const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
         return { removed, notMembers: memberIds.length - removed };

@@ -37,7 +37,7 @@ export interface ListAudiencesQuery {
 export interface AudienceServiceDeps {
   store: Pick<Store, "kind" | "db" | "primaryDb">;
   cache: AudienceCache;
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   audiences: Pick<
     AudienceRepo,
     "create" | "find" | "findName" | "findWithStats" | "list" | "archive" | "restore" | "rename"
@@ -62,7 +62,7 @@ export function createAudienceService({
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(rawName);
-      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: false }, async (w) => {
         const audience = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
         w.publish({ type: "audience.created", audienceId: audience.id, name });
         return { id: audience.id };
@@ -116,7 +116,7 @@ export function createAudienceService({
 
     /** Archives the audience; archiving an archived one changes nothing. */
     archive(workspaceId: string, id: string): Promise<void> {
-      return membership.write(workspaceId, { memberWrites: false }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: false }, async (w) => {
         const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) return;
@@ -141,7 +141,7 @@ export function createAudienceService({
      * locked (FOR SHARE) to be checked unarchived, so none is archived before this commits.
      */
     restore(workspaceId: string, id: string): Promise<Schemas["Audience"]> {
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const audience = await w.locks.audience(id);
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) {
@@ -156,7 +156,7 @@ export function createAudienceService({
     async rename(workspaceId: string, id: string, rawName: string): Promise<Schemas["Audience"]> {
       const name = normalizeName(rawName);
       try {
-        return await membership.write(workspaceId, { memberWrites: false }, async (w) => {
+        return await membership.workspaceWrite(workspaceId, { memberWrites: false }, async (w) => {
           const audience = await w.locks.writable(id);
           if (audience.name !== name) {
             await audiences.rename(w.tx, workspaceId, { id, name });
@@ -178,7 +178,7 @@ export function createAudienceService({
 
     /** Replaces the rule and recomputes the membership before answering. */
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         // Checked under the member lock, which a field's declaration takes too: the types the
         // rule is read with are the ones it is stored with.
         const types = await fieldTypes.types(w.tx, workspaceId);
@@ -231,7 +231,7 @@ export function createAudienceService({
           { pointer: "/body/audienceIds", message: "must name two different audiences" },
         ]);
       }
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const sources = await w.locks.sources(sourceIds);
         // The merged audience follows either source's rule from now on; members the rule matches
         // that are in neither source now are excluded, so it starts as exactly their union.
@@ -252,7 +252,7 @@ export function createAudienceService({
     /** A new audience holding the source's members at this moment, added by hand, with no rule. */
     snapshot(workspaceId: string, sourceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
       const name = normalizeName(rawName);
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         await w.locks.sources([sourceId]);
         const snapshot = await audiences.create(w.tx, { workspaceId, id: newId("aud"), name });
         w.publish({ type: "audience.created", audienceId: snapshot.id, name });

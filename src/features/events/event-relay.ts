@@ -1,5 +1,6 @@
 import { newId } from "../../domain/ids.ts";
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { eventsPublished } from "../../platform/metrics.ts";
 import { type ChangeReason, membersOf } from "../membership/member-set.ts";
 import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../membership/outbox-entries.ts";
@@ -85,7 +86,7 @@ export function createEventRelay(deps: EventRelayDeps) {
     return more;
   }
 
-  async function publishIn(tx: Tx, workspaceId: string) {
+  async function publishIn(tx: SqlClient, workspaceId: string) {
     const read = await events.lockAndRead(tx, workspaceId, ENTRIES_PER_TRANSACTION, CHUNKS_PER_TRANSACTION + 1);
     if (!read) return { more: false, deliveries: 0, published: [] };
     const { entries } = read;

@@ -1,12 +1,10 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes } from "../membership/member-bits-sql.ts";
 import { seqRange } from "../membership/member-set.ts";
 import type { EventType } from "../membership/outbox-entries.ts";
-
-type Reader = SqlClient;
 
 export interface OutboxRow {
   id: bigint;
@@ -46,7 +44,7 @@ export interface FeedPage {
  */
 export const eventRepo = {
   /** Workspaces with entries to publish (at most `limit` of them). */
-  async pendingWorkspaces(db: Reader, limit: number): Promise<string[]> {
+  async pendingWorkspaces(db: SqlClient, limit: number): Promise<string[]> {
     const rows = await db.$queryRaw<{ workspaceId: string }[]>`
       SELECT DISTINCT workspace_id AS "workspaceId" FROM event_outbox LIMIT ${limit}`;
     return rows.map((row) => row.workspaceId);
@@ -64,7 +62,7 @@ export const eventRepo = {
    * out (it deletes what it publishes, and counts what it deleted).
    */
   async lockAndRead(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     entryLimit: number,
     chunkLimit: number,
@@ -111,7 +109,7 @@ export const eventRepo = {
    * The ids of these member numbers, of members that exist or were deleted (tombstones). Few
    * numbers are looked up one by one in the primary key; a dense range is read as a range.
    */
-  async idsOf(tx: Tx, workspaceId: string, seqs: number[]): Promise<Map<number, string>> {
+  async idsOf(tx: SqlClient, workspaceId: string, seqs: number[]): Promise<Map<number, string>> {
     if (seqs.length === 0) return new Map();
     const [low, high] = seqRange(seqs);
     const dense = seqs.length * 4 > high - low + 1;
@@ -135,7 +133,7 @@ export const eventRepo = {
    * one's entries were read, and the transaction must not commit.
    */
   async publish(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     events: PublishedEvent[],
     {
@@ -205,7 +203,7 @@ export const eventRepo = {
   },
 
   /** With nothing left to publish, no entry can name a deleted member: forget their numbers. */
-  async dropTombstonesIfIdle(tx: Tx, workspaceId: string): Promise<void> {
+  async dropTombstonesIfIdle(tx: SqlClient, workspaceId: string): Promise<void> {
     await tx.$executeRaw`
       DELETE FROM member_tombstones WHERE workspace_id = ${workspaceId}
         AND NOT EXISTS (SELECT 1 FROM event_outbox WHERE workspace_id = ${workspaceId})`;
@@ -213,7 +211,7 @@ export const eventRepo = {
 
   /** A page of the feed after a sequence, with the head and the first event still kept. */
   async page(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     query: { after: number; limit: number; types?: readonly string[] | undefined; audienceId?: string | undefined },
   ): Promise<FeedPage> {
@@ -242,7 +240,7 @@ export const eventRepo = {
   },
 
   /** The workspace's head: the last sequence published. */
-  async head(db: Reader, workspaceId: string): Promise<number> {
+  async head(db: SqlClient, workspaceId: string): Promise<number> {
     const [row] = await db.$queryRaw<{ lastSequence: number }[]>`
       SELECT last_sequence::float8 AS "lastSequence" FROM event_heads WHERE workspace_id = ${workspaceId}`;
     return row?.lastSequence ?? 0;
@@ -252,7 +250,7 @@ export const eventRepo = {
    * Removes events (and deliveries) older than the cutoff, across workspaces, and moves each
    * workspace's first retained sequence past them. Returns how many events it removed.
    */
-  async purgeBefore(db: Reader, cutoff: Date): Promise<number> {
+  async purgeBefore(db: SqlClient, cutoff: Date): Promise<number> {
     const [row] = await db.$queryRaw<{ removed: number }[]>`
       WITH gone AS (
         DELETE FROM events WHERE created_at < ${cutoff} RETURNING workspace_id, sequence

@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { bitsOfText, chunkText } from "../membership/member-bits-sql.ts";
 import type { MemberSet } from "../membership/member-set.ts";
 import type { OutboxEntry } from "../membership/outbox-entries.ts";
@@ -32,7 +32,7 @@ export const outboxRepo = {
    * Records entries in the write's transaction, with ids in the order given (the relay publishes
    * in id order), in one statement.
    */
-  async append(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void> {
+  async append(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const rows = entries.map((entry, i) => ({
       ord: i,

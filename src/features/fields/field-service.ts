@@ -12,7 +12,7 @@ type Schemas = components["schemas"];
 
 export interface FieldServiceDeps {
   store: Pick<Store, "db">;
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   fieldTypes: Pick<FieldTypeRepo, "list" | "declare" | "remove" | "misfits">;
   rules: Pick<RuleRepo, "rules">;
 }
@@ -53,7 +53,7 @@ export function createFieldService({ store, membership, fieldTypes, rules }: Fie
           { pointer: "/params/fieldKey", message: "must not be firstName, lastName, role or company" },
         ]);
       }
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const current = (await fieldTypes.list(w.tx, workspaceId)).find((row) => row.key === key);
         if (current?.type === type) return toDefinition(current);
         if (current === undefined && type === "string") {
@@ -78,7 +78,7 @@ export function createFieldService({ store, membership, fieldTypes, rules }: Fie
 
     /** The field becomes a string again; its values stay as they are. */
     remove(workspaceId: string, key: string): Promise<void> {
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const declared = (await fieldTypes.list(w.tx, workspaceId)).some((row) => row.key === key);
         if (!declared) throw new NotFoundError("field_not_found", `Field ${key} has no declared type.`);
         await refuseIfUsed(w.tx, workspaceId, key);

@@ -13,7 +13,7 @@ import type { ClaimedImport, ImportError, ImportProgress, ImportRepo, Lease } fr
 export const MAX_KEPT_ERRORS = 100;
 
 export interface ChunkDeps<E> {
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
   imports: Pick<ImportRepo, "hold" | "advance">;
   /** The rules of the JSON API's MemberInput (createMemberInputCheck). */
@@ -126,7 +126,7 @@ export function createChunkApplier<E>(deps: ChunkDeps<E>) {
     rows: FileRow[],
     before: JobState,
   ): Promise<JobState | "cancelled"> {
-    const result = await membership.write(job.workspaceId, { memberWrites: true }, async (w) => {
+    const result = await membership.workspaceWrite(job.workspaceId, { memberWrites: true }, async (w) => {
       const status = await imports.hold(w.tx, job, lease);
       if (status === undefined) throw new LeaseLostError(`import ${job.id} was taken over by another runner`);
       if (status !== "running") return "cancelled" as const;

@@ -1,9 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { ImportKind } from "./import-reader.ts";
-
-type Reader = SqlClient;
 
 export type ImportStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 
@@ -73,7 +71,7 @@ export const importRepo = {
    * are not waited for.
    */
   async begin(
-    tx: Tx,
+    tx: SqlClient,
     job: { workspaceId: string; id: string; kind: ImportKind; audienceId: string | null },
     limit: number,
   ): Promise<boolean> {
@@ -92,7 +90,7 @@ export const importRepo = {
    * travel as base64 text: the embedded store's driver passes a bytea parameter byte by byte
    * (ten times slower than as text).
    */
-  async appendPart(db: Reader, workspaceId: string, id: string, part: number, data: Buffer): Promise<void> {
+  async appendPart(db: SqlClient, workspaceId: string, id: string, part: number, data: Buffer): Promise<void> {
     await db.$executeRaw`
       WITH stored AS (
         INSERT INTO import_parts (workspace_id, import_id, part, data)
@@ -103,7 +101,7 @@ export const importRepo = {
   },
 
   /** The upload is whole: the job waits for a runner. */
-  async queue(tx: Tx, workspaceId: string, id: string): Promise<ImportRow> {
+  async queue(tx: SqlClient, workspaceId: string, id: string): Promise<ImportRow> {
     const [row] = await tx.$queryRaw<ImportRow[]>`
       UPDATE import_jobs SET status = 'queued', updated_at = now()
       WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'uploading'
@@ -113,19 +111,19 @@ export const importRepo = {
   },
 
   /** Removes an upload that failed, with what it stored. */
-  async discard(db: Reader, workspaceId: string, id: string): Promise<void> {
+  async discard(db: SqlClient, workspaceId: string, id: string): Promise<void> {
     await db.$executeRaw`
       DELETE FROM import_jobs WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'uploading'`;
   },
 
-  async find(db: Reader, workspaceId: string, id: string): Promise<ImportRow | undefined> {
+  async find(db: SqlClient, workspaceId: string, id: string): Promise<ImportRow | undefined> {
     const [row] = await db.$queryRaw<ImportRow[]>`
       SELECT ${COLUMNS} FROM import_jobs
       WHERE workspace_id = ${workspaceId} AND id = ${id} AND status <> 'uploading'`;
     return row;
   },
 
-  list(db: Reader, workspaceId: string, limit: number): Promise<ImportRow[]> {
+  list(db: SqlClient, workspaceId: string, limit: number): Promise<ImportRow[]> {
     return db.$queryRaw<ImportRow[]>`
       SELECT ${COLUMNS} FROM import_jobs
       WHERE workspace_id = ${workspaceId} AND status <> 'uploading'
@@ -137,7 +135,7 @@ export const importRepo = {
    * (its transaction holds the job's row), so the counts returned are what was applied.
    * Undefined when the job is not there or already ended.
    */
-  async cancel(tx: Tx, workspaceId: string, id: string): Promise<ImportRow | undefined> {
+  async cancel(tx: SqlClient, workspaceId: string, id: string): Promise<ImportRow | undefined> {
     const [row] = await tx.$queryRaw<ImportRow[]>`
       WITH ended AS (
         UPDATE import_jobs SET status = 'cancelled', finished_at = now(), updated_at = now()
@@ -160,7 +158,7 @@ export const importRepo = {
    * processes claim different jobs, and a job whose chunk is being committed is not taken from
    * under it.
    */
-  async claim(db: Reader, lease: Lease): Promise<ClaimedImport | undefined> {
+  async claim(db: SqlClient, lease: Lease): Promise<ClaimedImport | undefined> {
     const [row] = await db.$queryRaw<ClaimedImport[]>`
       WITH next AS (
         SELECT j.workspace_id, j.id FROM import_jobs AS j
@@ -182,7 +180,7 @@ export const importRepo = {
   },
 
   /** Extends the lease; false when the job is no longer this runner's. */
-  async renew(db: Reader, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<boolean> {
+  async renew(db: SqlClient, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<boolean> {
     const updated = await db.$executeRaw`
       UPDATE import_jobs SET leased_until = ${leaseEnd(lease)}
       WHERE workspace_id = ${job.workspaceId} AND id = ${job.id} AND lease_token = ${lease.token}`;
@@ -193,12 +191,12 @@ export const importRepo = {
    * Ends every lease (a store only this process can open: any lease is a dead process's), so
    * interrupted jobs resume at once instead of when their leases run out.
    */
-  async releaseAll(db: Reader): Promise<void> {
+  async releaseAll(db: SqlClient): Promise<void> {
     await db.$executeRaw`UPDATE import_jobs SET leased_until = NULL WHERE status = 'running' AND leased_until IS NOT NULL`;
   },
 
   /** Gives the job up now (not at the lease's end), so a runner can take it again at once. */
-  async release(db: Reader, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<void> {
+  async release(db: SqlClient, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<void> {
     await db.$executeRaw`
       UPDATE import_jobs SET leased_until = now()
       WHERE workspace_id = ${job.workspaceId} AND id = ${job.id} AND lease_token = ${lease.token}`;
@@ -208,7 +206,7 @@ export const importRepo = {
    * Locks the job's row for a chunk's transaction, if this runner still holds it: its status
    * ('running', or 'cancelled' meanwhile), or undefined when another runner took it over.
    */
-  async hold(tx: Tx, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<string | undefined> {
+  async hold(tx: SqlClient, job: Pick<ClaimedImport, "workspaceId" | "id">, lease: Lease): Promise<string | undefined> {
     const [row] = await tx.$queryRaw<{ status: string }[]>`
       SELECT status FROM import_jobs
       WHERE workspace_id = ${job.workspaceId} AND id = ${job.id} AND lease_token = ${lease.token}
@@ -218,7 +216,7 @@ export const importRepo = {
 
   /** Records a chunk's progress in its transaction (the caller holds the job: hold()). */
   async advance(
-    tx: Tx,
+    tx: SqlClient,
     job: Pick<ClaimedImport, "workspaceId" | "id">,
     lease: Lease,
     progress: ImportProgress,
@@ -234,7 +232,7 @@ export const importRepo = {
 
   /** Ends a running job this runner holds (succeeded or failed) and removes its file. */
   async finish(
-    tx: Tx,
+    tx: SqlClient,
     job: Pick<ClaimedImport, "workspaceId" | "id">,
     lease: Lease,
     outcome: { status: "succeeded" } | { status: "failed"; reason: string },
@@ -252,7 +250,7 @@ export const importRepo = {
       WHERE p.workspace_id = ended.workspace_id AND p.import_id = ended.id`;
   },
 
-  async readPart(db: Reader, job: Pick<ClaimedImport, "workspaceId" | "id">, part: number): Promise<Buffer> {
+  async readPart(db: SqlClient, job: Pick<ClaimedImport, "workspaceId" | "id">, part: number): Promise<Buffer> {
     const [row] = await db.$queryRaw<{ data: string }[]>`
       SELECT encode(data, 'base64') AS data FROM import_parts
       WHERE workspace_id = ${job.workspaceId} AND import_id = ${job.id} AND part = ${part}`;
@@ -265,7 +263,7 @@ export const importRepo = {
    * Removes uploads whose process died (no part stored since staleBefore) and the files of jobs
    * that ended without their runner removing them; returns how many uploads were removed.
    */
-  async sweep(db: Reader, staleBefore: Date): Promise<number> {
+  async sweep(db: SqlClient, staleBefore: Date): Promise<number> {
     await db.$executeRaw`
       DELETE FROM import_parts AS p USING import_jobs AS j
       WHERE j.status IN ('succeeded', 'failed', 'cancelled')

@@ -1,6 +1,5 @@
 import { LRUCache } from "lru-cache";
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { SizeChange } from "../membership/membership-service.ts";
@@ -45,7 +44,7 @@ export const historyRepo = {
    * for one audience a later write's hour is never earlier, and the latest row's member_count
    * (read here, after the changes) is the current size.
    */
-  async record(tx: Tx, workspaceId: string, changes: SizeChange[]): Promise<void> {
+  async record(tx: SqlClient, workspaceId: string, changes: SizeChange[]): Promise<void> {
     const columns = {
       audience_id: changes.map((c) => c.audienceId),
       entered: changes.map((c) => c.entered),

@@ -15,7 +15,7 @@ type Schemas = components["schemas"];
 
 export interface MemberServiceDeps {
   store: Pick<Store, "db">;
-  membership: Pick<MembershipService, "write">;
+  membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites & Pick<MemberRepo, "find" | "delete" | "releaseEmails">;
   memberAudiences: Pick<MembershipRepo, "memberAudiences">;
   pages: MemberPages;
@@ -25,7 +25,7 @@ export interface MemberServiceDeps {
 export function createMemberService({ store, membership, members, memberAudiences, pages }: MemberServiceDeps) {
   return {
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members);
         w.publish(...resolved.events);
         await w.followMembers(resolved.changedIds);
@@ -41,7 +41,7 @@ export function createMemberService({ store, membership, members, memberAudience
 
     /** Merges the patch like an upsert; a field set to null is removed. */
     update(workspaceId: string, memberId: string, patch: Schemas["MemberPatch"]): Promise<Schemas["Member"]> {
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         const [existing] = await members.findByIds(w.tx, workspaceId, [memberId]);
         if (!existing) throw memberNotFound(memberId);
         const fields: Record<string, string> = {};
@@ -83,7 +83,7 @@ export function createMemberService({ store, membership, members, memberAudience
 
     remove(workspaceId: string, request: Schemas["RemoveMembersRequest"]): Promise<Schemas["DeleteMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
-      return membership.write(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
         // Any audience may hold them (archived ones too), so every one is locked before its sets change.
         await w.locks.all();
         const deleted = await members.delete(w.tx, workspaceId, memberIds);

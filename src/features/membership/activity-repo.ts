@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 
 /** An activity as stored: its member by number, its type by name (the statement numbers types). */
 export interface ActivityRow {
@@ -33,7 +33,7 @@ export const activityRepo = {
    * rows to join: joined, the planner hashed them against every partition read whole; as an
    * array, each partition's index of ids is probed.
    */
-  async storedIds(tx: Tx, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  async storedIds(tx: SqlClient, workspaceId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const rows = await tx.$queryRaw<{ id: string }[]>`
       SELECT a.id FROM activities AS a
@@ -47,7 +47,7 @@ export const activityRepo = {
    * and types), in one statement: the rows travel as one JSON parameter, and each type's row is
    * updated, or inserted when the workspace has none (numbers are taken only for new types).
    */
-  async insert(tx: Tx, workspaceId: string, rows: ActivityRow[]): Promise<void> {
+  async insert(tx: SqlClient, workspaceId: string, rows: ActivityRow[]): Promise<void> {
     if (rows.length === 0) return;
     const activities = rows.map((row) => ({
       seq: row.seq,

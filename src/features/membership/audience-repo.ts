@@ -2,12 +2,9 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import { audienceNameTaken } from "../../domain/errors.ts";
 import { nameKey } from "../../domain/names.ts";
-import type { Tx } from "../../platform/db/database.ts";
 import { isUniqueViolation } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { Filter } from "./rules/filter.ts";
-
-type Reader = SqlClient;
 
 /** An audience as listAudiences lists it. */
 export interface AudienceListItem {
@@ -54,7 +51,7 @@ const filterJson = (filter: Filter | null | undefined) => (filter == null ? null
 
 export const audienceRepo = {
   create(
-    tx: Reader,
+    tx: SqlClient,
     audience: { workspaceId: string; id: string; name: string; filter?: Filter | null; memberCount?: number },
   ): Promise<AudienceRow> {
     const { workspaceId, id, name } = audience;
@@ -68,14 +65,14 @@ export const audienceRepo = {
     });
   },
 
-  async find(db: Reader, workspaceId: string, id: string): Promise<AudienceRow | null> {
+  async find(db: SqlClient, workspaceId: string, id: string): Promise<AudienceRow | null> {
     const [row] = await db.$queryRaw<AudienceRow[]>`
       SELECT ${ROW} FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row ?? null;
   },
 
   /** Only the id and name: getAudience's hot path. */
-  async findName(db: Reader, workspaceId: string, id: string): Promise<{ id: string; name: string } | null> {
+  async findName(db: SqlClient, workspaceId: string, id: string): Promise<{ id: string; name: string } | null> {
     const [row] = await db.$queryRaw<{ id: string; name: string }[]>`
       SELECT id, name FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row ?? null;
@@ -83,7 +80,7 @@ export const audienceRepo = {
 
   /** The id and name with the stats (getAudience with include=stats), read fresh. */
   async findWithStats(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     id: string,
   ): Promise<({ id: string; name: string } & AudienceStats) | null> {
@@ -96,7 +93,7 @@ export const audienceRepo = {
   },
 
   /** Only the stored size, for a page of the audience's members. */
-  async findCount(db: Reader, workspaceId: string, id: string): Promise<{ memberCount: number } | null> {
+  async findCount(db: SqlClient, workspaceId: string, id: string): Promise<{ memberCount: number } | null> {
     const [row] = await db.$queryRaw<{ memberCount: number }[]>`
       SELECT member_count AS "memberCount" FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row ?? null;
@@ -108,7 +105,7 @@ export const audienceRepo = {
    * 10,000 audiences does not carry their rules.
    */
   async list(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     options: {
       includeArchived: boolean;
@@ -166,7 +163,7 @@ export const audienceRepo = {
   },
 
   /** Archives the audience and frees its name; false when there is no such audience. */
-  async archive(tx: Reader, workspaceId: string, id: string): Promise<boolean> {
+  async archive(tx: SqlClient, workspaceId: string, id: string): Promise<boolean> {
     const count = await tx.$executeRaw`
       UPDATE audiences
       SET is_archived = true, name_key = NULL, archived_at = COALESCE(archived_at, now()), updated_at = now()
@@ -174,7 +171,7 @@ export const audienceRepo = {
     return count > 0;
   },
 
-  async restore(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
+  async restore(tx: SqlClient, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
     await guardName(
       audience.name,
       () => tx.$executeRaw`
@@ -183,7 +180,7 @@ export const audienceRepo = {
     );
   },
 
-  async rename(tx: Reader, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
+  async rename(tx: SqlClient, workspaceId: string, audience: { id: string; name: string }): Promise<void> {
     await guardName(
       audience.name,
       () => tx.$executeRaw`
@@ -197,7 +194,7 @@ export const audienceRepo = {
    * at `evaluatedAt`, the time its relative-time conditions are followed from (NULL: it has none).
    */
   async setFilter(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     id: string,
     filter: Filter | null,
@@ -213,7 +210,7 @@ export const audienceRepo = {
    * A merged audience's rule matches are up to date for relative time as of its earliest source:
    * it takes that source's evaluated_at, so the next tick covers the time since (rule-following.ts).
    */
-  async inheritClock(tx: Tx, workspaceId: string, id: string, sourceIds: string[]): Promise<void> {
+  async inheritClock(tx: SqlClient, workspaceId: string, id: string, sourceIds: string[]): Promise<void> {
     await tx.$executeRaw`
       UPDATE audiences SET evaluated_at = (
         SELECT min(s.evaluated_at) FROM audiences AS s WHERE s.workspace_id = ${workspaceId} AND s.id = ANY(${sourceIds}::text[])
@@ -222,7 +219,7 @@ export const audienceRepo = {
   },
 
   /** Audiences whose rule matches must be computed again (after an upgrade), across workspaces. */
-  listRuleOutdated(db: Reader): Promise<{ workspaceId: string; id: string }[]> {
+  listRuleOutdated(db: SqlClient): Promise<{ workspaceId: string; id: string }[]> {
     return db.$queryRaw`SELECT workspace_id AS "workspaceId", id FROM audiences WHERE rule_outdated`;
   },
 };

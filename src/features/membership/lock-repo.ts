@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRow } from "./audience-repo.ts";
 
 /**
@@ -12,7 +12,7 @@ export const lockRepo = {
    * the workspace free). Writes that create, change or delete members, evaluate a rule over them,
    * or lock several audiences take it first, so they run one at a time per workspace.
    */
-  async memberWrites(tx: Tx, workspaceId: string): Promise<void> {
+  async memberWrites(tx: SqlClient, workspaceId: string): Promise<void> {
     await tx.$queryRaw`SELECT 1 FROM workspaces WHERE workspace_id = ${workspaceId} FOR NO KEY UPDATE`;
   },
 
@@ -20,7 +20,7 @@ export const lockRepo = {
    * Reads the audiences and locks their rows: FOR UPDATE for a writer of the audience, FOR SHARE
    * for a reader that needs it stable (the sources of a merge). Rows are locked in id order.
    */
-  async audiences(tx: Tx, workspaceId: string, ids: string[], mode: "update" | "share"): Promise<AudienceRow[]> {
+  async audiences(tx: SqlClient, workspaceId: string, ids: string[], mode: "update" | "share"): Promise<AudienceRow[]> {
     const sorted = [...new Set(ids)].sort();
     const lockClause = mode === "update" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR SHARE`;
     return tx.$queryRaw<AudienceRow[]>`
@@ -32,14 +32,18 @@ export const lockRepo = {
   },
 
   /** Locks every audience of the workspace, archived ones too, in id order; returns their ids. */
-  async allAudiences(tx: Tx, workspaceId: string): Promise<string[]> {
+  async allAudiences(tx: SqlClient, workspaceId: string): Promise<string[]> {
     const rows = await tx.$queryRaw<{ id: string }[]>`
       SELECT id FROM audiences WHERE workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
     return rows.map((row) => row.id);
   },
 
   /** Locks the audience if its rule matches are still outdated (no other process refreshed them). */
-  async ruleOutdated(tx: Tx, workspaceId: string, id: string): Promise<Pick<AudienceRow, "id" | "filter"> | undefined> {
+  async ruleOutdated(
+    tx: SqlClient,
+    workspaceId: string,
+    id: string,
+  ): Promise<Pick<AudienceRow, "id" | "filter"> | undefined> {
     const [row] = await tx.$queryRaw<Pick<AudienceRow, "id" | "filter">[]>`
       SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} AND rule_outdated FOR UPDATE`;
     return row;

@@ -8,8 +8,6 @@ import type { MemberRow } from "./member-repo.ts";
 import { seqRange } from "./member-set.ts";
 import { fold } from "./rules/filter.ts";
 
-type Reader = SqlClient;
-
 export interface PageQuery {
   sortDirection: "ASC" | "DESC";
   limit: number;
@@ -65,7 +63,7 @@ function finish(query: PageQuery, fetched: MemberRow[], behind: boolean): PageRo
  * the page, the look behind its start, the count and the audience, read together.
  */
 export async function pageListing(
-  db: Reader,
+  db: SqlClient,
   listing: Listing,
   query: PageQuery,
   audience?: { workspaceId: string; audienceId: string },
@@ -120,7 +118,7 @@ const GUESS_SPAN = 4;
  * otherwise the members are read by number in a second statement.
  */
 export async function pageAudience(
-  db: Reader,
+  db: SqlClient,
   workspaceId: string,
   audienceId: string,
   query: PageQuery,
@@ -230,7 +228,12 @@ const memberOfJson = ([id, createdAt, email, fields, alternativeEmails]: MemberJ
 });
 
 /** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
-async function membersBySeq(db: Reader, workspaceId: string, seqs: number[], order: Prisma.Sql): Promise<MemberRow[]> {
+async function membersBySeq(
+  db: SqlClient,
+  workspaceId: string,
+  seqs: number[],
+  order: Prisma.Sql,
+): Promise<MemberRow[]> {
   if (seqs.length === 0) return [];
   // The range lets a dense page be one short index range scan instead of a lookup per member.
   const [low, high] = seqRange(seqs);

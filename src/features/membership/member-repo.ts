@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { MemberData } from "../../domain/member-merge.ts";
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
@@ -11,8 +11,6 @@ import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter
 import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
 import { forgetMemberDates, syncMemberDates } from "./rules/member-dates-sql.ts";
 import { nodeCountsSql } from "./rules/node-counts-sql.ts";
-
-type Reader = SqlClient;
 
 export interface MemberRow extends MemberData {
   id: string;
@@ -58,13 +56,13 @@ export const memberRepo = {
    * The members with these ids. Writers read them under the workspace's member lock
    * (src/features/membership/write-locks.ts), so nothing changes them before the transaction ends.
    */
-  findByIds(tx: Tx, workspaceId: string, ids: string[]): Promise<NumberedMemberRow[]> {
+  findByIds(tx: SqlClient, workspaceId: string, ids: string[]): Promise<NumberedMemberRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return tx.$queryRaw<NumberedMemberRow[]>`
       SELECT ${MEMBER_COLUMNS}, m.seq FROM ${byIds(workspaceId, ids)}`;
   },
 
-  find(db: Reader, workspaceId: string, id: string): Promise<MemberRow | undefined> {
+  find(db: SqlClient, workspaceId: string, id: string): Promise<MemberRow | undefined> {
     return db.$queryRaw<MemberRow[]>`
       SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${id}`.then(
       (rows) => rows[0],
@@ -72,14 +70,14 @@ export const memberRepo = {
   },
 
   /** What rule evaluation needs of these members: their number, folded data and creation time. */
-  folded(tx: Tx, workspaceId: string, ids: string[]): Promise<FoldedMemberRow[]> {
+  folded(tx: SqlClient, workspaceId: string, ids: string[]): Promise<FoldedMemberRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return tx.$queryRaw`
       SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM ${byIds(workspaceId, ids)}`;
   },
 
   /** The same, of the members with these numbers (by the unique key (workspace_id, seq)). */
-  foldedBySeq(tx: Tx, workspaceId: string, seqs: number[]): Promise<FoldedMemberRow[]> {
+  foldedBySeq(tx: SqlClient, workspaceId: string, seqs: number[]): Promise<FoldedMemberRow[]> {
     if (seqs.length === 0) return Promise.resolve([]);
     return tx.$queryRaw`
       SELECT m.id, m.seq, m.created_at AS "createdAt", m.folded FROM members AS m
@@ -92,7 +90,7 @@ export const memberRepo = {
    * numbers stay known as tombstones, so that events recorded before the deletion and published
    * after it can still name them.
    */
-  delete(tx: Tx, workspaceId: string, ids: string[]): Promise<{ id: string; seq: number }[]> {
+  delete(tx: SqlClient, workspaceId: string, ids: string[]): Promise<{ id: string; seq: number }[]> {
     return tx.$queryRaw`
       WITH gone AS (
         DELETE FROM members AS m USING ${jsonRows("v", { id: ids })}
@@ -111,10 +109,10 @@ export const memberRepo = {
   },
 
   /** The declared types of the workspace's fields, which every member write checks. */
-  fieldTypes: (db: Reader, workspaceId: string) => fieldTypeRepo.types(db, workspaceId),
+  fieldTypes: (db: SqlClient, workspaceId: string) => fieldTypeRepo.types(db, workspaceId),
 
   /** Removes addresses a member no longer has (only a PATCH can drop one). */
-  async releaseEmails(tx: Tx, workspaceId: string, memberId: string, keep: string[]): Promise<void> {
+  async releaseEmails(tx: SqlClient, workspaceId: string, memberId: string, keep: string[]): Promise<void> {
     await tx.$executeRaw`
       DELETE FROM member_emails
       WHERE workspace_id = ${workspaceId} AND member_id = ${memberId} AND NOT (email_key = ANY(${keep}::text[]))`;
@@ -122,7 +120,7 @@ export const memberRepo = {
 
   /** How many members a filter matches, and the most recent of them. */
   async matching(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     filter: Filter,
     context: SqlContext,
@@ -144,7 +142,7 @@ export const memberRepo = {
 
   /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
   async nodeCounts(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     filter: Filter,
     context: SqlContext,
@@ -156,7 +154,7 @@ export const memberRepo = {
   },
 
   /** Which member owns each of these case-folded e-mail addresses. */
-  async findEmailOwners(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, string>> {
+  async findEmailOwners(tx: SqlClient, workspaceId: string, keys: string[]): Promise<Map<string, string>> {
     if (keys.length === 0) return new Map();
     const rows = await tx.$queryRaw<{ emailKey: string; memberId: string }[]>`
       SELECT e.email_key AS "emailKey", e.member_id AS "memberId"
@@ -173,7 +171,7 @@ export const memberRepo = {
    * the workspace meanwhile.
    */
   async insert(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     withData: { id: string; data: MemberData }[],
     bareIds: string[],
@@ -215,7 +213,7 @@ export const memberRepo = {
     };
   },
 
-  async updateData(tx: Tx, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
+  async updateData(tx: SqlClient, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
     if (members.length === 0) return;
     await tx.$executeRaw`
       WITH updated AS (
@@ -234,7 +232,11 @@ export const memberRepo = {
    * Records that these members own these addresses. An address claimed by a concurrent request in
    * the meantime retries the transaction, which then sees the new owner.
    */
-  async claimEmails(tx: Tx, workspaceId: string, claims: { emailKey: string; memberId: string }[]): Promise<void> {
+  async claimEmails(
+    tx: SqlClient,
+    workspaceId: string,
+    claims: { emailKey: string; memberId: string }[],
+  ): Promise<void> {
     if (claims.length === 0) return;
     // The member lock makes the owners read before exact, so a plain insert: ON CONFLICT's
     // speculative insertion cost a third more on an import. Should an address be taken anyway,

@@ -6,7 +6,7 @@ import {
   type UpsertPlan,
 } from "../../domain/member-identity.ts";
 import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
 import { memberSetOf } from "./member-set.ts";
 import { changedKeys, type OutboxEntry } from "./outbox-entries.ts";
@@ -63,7 +63,7 @@ function eventsOf(createdSeqs: number[], updated: { id: string; changed: string[
  */
 export async function resolveMemberInputs(
   members: MemberWrites,
-  tx: Tx,
+  tx: SqlClient,
   workspaceId: string,
   inputs: MemberInput[],
   bareIds: string[] = [],

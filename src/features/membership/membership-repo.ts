@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import {
   bitOf,
@@ -42,7 +42,7 @@ export type { SetChange } from "./membership-sql.ts";
  */
 export const membershipRepo = {
   /** Adds the members with these numbers by hand: include, no longer exclude. */
-  async include(tx: Tx, workspaceId: string, audienceId: string, seqs: number[]): Promise<SetChange[]> {
+  async include(tx: SqlClient, workspaceId: string, audienceId: string, seqs: number[]): Promise<SetChange[]> {
     if (seqs.length === 0) return [];
     const target = { workspaceId, audienceId };
     return changesOf(
@@ -61,7 +61,7 @@ export const membershipRepo = {
   },
 
   /** Removes these members by hand: exclude (a rule cannot bring them back), no longer include. */
-  async exclude(tx: Tx, workspaceId: string, audienceId: string, memberIds: string[]): Promise<SetChange[]> {
+  async exclude(tx: SqlClient, workspaceId: string, audienceId: string, memberIds: string[]): Promise<SetChange[]> {
     if (memberIds.length === 0) return [];
     const target = { workspaceId, audienceId };
     return changesOf(
@@ -81,7 +81,7 @@ export const membershipRepo = {
 
   /** Evaluates the audience's rule over every member of the workspace and recomputes its members. */
   async recompute(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     audienceId: string,
     filter: Filter | null,
@@ -122,7 +122,7 @@ export const membershipRepo = {
    * and as excludes the matches that are members of neither, so that it starts as exactly their
    * union while following either rule.
    */
-  async copyUnion(tx: Tx, workspaceId: string, targetId: string, sourceIds: string[]): Promise<SetChange[]> {
+  async copyUnion(tx: SqlClient, workspaceId: string, targetId: string, sourceIds: string[]): Promise<SetChange[]> {
     return changesOf(
       tx,
       workspaceId,
@@ -162,7 +162,7 @@ export const membershipRepo = {
    * rewrite the chunks of the other nine's members.
    */
   async applyMatches(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     changed: number[] | "own",
     matched: { audienceId: string; seqs: number[]; among?: number[] }[],
@@ -204,7 +204,7 @@ export const membershipRepo = {
    * Takes members that are being deleted out of every set of every audience of the workspace.
    * The caller holds every audience's row lock.
    */
-  async forget(tx: Tx, workspaceId: string, seqs: number[]): Promise<SetChange[]> {
+  async forget(tx: SqlClient, workspaceId: string, seqs: number[]): Promise<SetChange[]> {
     if (seqs.length === 0) return [];
     return changesOf(
       tx,
@@ -251,7 +251,7 @@ export const membershipRepo = {
    * no rule, no exclude): a copy of the source's member chunks, so its cost is the number of
    * chunks, not of members. Chunks that removals left empty are not copied.
    */
-  async copyMembers(tx: Tx, workspaceId: string, targetId: string, sourceId: string): Promise<SetChange[]> {
+  async copyMembers(tx: SqlClient, workspaceId: string, targetId: string, sourceId: string): Promise<SetChange[]> {
     return changesOf(
       tx,
       workspaceId,

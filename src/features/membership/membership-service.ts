@@ -1,5 +1,6 @@
 import type { FieldTypes } from "../../domain/field-types.ts";
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
@@ -19,7 +20,7 @@ export type NamingRule = { id: string; filter: Filter };
 /** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */
 export interface EventSink {
   /** Records events in the write's transaction: they exist exactly if it commits. */
-  record(tx: Tx, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
+  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
   /** Told after a write that recorded events has committed (so they can be published at once). */
   committed(workspaceId: string): void;
 }
@@ -33,7 +34,7 @@ export interface SizeChange {
 
 /** Where writes keep audiences' size history (src/composition.ts), in the write's transaction. */
 export interface SizeHistorySink {
-  record(tx: Tx, workspaceId: string, changes: SizeChange[]): Promise<void>;
+  record(tx: SqlClient, workspaceId: string, changes: SizeChange[]): Promise<void>;
 }
 
 export interface MembershipDeps {
@@ -59,7 +60,7 @@ export interface MembershipDeps {
  * member_count consistent (membership-repo.ts) and is reported to `membershipChanged`.
  */
 export interface MembershipWriter {
-  readonly tx: Tx;
+  readonly tx: SqlClient;
   readonly workspaceId: string;
   readonly locks: WriteLocks;
   /** Records events of this write that are not membership changes (audiences, members' data). */
@@ -117,8 +118,8 @@ export function createMembershipService(deps: MembershipDeps) {
     return changes;
   }
 
-  /** `recorded` collects the write's events, in order; `write` records them before it commits. */
-  function writer(tx: Tx, workspaceId: string, locks: WriteLocks, recorded: OutboxEntry[]): MembershipWriter {
+  /** `recorded` collects the write's events, in order; `workspaceWrite` records them before it commits. */
+  function writer(tx: SqlClient, workspaceId: string, locks: WriteLocks, recorded: OutboxEntry[]): MembershipWriter {
     const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
       if (!locks.holds(audienceId, mode)) throw new LockOrderError(`${what} needs audience ${audienceId} locked`);
     };
@@ -221,10 +222,12 @@ export function createMembershipService(deps: MembershipDeps) {
   }
 
   /**
-   * Runs fn as one transaction of the workspace. With `memberWrites`, the workspace's member lock
-   * is taken first: for writes that create, change or delete members, set a rule or merge.
+   * Runs fn as one write transaction of the workspace, whether or not it changes membership (an
+   * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
+   * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
+   * change or delete members, set a rule or merge.
    */
-  async function write<T>(
+  async function workspaceWrite<T>(
     workspaceId: string,
     options: { memberWrites: boolean },
     fn: (w: MembershipWriter) => Promise<T>,
@@ -249,10 +252,10 @@ export function createMembershipService(deps: MembershipDeps) {
   }
 
   return {
-    write,
+    workspaceWrite,
 
     /** Brings a workspace's relative-time rules up to date with the clock (clock-worker.ts). */
-    followClock: (workspaceId: string) => write(workspaceId, { memberWrites: true }, (w) => w.followClock()),
+    followClock: (workspaceId: string) => workspaceWrite(workspaceId, { memberWrites: true }, (w) => w.followClock()),
 
     /**
      * Computes the rule matches that an upgrade could not (it marks such audiences rule_outdated):
@@ -262,7 +265,7 @@ export function createMembershipService(deps: MembershipDeps) {
     async refreshOutdatedRules(): Promise<number> {
       let refreshed = 0;
       for (const { workspaceId, id } of await deps.audiences.listRuleOutdated(deps.store.db)) {
-        refreshed += await write(workspaceId, { memberWrites: true }, async (w) => {
+        refreshed += await workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
           const audience = await w.locks.ruleOutdated(id);
           if (!audience) return 0;
           await w.setRule(id, audience.filter);

@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes, kind, NO_BITS, type SetKind } from "./member-bits-sql.ts";
 import { byIds } from "./member-repo.ts";
 import type { MemberSet } from "./member-set.ts";
@@ -21,7 +21,7 @@ export interface SetChange {
  * member entered as another left), and returns the changed chunks,
  * audience by audience in id order (so events of one write come in a stable order).
  */
-export async function changesOf(tx: Tx, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
+export async function changesOf(tx: SqlClient, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
   const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
     ${statement},
     diff AS MATERIALIZED (

@@ -1,5 +1,5 @@
 import { audienceArchived, audienceNotFound } from "../../domain/errors.ts";
-import type { Tx } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRow } from "./audience-repo.ts";
 import type { LockRepo } from "./lock-repo.ts";
 
@@ -22,7 +22,7 @@ export class LockOrderError extends Error {
  * A write without the member lock locks one audience at most: holding a single lock, it cannot
  * close a cycle. Calls that break these rules throw LockOrderError before touching the database.
  */
-export function createWriteLocks(repo: LockRows, tx: Tx, workspaceId: string) {
+export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: string) {
   let memberLock = false;
   let everyAudience = false;
   const held = new Map<string, "update" | "share">();

@@ -3,8 +3,6 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 
 // The deliverer's SQL: claiming due deliveries and recording what their attempts came to.
 
-type Reader = SqlClient;
-
 /** What one attempt came to. */
 export interface AttemptOutcome {
   workspaceId: string;
@@ -58,7 +56,7 @@ export const webhookAttemptRepo = {
    * the others.)
    */
   claimDue(
-    db: Reader,
+    db: SqlClient,
     {
       limit,
       perWebhook,
@@ -143,7 +141,7 @@ export const webhookAttemptRepo = {
    * `rules.probeMinMs` and `rules.probeMaxMs`.
    */
   async complete(
-    db: Reader,
+    db: SqlClient,
     outcomes: AttemptOutcome[],
     rules: { failingSinceBefore: Date; catchUpBefore: Date; probeMinMs: number; probeMaxMs: number },
   ): Promise<void> {
@@ -199,7 +197,7 @@ export const webhookAttemptRepo = {
    * left out of the answer.
    */
   async renew(
-    db: Reader,
+    db: SqlClient,
     deliveries: Pick<ClaimedDelivery, "workspaceId" | "id">[],
     leaseMs: number,
   ): Promise<string[]> {
@@ -214,7 +212,7 @@ export const webhookAttemptRepo = {
   },
 
   /** Gives back claimed deliveries that were not attempted: due again at once, the attempt not counted. */
-  async release(db: Reader, deliveries: Pick<ClaimedDelivery, "workspaceId" | "id" | "early">[]): Promise<void> {
+  async release(db: SqlClient, deliveries: Pick<ClaimedDelivery, "workspaceId" | "id" | "early">[]): Promise<void> {
     if (deliveries.length === 0) return;
     const rows = deliveries.map((d) => ({ workspace_id: d.workspaceId, id: d.id, counted: !d.early }));
     await db.$executeRaw`

@@ -1,9 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
-import type { Tx } from "../../platform/db/database.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-
-type Reader = SqlClient;
 
 export interface WebhookRow {
   id: string;
@@ -40,14 +37,14 @@ const DELIVERY_COLUMNS = Prisma.raw(`d.id, d.event_id AS "eventId", d.event_type
   d.created_at AS "createdAt"`);
 
 export const webhookRepo = {
-  async count(tx: Tx, workspaceId: string): Promise<number> {
+  async count(tx: SqlClient, workspaceId: string): Promise<number> {
     const [row] = await tx.$queryRaw<{ n: number }[]>`
       SELECT count(*)::int AS n FROM webhooks WHERE workspace_id = ${workspaceId}`;
     return row?.n ?? 0;
   },
 
   async create(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     webhook: Pick<WebhookRow, "id" | "url" | "types" | "audienceIds" | "description" | "enabled"> & { secret: string },
   ): Promise<WebhookRow> {
@@ -59,19 +56,19 @@ export const webhookRepo = {
     return row as WebhookRow;
   },
 
-  list(db: Reader, workspaceId: string): Promise<WebhookRow[]> {
+  list(db: SqlClient, workspaceId: string): Promise<WebhookRow[]> {
     return db.$queryRaw<WebhookRow[]>`
       SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`;
   },
 
-  async find(db: Reader, workspaceId: string, id: string): Promise<WebhookRow | undefined> {
+  async find(db: SqlClient, workspaceId: string, id: string): Promise<WebhookRow | undefined> {
     const [row] = await db.$queryRaw<WebhookRow[]>`
       SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row;
   },
 
   /** Reads the webhook and locks it for a change. */
-  async lock(tx: Tx, workspaceId: string, id: string): Promise<WebhookRow | undefined> {
+  async lock(tx: SqlClient, workspaceId: string, id: string): Promise<WebhookRow | undefined> {
     const [row] = await tx.$queryRaw<WebhookRow[]>`
       SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE workspace_id = ${workspaceId} AND id = ${id} FOR UPDATE`;
     return row;
@@ -79,7 +76,7 @@ export const webhookRepo = {
 
   /** Writes a changed webhook; enabling it clears why it was disabled and its failing streak. */
   async update(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     webhook: Omit<WebhookRow, "createdAt" | "failingSince">,
   ): Promise<WebhookRow> {
@@ -92,12 +89,12 @@ export const webhookRepo = {
     return row as WebhookRow;
   },
 
-  async delete(tx: Reader, workspaceId: string, id: string): Promise<boolean> {
+  async delete(tx: SqlClient, workspaceId: string, id: string): Promise<boolean> {
     return (await tx.$executeRaw`DELETE FROM webhooks WHERE workspace_id = ${workspaceId} AND id = ${id}`) > 0;
   },
 
   /** Replaces the secret; the previous one still signs until `previousUntil`. */
-  async rotate(tx: Tx, workspaceId: string, id: string, secret: string, previousUntil: Date): Promise<void> {
+  async rotate(tx: SqlClient, workspaceId: string, id: string, secret: string, previousUntil: Date): Promise<void> {
     await tx.$executeRaw`
       UPDATE webhooks SET previous_secret = secret, previous_secret_until = ${previousUntil}, secret = ${secret}, updated_at = now()
       WHERE workspace_id = ${workspaceId} AND id = ${id}`;
@@ -105,7 +102,7 @@ export const webhookRepo = {
 
   /** Queues a delivery of an event that is not in the feed (a test), with its body. */
   async queueTest(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     delivery: { id: string; webhookId: string; eventId: string; payload: object },
   ): Promise<DeliveryRow> {
@@ -119,7 +116,7 @@ export const webhookRepo = {
 
   /** The webhook's deliveries, most recent first, after a position of a previous page. */
   listDeliveries(
-    db: Reader,
+    db: SqlClient,
     workspaceId: string,
     webhookId: string,
     query: { status?: string | undefined; limit: number; after?: Position | undefined },
@@ -134,7 +131,7 @@ export const webhookRepo = {
       ORDER BY d.created_at DESC, d.id DESC LIMIT ${query.limit + 1}`;
   },
 
-  async deliveryExists(tx: Tx, workspaceId: string, webhookId: string, id: string): Promise<boolean> {
+  async deliveryExists(tx: SqlClient, workspaceId: string, webhookId: string, id: string): Promise<boolean> {
     const rows = await tx.$queryRaw<unknown[]>`
       SELECT 1 FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND webhook_id = ${webhookId} AND id = ${id}`;
     return rows.length > 0;
@@ -144,7 +141,7 @@ export const webhookRepo = {
    * Queues a delivery for an attempt now (a failed one starts a new round of retries); undefined
    * when there is no such delivery.
    */
-  async retry(tx: Tx, workspaceId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+  async retry(tx: SqlClient, workspaceId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
     const [row] = await tx.$queryRaw<DeliveryRow[]>`
       UPDATE webhook_deliveries AS d SET status = 'pending', next_attempt_at = now(), leased_until = NULL,
         attempts = CASE WHEN d.status = 'failed' THEN 0 ELSE d.attempts END
@@ -157,7 +154,7 @@ export const webhookRepo = {
    * Queues the webhook's failed deliveries created at or after `since` for an attempt now, each
    * starting a new round of retries; how many.
    */
-  recover(tx: Tx, workspaceId: string, webhookId: string, since: Date): Promise<number> {
+  recover(tx: SqlClient, workspaceId: string, webhookId: string, since: Date): Promise<number> {
     return tx.$executeRaw`
       UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), leased_until = NULL, attempts = 0
       WHERE workspace_id = ${workspaceId} AND webhook_id = ${webhookId} AND status = 'failed' AND created_at >= ${since}`;
@@ -167,7 +164,7 @@ export const webhookRepo = {
    * Every webhook's pending and failed deliveries (those still kept), for the metrics: counted
    * through the status index, not through every delivery kept.
    */
-  backlog(db: Reader): Promise<{ webhookId: string; pending: number; failed: number }[]> {
+  backlog(db: SqlClient): Promise<{ webhookId: string; pending: number; failed: number }[]> {
     return db.$queryRaw`
       SELECT w.id AS "webhookId", coalesce(c.pending, 0)::int AS pending, coalesce(c.failed, 0)::int AS failed
       FROM webhooks AS w

@@ -10,7 +10,8 @@ import {
   webhookNotFound,
 } from "../../domain/errors.ts";
 import { newId } from "../../domain/ids.ts";
-import type { Store, Tx } from "../../platform/db/database.ts";
+import type { Store } from "../../platform/db/database.ts";
+import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import type { DeliveryRow, WebhookRepo, WebhookRow } from "./webhook-repo.ts";
 import { checkWebhookUrl, type Resolve } from "./webhook-transport.ts";
@@ -72,7 +73,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     }
   }
 
-  async function locked(tx: Tx, workspaceId: string, id: string): Promise<WebhookRow> {
+  async function locked(tx: SqlClient, workspaceId: string, id: string): Promise<WebhookRow> {
     const row = await webhooks.lock(tx, workspaceId, id);
     if (!row) throw webhookNotFound(id);
     return row;

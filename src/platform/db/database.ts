@@ -19,9 +19,6 @@ import { inTransaction, type SqlClient, sqlClient } from "./sql-client.ts";
 import type { StoreOptions } from "./store-options.ts";
 import { createCheckpointWorker, walRepo } from "./wal-checkpoints.ts";
 
-/** A client inside store.transaction: its statements are the transaction's. */
-export type Tx = SqlClient;
-
 export type { StoreOptions } from "./store-options.ts";
 
 export interface Store {
@@ -47,7 +44,7 @@ export interface Store {
    * deadlock, or when prepared statements turned out not to be kept (see prepared-statements.ts).
    * Transactions wait their turn in a bounded queue (StoreBusyError beyond it).
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   /**
    * With replicas: the primary's position now, as the Consistency-Token of a write just
    * answered (at or after its commit); undefined without replicas.

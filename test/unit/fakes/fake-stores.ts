@@ -15,15 +15,14 @@ import {
 } from "../../../src/features/membership/membership-service.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
-import type { Tx } from "../../../src/platform/db/database.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
 import { type PlainMember, referenceMatches } from "../../support/reference-filter.ts";
 
-export const fakeTx = {} as Tx;
+export const fakeTx = {} as SqlClient;
 export const fakeDb = {} as SqlClient;
 
 /** A store whose transactions run the function once, on a transaction that fakes ignore. */
-export const fakeStore = { db: fakeDb, transaction: <T>(fn: (tx: Tx) => Promise<T>) => fn(fakeTx) };
+export const fakeStore = { db: fakeDb, transaction: <T>(fn: (tx: SqlClient) => Promise<T>) => fn(fakeTx) };
 
 export interface FakeMember {
   id: string;

@@ -1,11 +1,8 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import { fitsType } from "../../../domain/field-types.ts";
-import type { Tx } from "../../../platform/db/database.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { dropMemberDates, fillMemberDates } from "./member-dates-sql.ts";
-
-type Reader = SqlClient;
 
 /** A declared field as field_types stores it (a string field has no row). */
 export interface FieldTypeRow {
@@ -42,20 +39,25 @@ export const typesOf = (declared: Record<string, Exclude<FieldType, "string">>):
 /** The declared types of a workspace's custom fields (src/domain/field-types.ts). */
 export const fieldTypeRepo = {
   /** The declared fields, by key. */
-  list(db: Reader, workspaceId: string): Promise<FieldTypeRow[]> {
+  list(db: SqlClient, workspaceId: string): Promise<FieldTypeRow[]> {
     return db.$queryRaw<FieldTypeRow[]>`
       SELECT key, type, created_at AS "createdAt" FROM field_types
       WHERE workspace_id = ${workspaceId} ORDER BY key COLLATE "C"`;
   },
 
   /** The declared types as writes check them; a key not in the map is a string. */
-  async types(db: Reader, workspaceId: string): Promise<FieldTypes> {
+  async types(db: SqlClient, workspaceId: string): Promise<FieldTypes> {
     const rows = await fieldTypeRepo.list(db, workspaceId);
     return new Map(rows.map((row) => [row.key, row.type]));
   },
 
   /** Declares (or changes) a field's type; its creation time is now. */
-  async declare(tx: Tx, workspaceId: string, key: string, type: Exclude<FieldType, "string">): Promise<FieldTypeRow> {
+  async declare(
+    tx: SqlClient,
+    workspaceId: string,
+    key: string,
+    type: Exclude<FieldType, "string">,
+  ): Promise<FieldTypeRow> {
     const [row] = await tx.$queryRaw<FieldTypeRow[]>`
       INSERT INTO field_types (workspace_id, key, type) VALUES (${workspaceId}, ${key}, ${type})
       ON CONFLICT (workspace_id, key) DO UPDATE SET type = excluded.type, created_at = excluded.created_at
@@ -67,7 +69,7 @@ export const fieldTypeRepo = {
   },
 
   /** Removes a field's declaration (it is a string again); whether there was one. */
-  async remove(tx: Tx, workspaceId: string, key: string): Promise<boolean> {
+  async remove(tx: SqlClient, workspaceId: string, key: string): Promise<boolean> {
     const removed = await tx.$executeRaw`DELETE FROM field_types WHERE workspace_id = ${workspaceId} AND key = ${key}`;
     await tx.$executeRaw(dropMemberDates(workspaceId, key));
     return removed > 0;
@@ -78,7 +80,7 @@ export const fieldTypeRepo = {
    * `sample` of them. Keyset pages by member number; the caller holds the workspace's member lock,
    * so no write changes the values meanwhile.
    */
-  async misfits(tx: Tx, workspaceId: string, key: string, type: FieldType, sample = 10): Promise<MisfitValues> {
+  async misfits(tx: SqlClient, workspaceId: string, key: string, type: FieldType, sample = 10): Promise<MisfitValues> {
     const found: MisfitValues = { count: 0, memberIds: [] };
     let after = -1;
     for (;;) {

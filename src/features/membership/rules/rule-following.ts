@@ -1,5 +1,5 @@
 import type { FieldTypes } from "../../../domain/field-types.ts";
-import type { Tx } from "../../../platform/db/database.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
@@ -43,7 +43,7 @@ type Report = (reason: ChangeReason, changes: SetChange[]) => MembershipChange[]
 
 /** One write's view: its transaction, workspace, locks, and where its changes are reported. */
 export interface Following {
-  tx: Tx;
+  tx: SqlClient;
   workspaceId: string;
   locks: WriteLocks;
   report: Report;

@@ -1,6 +1,5 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
-import type { Tx } from "../../../platform/db/database.ts";
 import { jsonRows } from "../../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
@@ -33,7 +32,7 @@ export const ruleRepo = {
    * lock, which the caller holds).
    */
   async ruleMatches(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     memberIds: string[],
   ): Promise<{ types: FieldTypes; rules: RuleMatches[]; held: Map<string, HeldBy> }> {
@@ -87,7 +86,7 @@ export const ruleRepo = {
   },
 
   /** The numbers among `seqs` of the members the rule matches now (evaluated by the database). */
-  async matchesAmong(tx: Tx, workspaceId: string, filter: Filter, context: SqlContext, seqs: number[]) {
+  async matchesAmong(tx: SqlClient, workspaceId: string, filter: Filter, context: SqlContext, seqs: number[]) {
     if (seqs.length === 0) return [];
     const rows = await tx.$queryRaw<{ seq: number }[]>`
       SELECT m.seq FROM members AS m
@@ -97,7 +96,7 @@ export const ruleRepo = {
   },
 
   /** The audiences that follow the clock, with their rules and when they were last brought up to date. */
-  timeRules(tx: Tx, workspaceId: string): Promise<{ id: string; filter: Filter; evaluatedAt: Date }[]> {
+  timeRules(tx: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; evaluatedAt: Date }[]> {
     return tx.$queryRaw`
       SELECT id, filter, evaluated_at AS "evaluatedAt" FROM audiences
       WHERE workspace_id = ${workspaceId} AND evaluated_at IS NOT NULL ORDER BY id`;
@@ -117,7 +116,7 @@ export const ruleRepo = {
    * that only the members near a window's edge are read.
    */
   async inRanges(
-    tx: Tx,
+    tx: SqlClient,
     workspaceId: string,
     ranges: { audienceId: string; key: string; from: Date; to: Date }[],
   ): Promise<Map<string, number[]>> {
@@ -144,7 +143,7 @@ export const ruleRepo = {
   },
 
   /** Records that these audiences' relative-time conditions are up to date at `at`. */
-  async evaluated(tx: Tx, workspaceId: string, ids: string[], at: Date): Promise<void> {
+  async evaluated(tx: SqlClient, workspaceId: string, ids: string[], at: Date): Promise<void> {
     await tx.$executeRaw`
       UPDATE audiences SET evaluated_at = ${at} WHERE workspace_id = ${workspaceId} AND id = ANY(${ids}::text[])`;
   },
