@@ -4344,6 +4344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActivityTypeList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             408: components["responses"]["RequestTimeout"];

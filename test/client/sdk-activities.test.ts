@@ -1,9 +1,12 @@
 import { ApiError, type AudienceClient } from "@audience-service/client";
 import { describe, expect } from "vitest";
-import { rejectionOf } from "../support/checked-client.ts";
+import { notCalled, operationsTagged, rejectionOf } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
 
-// The SDK's track(): one activity or many, typed by the contract's ActivityInput.
+// Every Activities operation through the SDK; its track(): one activity or many, typed by the
+// contract's ActivityInput.
+const TAGS = ["Activities"];
+
 describe("the SDK's track()", () => {
   it("records one activity, or many, and a retried id is counted as a duplicate", async ({ api, workspaceId }) => {
     expect(await api.track(workspaceId, { id: "s1", memberId: "ada", type: "session.attended" })).toEqual({
@@ -48,5 +51,13 @@ describe("the SDK's track()", () => {
     // @ts-expect-error: a nested object is not a property value
     const nested: Parameters<AudienceClient["track"]>[1] = { memberId: "ada", type: "t", properties: { a: { b: 1 } } };
     expect([typed, nested]).toHaveLength(2);
+  });
+});
+
+describe("coverage", () => {
+  it(`called every ${TAGS.join(", ")} operation through the SDK`, () => {
+    const expected = operationsTagged(TAGS);
+    expect(expected.length).toBe(3);
+    expect(notCalled(expected)).toEqual([]);
   });
 });

@@ -5,8 +5,8 @@ import { documentedOperations } from "../support/contract.ts";
 import { test } from "../support/fixture.ts";
 
 // Every Members and Audience rules operation, called through the SDK on a live server (the other
-// tags are in sdk-audiences.test.ts, sdk-events.test.ts, sdk-imports.test.ts, sdk-fields.test.ts and
-// sdk-insight.test.ts). Every response is checked against the contract.
+// tags are in sdk-audiences.test.ts, sdk-events.test.ts, sdk-imports.test.ts, sdk-fields.test.ts,
+// sdk-insight.test.ts and sdk-activities.test.ts). Every response is checked against the contract.
 const TAGS = ["Members", "Audience rules"];
 // The probes (Operations) are covered in test/api/operations.test.ts; they take no credentials.
 const COVERED_ELSEWHERE = [
@@ -19,6 +19,7 @@ const COVERED_ELSEWHERE = [
   "Imports and exports",
   "Fields",
   "Insight",
+  "Activities",
 ];
 
 const MEMBERS = "/v0/workspaces/{workspaceId}/members";

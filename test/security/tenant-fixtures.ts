@@ -243,6 +243,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     updateWebhook: { description: "probe" },
     declareField: { type: "number" },
     recoverWebhook: { since: "2026-01-01T00:00:00.000Z" },
+    ingestActivities: { activities: [{ memberId: ids.memberId, type: "probe.seen" }] },
   };
   const body = bodies[shape.operationId];
   if (shape.body?.required && body === undefined) {

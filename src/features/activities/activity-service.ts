@@ -38,6 +38,25 @@ export interface TimelineParameters {
 export type IngestCounts = Schemas["IngestActivitiesResult"];
 
 /** Activities in (ingest) and out (a member's timeline, the workspace's types). */
+/** The earliest and latest instants PostgreSQL reads as timestamps (year 0 is not one). */
+const EARLIEST = Date.parse("0001-01-01T00:00:00Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * A timeline bound as a Date, held within the years PostgreSQL reads: a bound before every
+ * activity (or after every one) selects the same as the earliest (latest) instant it can hold.
+ */
+function boundOf(value: string | undefined, name: "from" | "to"): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) {
+    throw new BadRequestError("invalid_request", `${name} is not a time this service can read.`, [
+      { pointer: `/query/${name}`, message: "must be an ISO 8601 timestamp" },
+    ]);
+  }
+  return new Date(Math.min(LATEST, Math.max(EARLIEST, at)));
+}
+
 export function createActivityService(deps: ActivityServiceDeps) {
   const { membership, members, activities } = deps;
   const clock = deps.clock ?? Date.now;
@@ -133,8 +152,8 @@ export function createActivityService(deps: ActivityServiceDeps) {
       const after = query.after === undefined ? undefined : positionOf(query.after);
       const rows = await deps.reads.timeline(deps.store.db, workspaceId, memberId, {
         type: query.type,
-        from: query.from === undefined ? undefined : new Date(query.from),
-        to: query.to === undefined ? undefined : new Date(query.to),
+        from: boundOf(query.from, "from"),
+        to: boundOf(query.to, "to"),
         after,
         // One more than the page, to tell whether another follows.
         limit: limit + 1,
