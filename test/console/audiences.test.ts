@@ -45,6 +45,8 @@ describe("the Audiences screen", () => {
     await c.open("/");
     await c.page.getByLabel("Search").fill("trial");
     await c.page.getByRole("link", { name: "Paying customers" }).waitFor({ state: "detached" });
+    // The list may be empty for a moment while the search's page loads: wait for its answer.
+    await c.page.getByRole("link", { name: "Trial users" }).waitFor();
     expect(await c.page.getByRole("link", { name: "Trial users" }).count()).toBe(1);
   });
 });
