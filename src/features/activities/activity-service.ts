@@ -1,6 +1,7 @@
 import type { components } from "../../../generated/api.d.ts";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
 import { BadRequestError, memberNotFound } from "../../domain/errors.ts";
+import { queryInstant } from "../../domain/query-instant.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { ActivityRepo, ActivityRow } from "../membership/activity-repo.ts";
 import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
@@ -47,14 +48,8 @@ const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
  * activity (or after every one) selects the same as the earliest (latest) instant it can hold.
  */
 function boundOf(value: string | undefined, name: "from" | "to"): Date | undefined {
-  if (value === undefined) return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) {
-    throw new BadRequestError("invalid_request", `${name} is not a time this service can read.`, [
-      { pointer: `/query/${name}`, message: "must be an ISO 8601 timestamp" },
-    ]);
-  }
-  return new Date(Math.min(LATEST, Math.max(EARLIEST, at)));
+  const at = queryInstant(value, name);
+  return at === undefined ? undefined : new Date(Math.min(LATEST, Math.max(EARLIEST, at)));
 }
 
 export function createActivityService(deps: ActivityServiceDeps) {

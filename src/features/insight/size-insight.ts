@@ -1,5 +1,6 @@
 import type { components } from "../../../generated/api.d.ts";
 import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
+import { queryInstant } from "../../domain/query-instant.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
 import { HISTORY_DAYS, type HistoryRepo } from "./history-repo.ts";
@@ -23,18 +24,6 @@ export interface SizeInsightDeps {
 }
 
 const DAY_MS = 86_400_000;
-
-/** A timestamp of the query in epoch milliseconds (undefined when absent). */
-function instantOf(value: string | undefined, name: "from" | "to"): number | undefined {
-  if (value === undefined) return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) {
-    throw new BadRequestError("invalid_request", `${name} is not a time this service can read.`, [
-      { pointer: `/query/${name}`, message: "must be an ISO 8601 timestamp" },
-    ]);
-  }
-  return at;
-}
 
 /** Audiences' sizes: how they overlap, how they changed. */
 export function createSizeInsight({ store, overlaps, history, audiences, clock = Date.now }: SizeInsightDeps) {
@@ -63,8 +52,8 @@ export function createSizeInsight({ store, overlaps, history, audiences, clock =
 
     async history(workspaceId: string, audienceId: string, query: HistoryQuery): Promise<Schemas["AudienceHistory"]> {
       const now = clock();
-      const from = instantOf(query.from, "from") ?? now - HISTORY_DAYS * DAY_MS;
-      const to = instantOf(query.to, "to") ?? now;
+      const from = queryInstant(query.from, "from") ?? now - HISTORY_DAYS * DAY_MS;
+      const to = queryInstant(query.to, "to") ?? now;
       if (from > to) {
         throw new BadRequestError("invalid_request", "from must not be later than to.", [
           { pointer: "/query/from", message: "must not be later than to" },
