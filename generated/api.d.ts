@@ -1544,9 +1544,19 @@ export interface components {
             nodes: {
                 pointer: string;
                 matches: boolean;
-                /** @description What the condition read of the member (null for a combinator or a missing value). */
-                value: string | string[] | boolean | null;
+                /**
+                 * @description What the condition read of the member (null for a combinator or a missing value);
+                 *     for an activity condition, how many matching activities it counted and when the
+                 *     latest of them occurred (null when none).
+                 */
+                value: string | string[] | boolean | components["schemas"]["ActivityTally"] | null;
             }[];
+        };
+        ActivityTally: {
+            /** @description The member's activities the condition counted. */
+            count: number;
+            /** @description When the latest of them occurred; null when it counted none. */
+            lastAt: components["schemas"]["Timestamp"] | null;
         };
         OverlapRequest: {
             audienceIds: components["schemas"]["ResourceId"][];
@@ -1754,6 +1764,12 @@ export interface components {
          *     be one of the workspace's unarchived audiences; a rule cannot lead back to its own audience
          *     (`filter_cycle`), and chains of such conditions are at most 10 audiences deep.
          *
+         *     An activity condition (`FilterActivity`) counts what the member did:
+         *     `{activity: order.placed, count: {op: gte, value: 2}, withinLast: P30D}` holds for members
+         *     with at least two `order.placed` activities in the last 30 days, `{not: {activity: order.placed,
+         *     withinLast: P7D}}` for those with none in the last 7 days (members that never ordered
+         *     included). A window reaching past `ACTIVITY_RETENTION_DAYS` is refused (`invalid_filter`).
+         *
          *     **Cost.** A preview, a dry run and a rule set on an audience evaluate the filter for every
          *     member of the workspace. One that would cost more than the server allows
          *     (`FILTER_COST_BUDGET`; by default 18,000,000 on PostgreSQL, 2,500,000 on the embedded
@@ -1765,11 +1781,12 @@ export interface components {
          *     `all` or `any` cut the evaluation short: a simple condition costs 1; `in` and `notIn`
          *     0.01 more for each value beyond the first; `contains`, `startsWith` and `endsWith` 0.001
          *     more for each character of the value; a comparison of a number or date field 2 more; a
-         *     condition on `anyEmail` 12 times as much as on `email`; an `audience` condition 1. A
+         *     condition on `anyEmail` 12 times as much as on `email`; an `audience` condition 1; an activity
+         *     condition 4, and 1 more for each condition of its `where`. A
          *     preview with `nodeCounts` of a rule of 10 simple conditions is accepted up to 1,440,000
          *     members.
          */
-        Filter: components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"] | components["schemas"]["FilterCondition"];
+        Filter: components["schemas"]["FilterAll"] | components["schemas"]["FilterAny"] | components["schemas"]["FilterNot"] | components["schemas"]["FilterCondition"] | components["schemas"]["FilterActivity"];
         FilterAll: {
             all: components["schemas"]["Filter"][];
         };
@@ -1785,6 +1802,60 @@ export interface components {
             /** @enum {string} */
             op: "eq" | "ne" | "in" | "notIn" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "before" | "after" | "gt" | "gte" | "lt" | "lte" | "between" | "withinLast" | "notWithinLast";
             /** @description A string; a list of strings (`in`, `notIn` on a field, `between`); or absent (`exists`, `notExists`). */
+            value?: string | string[];
+        };
+        /**
+         * @description A condition on what the member did: how many of its activities of type `activity` that
+         *     match `where` fall in the window, compared by `count` (by default at least one). Counting is
+         *     exact at the moment of evaluation, over the activities kept (`ACTIVITY_RETENTION_DAYS`);
+         *     a member that never did it counts 0, so `not` of this condition, or `count` `eq` 0, holds
+         *     for members that never did it, however new. An audience with one follows every activity as
+         *     it is ingested (`reason` `activity`) and the clock as activities age out of its window or
+         *     out of the retention (`reason` `time`). It counts as one condition, and each condition of
+         *     its `where` as one more.
+         */
+        FilterActivity: {
+            activity: components["schemas"]["ActivityTypeName"];
+            where?: components["schemas"]["ActivityWhere"];
+            count?: components["schemas"]["ActivityCount"];
+            /** @description An ISO 8601 duration (`P30D`): activities that occurred from that long ago on. At most the retention. */
+            withinLast?: string;
+            /** @description An ISO 8601 duration: activities that occurred before that long ago (and within the retention). Less than the retention. */
+            notWithinLast?: string;
+            /** @description `[from, to]`, two timestamps with a zone, inclusive: activities that occurred between them. `from` within the retention. */
+            between?: string[];
+        };
+        /** @description How the number of matching activities compares; `{op: gte, value: 1}` when absent. */
+        ActivityCount: {
+            /** @enum {string} */
+            op: "eq" | "ne" | "gt" | "gte" | "lt" | "lte";
+            value: number;
+        };
+        /**
+         * @description Which of the member's activities count: a condition on `type` or `properties.<key>`, or
+         *     `all` / `any` / `not` of such filters. A property compares by its JSON type: a number with
+         *     `eq`, `ne`, `in`, `notIn`, `gt`, `gte`, `lt`, `lte` and `between` against values that are
+         *     numbers (`"50"`); a string with `eq`, `ne`, `in`, `notIn`, `contains`, `startsWith` and
+         *     `endsWith`, case-insensitively; a boolean with `eq` `true` or `false`. A property of
+         *     another JSON type than the operator needs, or absent, does not match (`ne` and `notIn`
+         *     are their exact negations, and `exists` / `notExists` test its presence).
+         */
+        ActivityWhere: components["schemas"]["ActivityWhereAll"] | components["schemas"]["ActivityWhereAny"] | components["schemas"]["ActivityWhereNot"] | components["schemas"]["ActivityWhereCondition"];
+        ActivityWhereAll: {
+            all: components["schemas"]["ActivityWhere"][];
+        };
+        ActivityWhereAny: {
+            any: components["schemas"]["ActivityWhere"][];
+        };
+        ActivityWhereNot: {
+            not: components["schemas"]["ActivityWhere"];
+        };
+        ActivityWhereCondition: {
+            /** @description `type`, or `properties.<key>`. */
+            field: string;
+            /** @enum {string} */
+            op: "eq" | "ne" | "in" | "notIn" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "gt" | "gte" | "lt" | "lte" | "between";
+            /** @description A string; a list of strings (`in`, `notIn`, `between`); or absent (`exists`, `notExists`). */
             value?: string | string[];
         };
         AudienceFilter: {
@@ -2044,7 +2115,9 @@ export interface components {
                  *     changed; `member_changed`: members' data changed (or they were created) and the
                  *     filter now says otherwise; `member_deleted`: members were deleted from the
                  *     workspace; `merge`: the audience was created by a merge; `time`: a `withinLast` /
-                 *     `notWithinLast` condition changed its mind as time passed; `dependency`: an
+                 *     `notWithinLast` condition, or an activity condition whose activities aged out of its
+                 *     window or the retention, changed its mind as time passed; `activity`: activities
+                 *     were ingested or imported and an activity condition now says otherwise; `dependency`: an
                  *     audience its rule names changed; `snapshot`: the audience was created as a
                  *     snapshot of another. One request's events tell what its commit changed: a member
                  *     that the request moved into an audience and out again (adding it to Beta while its
@@ -2052,7 +2125,7 @@ export interface components {
                  *     is listed once, under the reason of its last move.
                  * @enum {string}
                  */
-                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "time" | "dependency" | "snapshot";
+                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "time" | "dependency" | "snapshot" | "activity";
             };
         };
         MembersCreatedEvent: {

@@ -38,6 +38,7 @@ import { createMemberPages } from "./features/membership/member-pages.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
 import { membershipRepo } from "./features/membership/membership-repo.ts";
 import { createMembershipService } from "./features/membership/membership-service.ts";
+import { activityRuleRepo } from "./features/membership/rules/activity-rule-repo.ts";
 import { createClockWorker } from "./features/membership/rules/clock-worker.ts";
 import { fieldTypeRepo } from "./features/membership/rules/field-type-repo.ts";
 import { createFilterCostCheck } from "./features/membership/rules/filter-cost.ts";
@@ -102,6 +103,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
+    activities: activityRuleRepo,
+    activityRetentionDays: settings.activities.retentionDays,
     events: {
       record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
@@ -205,6 +208,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       members: memberRepo,
       fieldTypes: fieldTypeRepo,
       rules: ruleRepo,
+      activityRetentionDays: settings.activities.retentionDays,
     }),
     fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
     ruleInsight: createRuleInsight({
@@ -213,6 +217,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       audiences: audienceRepo,
       fieldTypes: fieldTypeRepo,
       insight: ruleInsightRepo,
+      activities: activityRuleRepo,
+      activityRetentionDays: settings.activities.retentionDays,
       checkRule: (workspaceId, audienceId, filter) =>
         checkPreviewRule(
           audienceId,

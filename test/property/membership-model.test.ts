@@ -115,7 +115,7 @@ function resolve(filter: Filter, audiences: ModelAudience[]): Filter {
   if ("all" in filter) return { all: filter.all.map((f) => resolve(f, audiences)) };
   if ("any" in filter) return { any: filter.any.map((f) => resolve(f, audiences)) };
   if ("not" in filter) return { not: resolve(filter.not, audiences) };
-  if (filter.field !== "audience") return filter;
+  if ("activity" in filter || filter.field !== "audience") return filter;
   return { ...filter, value: (audiences[Number((filter.value as string).slice(1))] as ModelAudience).id };
 }
 
@@ -125,7 +125,7 @@ function named(filter: Filter | null): string[] {
   if ("all" in filter) return filter.all.flatMap(named);
   if ("any" in filter) return filter.any.flatMap(named);
   if ("not" in filter) return named(filter.not);
-  return filter.field === "audience" ? [filter.value as string] : [];
+  return !("activity" in filter) && filter.field === "audience" ? [filter.value as string] : [];
 }
 
 /** A merged rule is `any` of both rules, an `any` flattened: past 10 levels or 100 conditions, refused. */

@@ -17,6 +17,7 @@ import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import { createMembershipService } from "../../src/features/membership/membership-service.ts";
+import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
@@ -46,6 +47,7 @@ describe("activity partitions and the retention", () => {
       members: memberRepo,
       audiences: audienceRepo,
       fieldTypes: fieldTypeRepo,
+      activities: activityRuleRepo,
       events: { record: async () => {}, committed: () => {} },
       history: { record: async () => {} },
       clock,

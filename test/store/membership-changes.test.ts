@@ -26,6 +26,7 @@ import {
   type EventSink,
   type MembershipService,
 } from "../../src/features/membership/membership-service.ts";
+import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
@@ -229,6 +230,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
+    activities: activityRuleRepo,
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
     history: historyRepo,

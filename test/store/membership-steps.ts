@@ -74,7 +74,7 @@ export function namedAudiences(filter: Filter | null): string[] {
   if ("all" in filter) return filter.all.flatMap(namedAudiences);
   if ("any" in filter) return filter.any.flatMap(namedAudiences);
   if ("not" in filter) return namedAudiences(filter.not);
-  return filter.field === "audience" ? [filter.value as string] : [];
+  return !("activity" in filter) && filter.field === "audience" ? [filter.value as string] : [];
 }
 
 /** The rules an audience may take: those naming only audiences before it. */

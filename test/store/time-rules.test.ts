@@ -13,6 +13,7 @@ import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membersOf } from "../../src/features/membership/member-set.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import { createMembershipService, type EventSink } from "../../src/features/membership/membership-service.ts";
+import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
@@ -57,6 +58,7 @@ describe("relative-time rules and the clock", () => {
       members: memberRepo,
       audiences: audienceRepo,
       fieldTypes: fieldTypeRepo,
+      activities: activityRuleRepo,
       events,
       history: historyRepo,
       clock: () => now,

@@ -16,15 +16,37 @@
 //     "true" or "false"; withinLast D: from D before `context.now` up to now, inclusive;
 //     notWithinLast: has a value outside that window; createdAt takes the date operators;
 //   - audience in / notIn: whether `context.inAudience(id)` says the member is in it;
+//   - activity: the member's activities (`context.activities`) of that type, kept (not older
+//     than `retentionDays` before now), in the window (withinLast D: at or after D before now;
+//     notWithinLast D: before that; between: inclusive) and matching `where`, counted and compared
+//     with `count` (at least 1 when absent); `where` compares a number property with numbers, a
+//     string property case-insensitively, a boolean with "true"/"false", `type` as a string;
 //   - all: every part matches; any: at least one; not: the part does not; no filter: nobody.
 
 type Condition = { field: string; op: string; value?: string | string[] };
+type Where = { all: Where[] } | { any: Where[] } | { not: Where } | Condition;
+type ActivityCondition = {
+  activity: string;
+  where?: Where;
+  count?: { op: string; value: number };
+  withinLast?: string;
+  notWithinLast?: string;
+  between?: string[];
+};
 /** The shape of src/features/membership/rules/filter.ts's Filter, restated so nothing is imported from it. */
 export type ReferenceFilter =
   | { all: ReferenceFilter[] }
   | { any: ReferenceFilter[] }
   | { not: ReferenceFilter }
-  | Condition;
+  | Condition
+  | ActivityCondition;
+
+/** An activity as a member did it. */
+export interface PlainActivity {
+  type: string;
+  occurredAt: number;
+  properties: Record<string, string | number | boolean>;
+}
 
 /** A member as the API shows it (createdAt as a Date or as its ISO string). */
 export interface PlainMember {
@@ -40,6 +62,10 @@ export interface ReferenceContext {
   types?: Record<string, string>;
   now?: number;
   inAudience?: (audienceId: string, member: PlainMember) => boolean;
+  /** The member's stored activities (activity conditions). */
+  activities?: (member: PlainMember) => PlainActivity[];
+  /** How many days activities are kept; none: every one counts. */
+  retentionDays?: number;
 }
 
 export function referenceMatches(
@@ -57,7 +83,98 @@ export function referenceMatches(
     return false;
   }
   if ("not" in filter) return !referenceMatches(filter.not, member, context);
+  if ("activity" in filter) {
+    const { count } = referenceTally(filter, member, context);
+    const { op, value } = filter.count ?? { op: "gte", value: 1 };
+    const compared = {
+      eq: count === value,
+      ne: count !== value,
+      gt: count > value,
+      gte: count >= value,
+      lt: count < value,
+      lte: count <= value,
+    }[op];
+    if (compared === undefined) throw new Error(`reference filter: ${op} is not a count operator`);
+    return compared;
+  }
   return conditionHolds(filter, member, context);
+}
+
+/** How many of the member's activities an activity condition counts, and when the latest occurred. */
+export function referenceTally(
+  condition: ActivityCondition,
+  member: PlainMember,
+  context: ReferenceContext,
+): { count: number; lastAt: number | null } {
+  if (!context.activities) throw new Error("reference filter: an activity condition needs activities");
+  const now = context.now ?? Date.now();
+  let count = 0;
+  let lastAt: number | null = null;
+  for (const activity of context.activities(member)) {
+    const at = activity.occurredAt;
+    if (activity.type !== condition.activity) continue;
+    if (context.retentionDays !== undefined && at < now - context.retentionDays * 86_400_000) continue;
+    if (condition.withinLast !== undefined && at < monthsAndDaysBefore(now, condition.withinLast)) continue;
+    if (condition.notWithinLast !== undefined && at >= monthsAndDaysBefore(now, condition.notWithinLast)) continue;
+    if (condition.between !== undefined) {
+      if (at < Date.parse(condition.between[0] as string) || at > Date.parse(condition.between[1] as string)) continue;
+    }
+    if (condition.where !== undefined && !whereHolds(condition.where, activity)) continue;
+    count += 1;
+    if (lastAt === null || at > lastAt) lastAt = at;
+  }
+  return { count, lastAt };
+}
+
+function whereHolds(where: Where, activity: PlainActivity): boolean {
+  if ("all" in where) return where.all.every((w) => whereHolds(w, activity));
+  if ("any" in where) return where.any.some((w) => whereHolds(w, activity));
+  if ("not" in where) return !whereHolds(where.not, activity);
+  const { field, op, value } = where;
+  const key = field.substring("properties.".length);
+  const found: string | number | boolean | undefined =
+    field === "type" ? activity.type : Object.hasOwn(activity.properties, key) ? activity.properties[key] : undefined;
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  const equalsOne = (v: string) => {
+    if (typeof found === "number") return v.trim() !== "" && Number(v) === found;
+    if (typeof found === "string") return lower(found) === lower(v);
+    if (typeof found === "boolean") return String(found) === lower(v);
+    return false;
+  };
+  const text = typeof found === "string" ? lower(found) : undefined;
+  const wanted = lower(values[0] ?? "");
+  const number = typeof found === "number" && field !== "type" ? found : undefined;
+  switch (op) {
+    case "eq":
+    case "in":
+      return values.some(equalsOne);
+    case "ne":
+    case "notIn":
+      return !values.some(equalsOne);
+    case "contains":
+      return text !== undefined && text.indexOf(wanted) !== -1;
+    case "startsWith":
+      return text !== undefined && text.substring(0, wanted.length) === wanted;
+    case "endsWith":
+      return (
+        text !== undefined && text.length >= wanted.length && text.substring(text.length - wanted.length) === wanted
+      );
+    case "gt":
+      return number !== undefined && number > Number(values[0]);
+    case "gte":
+      return number !== undefined && number >= Number(values[0]);
+    case "lt":
+      return number !== undefined && number < Number(values[0]);
+    case "lte":
+      return number !== undefined && number <= Number(values[0]);
+    case "between":
+      return number !== undefined && number >= Number(values[0]) && number <= Number(values[1]);
+    case "exists":
+      return found !== undefined;
+    case "notExists":
+      return found === undefined;
+  }
+  throw new Error(`reference filter: unknown where operator ${op}`);
 }
 
 function conditionHolds(condition: Condition, member: PlainMember, context: ReferenceContext): boolean {

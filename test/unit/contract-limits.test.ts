@@ -73,7 +73,7 @@ const { costBudget } = CONFIGURATION.settings.rules;
 const WORKSPACE_PHRASES = [
   `${n(WORKSPACE_RULE_BOUNDS.conditions)} conditions`,
   `${n(WORKSPACE_RULE_BOUNDS.bytes)} bytes`,
-  `${n(WORKSPACE_RULE_BOUNDS.timeConditions)} relative-time conditions`,
+  `${n(WORKSPACE_RULE_BOUNDS.timeConditions)} relative-time and activity conditions`,
   `${n(WORKSPACE_RULE_BOUNDS.dependants)} audiences naming one audience`,
 ];
 const RULE_BOUNDS_PLACES = [

@@ -49,7 +49,7 @@ describe("the bounds of a workspace's rules", () => {
     const timed = [{ id: "t", filter: { all: Array.from({ length: 100 }, () => recent) } }];
     expect(workspaceBoundProblem(timed, "new", eq(1))).toBeUndefined();
     expect(workspaceBoundProblem(timed, "new", recent)).toContain(
-      "101 relative-time conditions (withinLast, notWithinLast); a workspace's rules hold at most 100",
+      "101 relative-time and activity conditions (withinLast, notWithinLast, activity); a workspace's rules hold at most 100",
     );
   });
 

@@ -18,6 +18,7 @@ const audience = (filter: Filter | null, isArchived = false): AudienceRow => ({
 });
 const member = (bits: Partial<ExplainedMemberRow>): ExplainedMemberRow => ({
   id: "m1",
+  seq: 1,
   createdAt: new Date("2026-11-21T09:41:00Z"),
   email: null,
   alternativeEmails: [],
@@ -36,6 +37,7 @@ function setUp(row: AudienceRow | null, explained?: ExplainedMemberRow) {
     audiences: { find: async () => row },
     fieldTypes: { types: async () => new Map([["score", "number" as const]]) },
     checkCost: async () => {},
+    activities: { tallies: async () => new Map() },
     insight: {
       filterChange: async () => {
         log.push("filterChange");

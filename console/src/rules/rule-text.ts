@@ -15,6 +15,7 @@ export function describeNode(node: Filter, audienceNames: ReadonlyMap<string, st
   if ("all" in node) return `all of ${node.all.length}`;
   if ("any" in node) return `any of ${node.any.length}`;
   if ("not" in node) return "not";
+  if ("activity" in node) return describeActivity(node);
   const op = OP_LABELS[node.op];
   if (node.field === "audience") {
     const name = typeof node.value === "string" ? (audienceNames.get(node.value) ?? node.value) : "";
@@ -24,4 +25,28 @@ export function describeNode(node: Filter, audienceNames: ReadonlyMap<string, st
   if (shape === "none") return `${node.field} ${op}`;
   const value = Array.isArray(node.value) ? node.value.join(shape === "pair" ? " and " : ", ") : (node.value ?? "");
   return `${node.field} ${op} ${value}`;
+}
+
+const COUNT_WORDS = {
+  eq: "exactly",
+  ne: "other than",
+  gt: "more than",
+  gte: "at least",
+  lt: "fewer than",
+  lte: "at most",
+};
+
+/** An activity condition in words: "order.placed at least 2 times in the last P30D". */
+function describeActivity(node: Extract<Filter, { activity: string }>): string {
+  const { op, value } = node.count ?? { op: "gte", value: 1 };
+  const window =
+    node.withinLast !== undefined
+      ? ` in the last ${node.withinLast}`
+      : node.notWithinLast !== undefined
+        ? ` before the last ${node.notWithinLast}`
+        : node.between !== undefined
+          ? ` between ${node.between.join(" and ")}`
+          : "";
+  const filtered = node.where === undefined ? "" : " (matching a filter)";
+  return `did ${node.activity}${filtered} ${COUNT_WORDS[op]} ${value} time${value === 1 ? "" : "s"}${window}`;
 }

@@ -6,6 +6,7 @@ import { memberRepo } from "../../../src/features/membership/member-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
 import { membershipRepo } from "../../../src/features/membership/membership-repo.ts";
 import { createMembershipService } from "../../../src/features/membership/membership-service.ts";
+import { activityRuleRepo } from "../../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../../src/features/membership/rules/rule-repo.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
@@ -132,6 +133,7 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
     members: memberRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
+    activities: activityRuleRepo,
     // The server's event workers publish the outbox; this process has none to wake.
     events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
     history: historyRepo,

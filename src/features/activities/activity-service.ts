@@ -102,7 +102,9 @@ export function createActivityService(deps: ActivityServiceDeps) {
       properties: entry.properties,
     }));
     await activities.insert(w.tx, workspaceId, rows);
-    // The members created have every rule-based audience to follow, as when added otherwise.
+    // The audiences whose rules count these activities follow, in this transaction (`activity`);
+    // then the members created have every rule-based audience to follow, as when added otherwise.
+    await w.followActivities(rows.map((row) => ({ seq: row.seq, type: row.type })));
     await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
     return {
       accepted: kept.length,

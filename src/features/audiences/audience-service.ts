@@ -47,6 +47,8 @@ export interface AudienceServiceDeps {
   rules: Pick<RuleRepo, "namingAudiences" | "rules">;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
   checkCost: FilterCostCheck;
+  /** ACTIVITY_RETENTION_DAYS: activity conditions' windows stay within it, and count no further back. */
+  activityRetentionDays?: number | undefined;
 }
 
 export function createAudienceService({
@@ -58,6 +60,7 @@ export function createAudienceService({
   fieldTypes,
   rules,
   checkCost,
+  activityRetentionDays,
 }: AudienceServiceDeps) {
   return {
     create(workspaceId: string, rawName: string): Promise<Schemas["AudienceRef"]> {
@@ -182,7 +185,7 @@ export function createAudienceService({
         // Checked under the member lock, which a field's declaration takes too: the types the
         // rule is read with are the ones it is stored with.
         const types = await fieldTypes.types(w.tx, workspaceId);
-        const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
+        const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
         const audience = await w.locks.writable(id);
         await checkNamedAudiences(w, id, filter);
         await checkCost(w.tx, workspaceId, filter, types, "rule");
@@ -200,10 +203,10 @@ export function createAudienceService({
       request: { filter: unknown; limit?: number; nodeCounts?: boolean },
     ): Promise<Schemas["PreviewResult"]> {
       const types = await fieldTypes.types(store.db, workspaceId);
-      const filter = parseFilter(request.filter, { types });
+      const filter = parseFilter(request.filter, { types, activityRetentionDays });
       await checkPreviewAudiences(filter, (id) => audiences.find(store.db, workspaceId, id));
       await checkCost(store.db, workspaceId, filter, types, request.nodeCounts === true ? "nodeCounts" : "preview");
-      const context = { types, now: Date.now(), workspaceId };
+      const context = { types, now: Date.now(), workspaceId, activityRetentionDays };
       const limit = request.limit ?? 30;
       if (request.nodeCounts !== true) {
         const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, limit);

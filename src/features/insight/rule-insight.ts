@@ -2,8 +2,10 @@ import type { components } from "../../../generated/api.d.ts";
 import { audienceArchived, audienceNotFound, memberNotFound } from "../../domain/errors.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
+import type { ActivityCondition } from "../membership/rules/activity-condition.ts";
+import type { ActivityRuleRepo } from "../membership/rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
-import { type Filter, parseFilter } from "../membership/rules/filter.ts";
+import { activityConditionsOf, type Filter, parseFilter } from "../membership/rules/filter.ts";
 import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
 import { explainFilter } from "../membership/rules/filter-explain.ts";
 import type { RuleInsightRepo } from "../membership/rules/rule-insight-repo.ts";
@@ -19,10 +21,15 @@ export interface RuleInsightDeps {
   checkRule(workspaceId: string, audienceId: string, filter: Filter | null): Promise<void>;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
   checkCost: FilterCostCheck;
+  /** What activity conditions count of the member explained (activity-rule-repo.ts). */
+  activities: Pick<ActivityRuleRepo, "tallies">;
+  /** ACTIVITY_RETENTION_DAYS: activity conditions' windows stay within it, and count no further back. */
+  activityRetentionDays?: number | undefined;
 }
 
 /** What a rule would do and why a member is in: evaluated, never saved. */
-export function createRuleInsight({ store, audiences, fieldTypes, insight, checkRule, checkCost }: RuleInsightDeps) {
+export function createRuleInsight(deps: RuleInsightDeps) {
+  const { store, audiences, fieldTypes, insight, checkRule, checkCost, activityRetentionDays } = deps;
   return {
     /** The effect of saving `rawFilter` as the audience's rule, refused as setFilter would refuse it. */
     async previewChange(
@@ -31,7 +38,7 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
       rawFilter: unknown,
     ): Promise<Schemas["FilterChangePreview"]> {
       const types = await fieldTypes.types(store.db, workspaceId);
-      const filter = rawFilter === null ? null : parseFilter(rawFilter, { types });
+      const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
       const audience = await audiences.find(store.db, workspaceId, audienceId);
       if (!audience) throw audienceNotFound(audienceId);
       if (audience.isArchived) throw audienceArchived(audienceId);
@@ -41,6 +48,7 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
         types,
         now: Date.now(),
         workspaceId,
+        activityRetentionDays,
       });
       return {
         memberCount: change.memberCount,
@@ -61,7 +69,20 @@ export function createRuleInsight({ store, audiences, fieldTypes, insight, check
       const { filter, types, member: row } = explained;
       if (!row) throw memberNotFound(memberId);
       const inAudiences = new Set(row.inAudiences);
-      const context = { types, now: Date.now(), inAudience: (id: string) => inAudiences.has(id) };
+      const now = Date.now();
+      // What the rule's activity conditions count of the member, read only when it has some.
+      const conditions = activityConditionsOf(filter);
+      const tallies = await deps.activities.tallies(store.db, workspaceId, [row.seq], conditions, {
+        now,
+        activityRetentionDays,
+      });
+      const mine = tallies.get(row.seq) ?? [];
+      const context = {
+        types,
+        now,
+        inAudience: (id: string) => inAudiences.has(id),
+        activity: (c: ActivityCondition) => mine[conditions.indexOf(c)] ?? { count: 0, lastAt: null },
+      };
       return {
         isMember: row.isMember,
         reason: !row.isMember ? null : row.included ? "manual" : "rule",

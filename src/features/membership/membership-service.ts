@@ -8,8 +8,9 @@ import { EMPTY_SET, sizeOf } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import { netChanges } from "./net-changes.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
+import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
-import { audiencesOf, type Filter, timeConditionsOf } from "./rules/filter.ts";
+import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing } from "./rules/rule-following.ts";
 import type { RuleRepo } from "./rules/rule-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
@@ -48,6 +49,9 @@ export interface MembershipDeps {
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
+  activities: Pick<ActivityRuleRepo, "tallies" | "crossings" | "activityRules">;
+  /** ACTIVITY_RETENTION_DAYS: activity conditions count no activity older (none when absent: tests). */
+  activityRetentionDays?: number | undefined;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
   clock?: () => number;
   events: EventSink;
@@ -86,6 +90,11 @@ export interface MembershipWriter {
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
+  /**
+   * After activities were stored (each one's member number and type): the audiences whose rules
+   * count such activities follow, for those members (member lock).
+   */
+  followActivities(stored: { seq: number; type: string }[]): Promise<MembershipChange[]>;
   /**
    * Relative-time rules catch up with the clock: the members whose dates crossed a window's edge
    * since their audience was last brought up to date enter or leave (member lock).
@@ -169,14 +178,18 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("setting a rule");
         // Stryker disable next-line StringLiteral: equivalent, as in include
         requireAudience(audienceId, "update", "setting a rule");
-        const context = { types: types ?? (await deps.fieldTypes.types(tx, workspaceId)), now: clock(), workspaceId };
-        const followsClock = timeConditionsOf(filter).length > 0;
+        const context = {
+          types: types ?? (await deps.fieldTypes.types(tx, workspaceId)),
+          now: clock(),
+          workspaceId,
+          activityRetentionDays: deps.activityRetentionDays,
+        };
         await deps.audiences.setFilter(
           tx,
           workspaceId,
           audienceId,
           filter,
-          followsClock ? new Date(context.now) : null,
+          followsClock(filter) ? new Date(context.now) : null,
         );
         if (naming) {
           // The rules read before this one was stored, with it in place of the old one.
@@ -200,6 +213,10 @@ export function createMembershipService(deps: MembershipDeps) {
         requireMembers("following member changes");
         if (memberIds.length === 0) return [];
         return following.followMembers(w, memberIds, known);
+      },
+      async followActivities(stored) {
+        requireMembers("following activities");
+        return following.followActivities(w, stored);
       },
       async followClock() {
         requireMembers("following the clock");

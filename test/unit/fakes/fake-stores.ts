@@ -16,7 +16,12 @@ import {
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
-import { type PlainMember, referenceMatches } from "../../support/reference-filter.ts";
+import {
+  type PlainActivity,
+  type PlainMember,
+  referenceMatches,
+  referenceTally,
+} from "../../support/reference-filter.ts";
 
 export const fakeTx = {} as SqlClient;
 export const fakeDb = {} as SqlClient;
@@ -50,6 +55,9 @@ export class FakeSets {
   /** Declared field types, and the time rules are evaluated at. */
   readonly types = new Map<string, FieldType>();
   now = Date.UTC(2026, 5, 1);
+  /** Each member's activities, by number, and how many days they are kept (none: all). */
+  readonly activities = new Map<number, PlainActivity[]>();
+  retentionDays: number | undefined = undefined;
 
   /** `rules`: the rule-based audiences, in id order (FakeAudiences keeps them). */
   constructor(
@@ -203,11 +211,34 @@ export class FakeSets {
     },
   };
 
+  /** What the service reads of activities, answered by the reference evaluator. */
+  readonly activityRepo: MembershipDeps["activities"] = {
+    activityRules: async () => this.rules().filter((rule) => JSON.stringify(rule.filter).includes('"activity":')),
+    tallies: async (_tx, _ws, seqs, conditions, context) =>
+      new Map(
+        seqs.map((seq) => {
+          const reference = { ...this.activityContext(), now: context.now };
+          const member = this.members.get(this.names.get(seq) as string)?.plain as PlainMember;
+          return [seq, conditions.map((c) => referenceTally(c, member, reference))];
+        }),
+      ),
+    // Every member with activities for each span: more than the database reads, as inRanges.
+    crossings: async (_tx, _ws, spans) => new Map(spans.map((span) => [span.audienceId, [...this.activities.keys()]])),
+  };
+
+  private activityContext() {
+    return {
+      retentionDays: this.retentionDays,
+      activities: (member: PlainMember) => this.activities.get(this.seqOf(member.id)) ?? [],
+    };
+  }
+
   matching(filter: Filter | null): number[] {
     const context = {
       types: Object.fromEntries(this.types),
       now: this.now,
       inAudience: (audienceId: string, member: PlainMember) => this.of(audienceId).member.has(this.seqOf(member.id)),
+      ...this.activityContext(),
     };
     return [...this.members.values()].filter((m) => referenceMatches(filter, m.plain, context)).map((m) => m.seq);
   }
@@ -228,7 +259,7 @@ function namedAudiences(filter: Filter | null): string[] {
   if ("all" in filter) return filter.all.flatMap(namedAudiences);
   if ("any" in filter) return filter.any.flatMap(namedAudiences);
   if ("not" in filter) return namedAudiences(filter.not);
-  return filter.field === "audience" ? [filter.value as string] : [];
+  return !("activity" in filter) && filter.field === "audience" ? [filter.value as string] : [];
 }
 
 /** Audience rows in memory, and a lock repository over them that records every lock taken. */
@@ -301,6 +332,7 @@ export function fakeMembership(events: EventSink, history: SizeHistorySink = { r
     members: sets.memberReads,
     audiences: audiences.repo,
     fieldTypes,
+    activities: sets.activityRepo,
     clock: () => sets.now,
     events,
     history,

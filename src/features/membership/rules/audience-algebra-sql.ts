@@ -1,6 +1,6 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import { audienceMemberChunks, chunksOf, NO_BITS } from "../member-bits-sql.ts";
-import type { Filter } from "./filter.ts";
+import { type Condition, type Filter, isActivity } from "./filter.ts";
 import { filterSql, type SqlContext } from "./filter-sql.ts";
 
 /**
@@ -40,7 +40,7 @@ function onlyAudiences(filter: Filter): boolean {
   if ("all" in filter) return filter.all.every(onlyAudiences);
   if ("any" in filter) return filter.any.every(onlyAudiences);
   if ("not" in filter) return onlyAudiences(filter.not);
-  return filter.field === "audience";
+  return !isActivity(filter) && filter.field === "audience";
 }
 
 function compile(workspaceId: string, filter: Filter): SetNode {
@@ -67,7 +67,9 @@ function compile(workspaceId: string, filter: Filter): SetNode {
       complement: true,
     };
   }
-  return { rows: audienceMemberChunks(workspaceId, filter.value as string), complement: filter.op === "notIn" };
+  // onlyAudiences let only audience conditions through.
+  const condition = filter as Condition;
+  return { rows: audienceMemberChunks(workspaceId, condition.value as string), complement: condition.op === "notIn" };
 }
 
 /** Chunks present in every set, their bits ANDed. */

@@ -1,7 +1,7 @@
 import { BadRequestError } from "../../../domain/errors.ts";
 import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { type Condition, type Filter, kindOf } from "./filter.ts";
+import { type Condition, type Filter, isActivity, kindOf, whereConditions } from "./filter.ts";
 import type { FilterCostRepo } from "./filter-cost-repo.ts";
 
 /**
@@ -31,6 +31,13 @@ export const CONDITION_COSTS = {
    * statement (member-bits-sql.ts's inChunks), which costs about what a simple condition does.
    */
   audience: 1,
+  /**
+   * A condition on activities: the type's activities in the window aggregated once per statement
+   * (activity-sql.ts), then each member tested against the set; and each condition of its
+   * `where`, evaluated for each activity counted.
+   */
+  activity: 4,
+  perWhereCondition: 1,
 } as const;
 
 /**
@@ -78,6 +85,10 @@ export function conditionCosts(
   if ("all" in filter) return filter.all.flatMap((f, i) => conditionCosts(f, types, `${pointer}/all/${i}`));
   if ("any" in filter) return filter.any.flatMap((f, i) => conditionCosts(f, types, `${pointer}/any/${i}`));
   if ("not" in filter) return conditionCosts(filter.not, types, `${pointer}/not`);
+  if (isActivity(filter)) {
+    const c = CONDITION_COSTS;
+    return [{ pointer, cost: c.activity + c.perWhereCondition * whereConditions(filter.where) }];
+  }
   return [{ pointer, cost: conditionCost(filter, types) }];
 }
 

@@ -1,6 +1,6 @@
 import type { MemberData } from "../../../domain/member-merge.ts";
-import { type Filter, foldMember } from "./filter.ts";
-import { type MatchContext, matches } from "./filter-match.ts";
+import { type Filter, foldMember, isActivity } from "./filter.ts";
+import { type MatchContext, matches, tallyOf } from "./filter-match.ts";
 
 /** What one node of a rule says about a member: whether it matches, and what it read. */
 export interface NodeExplanation {
@@ -8,8 +8,9 @@ export interface NodeExplanation {
   pointer: string;
   matches: boolean;
   /** The member's value a condition read (a list for anyEmail, whether the member is in the
-   * audience for an audience condition); null for a combinator or a value the member lacks. */
-  value: string | string[] | boolean | null;
+   * audience for an audience condition, the count and latest instant for an activity condition);
+   * null for a combinator or a value the member lacks. */
+  value: string | string[] | boolean | { count: number; lastAt: string | null } | null;
 }
 
 /** Every node of a filter with its pointer, in document order (a node before its children). */
@@ -46,7 +47,12 @@ export function explainFilter(
       slot.matches = !visit(node.not, `${pointer}/not`);
     } else {
       slot.matches = matches(node, folded, createdAt, context);
-      slot.value = valueRead(node.field, node.value, member, createdAt, context);
+      if (isActivity(node)) {
+        const { count, lastAt } = tallyOf(node, context);
+        slot.value = { count, lastAt: lastAt === null ? null : new Date(lastAt).toISOString() };
+      } else {
+        slot.value = valueRead(node.field, node.value, member, createdAt, context);
+      }
     }
     return slot.matches;
   };

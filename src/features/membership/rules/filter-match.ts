@@ -3,7 +3,8 @@ import type { FilterOperatorOf } from "../../../../generated/filter-operators.ts
 import { assertNever } from "../../../domain/assert-never.ts";
 import { durationBefore, parseDuration } from "../../../domain/durations.ts";
 import { type FieldTypes, parseDate, parseNumber } from "../../../domain/field-types.ts";
-import { type Condition, type Filter, type FoldedMember, fold, kindOf } from "./filter.ts";
+import { type ActivityCondition, type ActivityTally, countHolds } from "./activity-condition.ts";
+import { type Condition, type Filter, type FoldedMember, fold, isActivity, kindOf } from "./filter.ts";
 
 /** What evaluating a rule needs besides the member: field types, the time, other audiences. */
 export interface MatchContext {
@@ -12,6 +13,11 @@ export interface MatchContext {
   now: number;
   /** Whether the member is a member of that audience (audience conditions). */
   inAudience(audienceId: string): boolean;
+  /**
+   * What an activity condition counts of the member's activities (read by the database:
+   * rule-repo's activityTallies). Needed only for a filter with activity conditions.
+   */
+  activity?(condition: ActivityCondition): ActivityTally;
 }
 
 /**
@@ -23,7 +29,15 @@ export function matches(filter: Filter | null, member: FoldedMember, createdAt: 
   if ("all" in filter) return filter.all.every((f) => matches(f, member, createdAt, context));
   if ("any" in filter) return filter.any.some((f) => matches(f, member, createdAt, context));
   if ("not" in filter) return !matches(filter.not, member, createdAt, context);
+  if (isActivity(filter)) return countHolds(filter, tallyOf(filter, context).count);
   return holds(filter, member, createdAt, context);
+}
+
+/** The member's tally for an activity condition; a caller that evaluates one must provide it. */
+export function tallyOf(condition: ActivityCondition, context: MatchContext): ActivityTally {
+  if (context.activity === undefined)
+    throw new Error("an activity condition evaluated without the member's activities");
+  return context.activity(condition);
 }
 
 function holds(condition: Condition, member: FoldedMember, createdAt: Date, context: MatchContext): boolean {

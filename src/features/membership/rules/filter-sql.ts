@@ -4,11 +4,12 @@ import { assertNever } from "../../../domain/assert-never.ts";
 import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../../domain/field-types.ts";
 import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
 import { audienceMemberChunks, bitOf, chunkOf, inChunks, kind } from "../member-bits-sql.ts";
-import { type Condition, type Filter, fold, kindOf } from "./filter.ts";
+import { type ActivityContext, memberActivitySql, workspaceActivitySql } from "./activity-sql.ts";
+import { type Condition, type Filter, fold, isActivity, kindOf } from "./filter.ts";
 import { windowStart } from "./filter-match.ts";
 
 /** What compiling a rule needs besides the rule: field types and the time it is evaluated at. */
-export interface SqlContext {
+export interface SqlContext extends ActivityContext {
   types: FieldTypes;
   /** The instant relative-time conditions are evaluated at (milliseconds since the epoch). */
   now: number;
@@ -71,6 +72,12 @@ function filterCondition(filter: Filter | null, context: SqlContext): Prisma.Sql
       " OR ",
     )})`;
   if ("not" in filter) return Prisma.sql`(NOT ${filterCondition(filter.not, context)})`;
+  if (isActivity(filter)) {
+    // A scan counts the type's activities once for the statement; a few members count theirs by key.
+    return context.workspaceId !== undefined && context.fewMembers !== true
+      ? workspaceActivitySql(filter, context, context.workspaceId)
+      : memberActivitySql(filter, context);
+  }
   return conditionSql(filter, context);
 }
 

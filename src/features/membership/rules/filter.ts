@@ -11,10 +11,14 @@ import {
   TYPE_FORMS,
   typeOf,
 } from "../../../domain/field-types.ts";
+import { type ActivityCondition, type ActivityWhere, parseActivityCondition } from "./activity-condition.ts";
 
 export type Filter = components["schemas"]["Filter"];
 export type Condition = components["schemas"]["FilterCondition"];
 export type Op = Condition["op"];
+/** A leaf of a filter: a condition on the member's data or audiences, or on what it did. */
+export type Leaf = Condition | ActivityCondition;
+export const isActivity = (leaf: Leaf): leaf is ActivityCondition => "activity" in leaf;
 
 export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 100;
@@ -35,9 +39,13 @@ const LAST_TIME = Date.parse("9999-12-31T23:59:59.999Z");
 const FIELD_PATTERN = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
 const TEXT_LIMIT = "of at most 1,024 characters, without NUL";
 
-/** What a filter is checked against: the workspace's declared field types. */
+/** What a filter is checked against: the workspace's declared field types, and what activities are kept. */
 export interface FilterSchema {
   types: FieldTypes;
+  /** ACTIVITY_RETENTION_DAYS: activity conditions' windows may not reach past it (unchecked when absent). */
+  activityRetentionDays?: number | undefined;
+  /** The time windows are checked at (Date.now() when absent). */
+  now?: number;
 }
 
 /** The kind of field a condition reads, which decides its operators and how values compare. */
@@ -77,7 +85,14 @@ export function parseFilter(input: unknown, schema: FilterSchema, pointer = "/bo
       if (keys.length !== 1) fail(at, 'must hold only "not"');
       return { not: visit(record.not, `${at}/not`, depth + 1) };
     }
-    if (++conditions > MAX_FILTER_CONDITIONS) fail(at, `exceeds ${MAX_FILTER_CONDITIONS} conditions in all`);
+    const count = (where: string) => {
+      if (++conditions > MAX_FILTER_CONDITIONS) fail(where, `exceeds ${MAX_FILTER_CONDITIONS} conditions in all`);
+    };
+    count(at);
+    if ("activity" in record) {
+      const limits = { retentionDays: schema.activityRetentionDays, now: schema.now ?? Date.now() };
+      return parseActivityCondition(record, at, limits, fail, count);
+    }
     return parseCondition(record, at, schema.types, fail);
   };
   return visit(input, pointer, 1);
@@ -199,14 +214,38 @@ export function unionFilter(a: Filter | null, b: Filter | null): Filter | null {
   return { any: [...parts(a), ...parts(b)] };
 }
 
-/** The conditions of a filter, in document order. */
-export function conditionsOf(filter: Filter | null): Condition[] {
+/** The leaves of a filter (conditions and activity conditions), in document order. */
+export function leavesOf(filter: Filter | null): Leaf[] {
   if (filter === null) return [];
-  if ("all" in filter) return filter.all.flatMap(conditionsOf);
-  if ("any" in filter) return filter.any.flatMap(conditionsOf);
-  if ("not" in filter) return conditionsOf(filter.not);
+  if ("all" in filter) return filter.all.flatMap(leavesOf);
+  if ("any" in filter) return filter.any.flatMap(leavesOf);
+  if ("not" in filter) return leavesOf(filter.not);
   return [filter];
 }
+
+/** The conditions on members' data and audiences of a filter, in document order. */
+export const conditionsOf = (filter: Filter | null): Condition[] =>
+  leavesOf(filter).filter((leaf): leaf is Condition => !isActivity(leaf));
+
+/** The activity conditions of a filter, in document order. */
+export const activityConditionsOf = (filter: Filter | null): ActivityCondition[] => leavesOf(filter).filter(isActivity);
+
+/** The conditions of a `where`, as parseFilter counts them. */
+export function whereConditions(where: ActivityWhere | undefined): number {
+  if (where === undefined) return 0;
+  if ("all" in where) return where.all.reduce((n, w) => n + whereConditions(w), 0);
+  if ("any" in where) return where.any.reduce((n, w) => n + whereConditions(w), 0);
+  if ("not" in where) return whereConditions(where.not);
+  return 1;
+}
+
+/** How many conditions a filter holds as its limits count them: leaves, and each `where`'s conditions. */
+export const conditionCount = (filter: Filter | null): number =>
+  leavesOf(filter).reduce((n, leaf) => n + 1 + (isActivity(leaf) ? whereConditions(leaf.where) : 0), 0);
+
+/** Whether the audience with this rule follows the clock: relative-time or activity conditions. */
+export const followsClock = (filter: Filter | null): boolean =>
+  leavesOf(filter).some((leaf) => isActivity(leaf) || leaf.op === "withinLast" || leaf.op === "notWithinLast");
 
 /** The custom fields a filter reads (keys without `fields.`). */
 export const fieldsOf = (filter: Filter | null): string[] => [
@@ -223,6 +262,7 @@ export function audienceConditions(filter: Filter | null, pointer = "/body/filte
   if ("all" in filter) return filter.all.flatMap((f, i) => audienceConditions(f, `${pointer}/all/${i}`));
   if ("any" in filter) return filter.any.flatMap((f, i) => audienceConditions(f, `${pointer}/any/${i}`));
   if ("not" in filter) return audienceConditions(filter.not, `${pointer}/not`);
+  if (isActivity(filter)) return [];
   return filter.field === "audience" ? [{ id: filter.value as string, pointer: `${pointer}/value` }] : [];
 }
 

@@ -1,6 +1,6 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { Store } from "../../../platform/db/database.ts";
-import { conditionsOf, type Filter, kindOf } from "./filter.ts";
+import { conditionsOf, type Filter, kindOf, leavesOf } from "./filter.ts";
 import { filterNodeSql, type SqlContext, typedValueSql } from "./filter-sql.ts";
 
 /**
@@ -28,7 +28,7 @@ export function nodeCountsSql(
   where: Prisma.Sql,
   store: Store["kind"],
 ): Prisma.Sql {
-  const conditions = conditionsOf(filter);
+  const conditions = leavesOf(filter);
   const key = (k: number) => Prisma.raw(`c${k}`);
 
   let next = 0;
@@ -51,7 +51,13 @@ export function nodeCountsSql(
   };
   visit(filter);
 
-  const fields = [...new Set(conditions.map((c) => c.field).filter((field) => field.startsWith("fields.")))];
+  const fields = [
+    ...new Set(
+      conditionsOf(filter)
+        .map((c) => c.field)
+        .filter((field) => field.startsWith("fields.")),
+    ),
+  ];
   const column = (name: string) => Prisma.raw(`m.${name}`);
   // Each field's text, and a number or date field's value cast once too: a cast costs more than
   // the comparisons. The database drops the columns no condition reads.

@@ -1,6 +1,7 @@
 import {
+  activityConditionsOf,
   audiencesOf,
-  conditionsOf,
+  conditionCount,
   type Filter,
   MAX_FILTER_CONDITIONS,
   MAX_FILTER_DEPTH,
@@ -18,7 +19,7 @@ export const WORKSPACE_RULE_BOUNDS = {
   conditions: 1_000,
   /** Bytes of all the workspace's rules as JSON: the values of `in` lists are what conditions do not count. */
   bytes: 262_144,
-  /** Relative-time conditions (`withinLast`, `notWithinLast`) over all rules: each is followed by the clock. */
+  /** Relative-time conditions (`withinLast`, `notWithinLast`) and activity conditions over all rules: each is followed by the clock. */
   timeConditions: 100,
   /** The rules that may name one audience: they all follow every change of its members. */
   dependants: 10,
@@ -34,9 +35,10 @@ export interface RuleFigures {
 export function figuresOf(filter: Filter | null): RuleFigures {
   if (filter === null) return { conditions: 0, bytes: 0, timeConditions: 0 };
   return {
-    conditions: conditionsOf(filter).length,
+    conditions: conditionCount(filter),
     bytes: Buffer.byteLength(JSON.stringify(filter)),
-    timeConditions: timeConditionsOf(filter).length,
+    // Activity conditions follow the clock too (their windows and the retention slide).
+    timeConditions: timeConditionsOf(filter).length + activityConditionsOf(filter).length,
   };
 }
 
@@ -49,7 +51,7 @@ const plus = (a: RuleFigures, b: RuleFigures): RuleFigures => ({
 const LABELS: Record<keyof RuleFigures, string> = {
   conditions: "conditions",
   bytes: "bytes of rules (as JSON)",
-  timeConditions: "relative-time conditions (withinLast, notWithinLast)",
+  timeConditions: "relative-time and activity conditions (withinLast, notWithinLast, activity)",
 };
 
 const n = (value: number) => value.toLocaleString("en-US");
@@ -110,7 +112,7 @@ export function filterLimitProblem(filter: Filter | null): string | undefined {
   };
   const depth = depthOf(filter);
   if (depth > MAX_FILTER_DEPTH) return `would nest ${n(depth)} levels deep; a rule nests at most ${MAX_FILTER_DEPTH}`;
-  const conditions = conditionsOf(filter).length;
+  const conditions = conditionCount(filter);
   if (conditions > MAX_FILTER_CONDITIONS) {
     return `would hold ${n(conditions)} conditions; a rule holds at most ${MAX_FILTER_CONDITIONS}`;
   }

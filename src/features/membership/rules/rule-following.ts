@@ -1,55 +1,29 @@
-import type { FieldTypes } from "../../../domain/field-types.ts";
-import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
-import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
+import { isMember, type MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
-import type { WriteLocks } from "../write-locks.ts";
-import { type AudienceGraph, audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
+import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
+import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
+import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
-import { type Filter, timeConditionsOf } from "./filter.ts";
+import { activityConditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
 import type { RuleRepo } from "./rule-repo.ts";
-
-/**
- * Past this many members moved in the audiences a rule names, the rule is evaluated over the
- * whole workspace rather than member by member.
- */
-const FEW_MEMBERS = 10_000;
+import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
 
 export interface RuleFollowingDeps {
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "timeRules" | "inRanges" | "evaluated">;
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
+  activities: Pick<ActivityRuleRepo, "tallies" | "crossings" | "activityRules">;
+  /** ACTIVITY_RETENTION_DAYS: what activity conditions count no further back than. */
+  activityRetentionDays?: number | undefined;
   clock: () => number;
 }
 
-/** Who moved in each changed audience: their numbers, or "many" past FEW_MEMBERS. */
-function movements(changes: SetChange[]): Map<string, number[] | "many"> {
-  const moved = new Map<string, number[] | "many">();
-  for (const change of changes) {
-    const size = sizeOf(change.entered) + sizeOf(change.left);
-    if (size === 0) continue;
-    moved.set(
-      change.audienceId,
-      size > FEW_MEMBERS ? "many" : [...membersOf(change.entered), ...membersOf(change.left)],
-    );
-  }
-  return moved;
-}
+const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
 
-/** Reports a write's membership changes with their reason (membership-service.ts). */
-type Report = (reason: ChangeReason, changes: SetChange[]) => MembershipChange[];
-
-/** One write's view: its transaction, workspace, locks, and where its changes are reported. */
-export interface Following {
-  tx: SqlClient;
-  workspaceId: string;
-  locks: WriteLocks;
-  report: Report;
-  /** The audiences whose rules name others, as this write leaves them (read once per write). */
-  naming: () => Promise<{ id: string; filter: Filter }[]>;
-}
+export type { Following } from "./settle.ts";
 
 /**
  * How rule-based audiences follow what changes under them: members' data (their rules are
@@ -58,6 +32,7 @@ export interface Following {
  * in it, in dependency order, in the same transaction).
  */
 export function createRuleFollowing(deps: RuleFollowingDeps) {
+  const settle = createSettle(deps);
   const following = {
     /**
      * After members were created or changed: every rule-based audience follows. Rules are
@@ -79,13 +54,22 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       const inside = new Map([...held].map(([id, sets]) => [id, new Set(sets.member)]));
       const moved = new Set<string>();
       const now = deps.clock();
+      // What the rules' activity conditions count of these members, read by the database at once.
+      const conditions = rules.flatMap((rule) => activityConditionsOf(rule.filter));
+      const slots = new Map(conditions.map((condition, i) => [condition, i]));
+      const tallies = await deps.activities.tallies(tx, workspaceId, changed, conditions, {
+        now,
+        activityRetentionDays: deps.activityRetentionDays,
+      });
+      const activityOf = (seq: number) => (condition: ActivityCondition) =>
+        tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
       const moving: { audienceId: string; seqs: number[] }[] = [];
       for (const id of inDependencyOrder(graph, new Set(byId.keys()))) {
         const { filter, matched } = byId.get(id) as (typeof rules)[number];
         const seqs = members
           .filter((m) => {
             const inAudience = (named: string) => inside.get(named)?.has(m.seq) ?? false;
-            return matches(filter, m.folded, m.createdAt, { types, now, inAudience });
+            return matches(filter, m.folded, m.createdAt, { types, now, inAudience, activity: activityOf(m.seq) });
           })
           .map((m) => m.seq);
         const was = new Set(matched);
@@ -131,6 +115,29 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
     },
 
     /**
+     * After activities were stored for members (`stored`: each one's number and type): the
+     * audiences whose rules count activities of those types are evaluated again for those members
+     * (by the database, which counts them), with the audiences whose rules name one of them, in
+     * dependency order; each change reported as `activity`, or `dependency`.
+     */
+    async followActivities(w: Following, stored: { seq: number; type: string }[]): Promise<MembershipChange[]> {
+      if (stored.length === 0) return [];
+      const audiences = await deps.activities.activityRules(w.tx, w.workspaceId);
+      const own = new Map<string, number[]>();
+      for (const { id, filter } of audiences) {
+        const types = new Set(activityConditionsOf(filter).map((c) => c.activity));
+        const seqs = [...new Set(stored.filter((s) => types.has(s.type)).map((s) => s.seq))];
+        if (seqs.length > 0) own.set(id, seqs);
+      }
+      if (own.size === 0) return [];
+      const rules = await w.naming();
+      const graph = audienceGraph(rules);
+      const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
+      const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
+      return settle(w, { graph, order, filters, moved: new Map(), own, ownReason: "activity", now: deps.clock() });
+    },
+
+    /**
      * Relative-time rules catch up with the clock. A `withinLast` window [now − d, now] moved from
      * [t0 − d, t0] to [t1 − d, t1]: only members whose value lies in [t0 − d, t1 − d] (leaving it)
      * or in [t0, t1] (entering it) can have changed their minds, and only those are read (an index
@@ -158,6 +165,29 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         });
       });
       const own = await deps.rules.inRanges(tx, workspaceId, ranges);
+      // Activity conditions: the members with an activity that crossed a window's edge, or the
+      // retention's, since the audience's last tick (activity-condition.ts slidingEdges).
+      const counting = new Set<string>();
+      const spans = audiences.flatMap(({ id, filter, evaluatedAt }) => {
+        const before = evaluatedAt.getTime();
+        const conditions = activityConditionsOf(filter);
+        if (conditions.length > 0) counting.add(id);
+        if (now <= before) return [];
+        const retention = deps.activityRetentionDays;
+        return conditions.flatMap((condition) => {
+          const edges = slidingEdges(condition).map((d) => [windowStart(d, before), windowStart(d, now)]);
+          if (retention !== undefined) edges.push([before - retention * DAY_MS, now - retention * DAY_MS]);
+          return edges.map(([from, to]) => ({
+            audienceId: id,
+            type: condition.activity,
+            from: new Date(from as number),
+            to: new Date(to as number),
+          }));
+        });
+      });
+      for (const [id, seqs] of await deps.activities.crossings(tx, workspaceId, spans)) {
+        own.set(id, [...new Set([...(own.get(id) ?? []), ...seqs])]);
+      }
       let changes: MembershipChange[] = [];
       if (own.size > 0) {
         const rules = await w.naming();
@@ -171,7 +201,8 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         // together, in process, and written in one statement (one per audience cost ten times the
         // round trips and rewrote the same chunks of `changed` for each).
         // Each is evaluated for its own members only, those near its window's edges.
-        const alone = order.filter((id) => own.has(id) && !graph.uses.has(id));
+        // (Rules that count activities are left to the database, which counts them.)
+        const alone = order.filter((id) => own.has(id) && !graph.uses.has(id) && !counting.has(id));
         const seqs = [...new Set(alone.flatMap((id) => own.get(id) ?? []))];
         const together = alone.length > 1 && seqs.length <= FEW_MEMBERS ? alone : [];
         if (together.length > 0) {
@@ -210,58 +241,6 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       return changes;
     },
   };
-
-  /**
-   * Evaluates the audiences of `order` again, in that order, for their `own` members (those the
-   * caller knows may have changed) and the members that moved in the audiences their rules name
-   * (`moved`, which grows as they change): member by member, or past FEW_MEMBERS over the
-   * workspace. A change is reported as `dependency` when a named audience moved, else `ownReason`.
-   */
-  async function settle(
-    w: Following,
-    plan: {
-      graph: AudienceGraph;
-      order: string[];
-      filters: Map<string, Filter>;
-      moved: Map<string, number[] | "many">;
-      own: Map<string, number[]>;
-      ownReason: ChangeReason;
-      now: number;
-      /** The workspace's field types, when the caller read them. */
-      types?: FieldTypes;
-    },
-  ): Promise<MembershipChange[]> {
-    const { tx, workspaceId } = w;
-    const { graph, order, filters, moved, own } = plan;
-    await w.locks.following(order);
-    const types = plan.types ?? (await deps.fieldTypes.types(tx, workspaceId));
-    const context = { types, now: plan.now, workspaceId };
-    const settled: MembershipChange[] = [];
-    for (const id of order) {
-      const named = (graph.uses.get(id) ?? []).flatMap((n) => {
-        const members = moved.get(n);
-        return members === undefined ? [] : [members];
-      });
-      const mine = own.get(id) ?? [];
-      if (named.length === 0 && mine.length === 0) continue;
-      const filter = filters.get(id) as Filter;
-      const seqs = [...new Set([...mine, ...named.flatMap((members) => (members === "many" ? [] : members))])];
-      const setChanges =
-        named.includes("many") || seqs.length > FEW_MEMBERS
-          ? await deps.sets.recompute(tx, workspaceId, id, filter, context)
-          : await deps.sets.applyMatches(tx, workspaceId, seqs, [
-              { audienceId: id, seqs: await deps.rules.matchesAmong(tx, workspaceId, filter, context, seqs) },
-            ]);
-      const reason = named.length > 0 ? "dependency" : plan.ownReason;
-      for (const change of w.report(reason, setChanges)) {
-        if (graph.usedBy.has(change.audienceId)) {
-          for (const [audienceId, members] of movements([change])) moved.set(audienceId, members);
-        }
-        settled.push(change);
-      }
-    }
-    return settled;
-  }
 
   return following;
 }

@@ -20,6 +20,7 @@ export interface FilterChangeRow {
 }
 
 export interface ExplainedMemberRow extends MemberRow {
+  seq: number;
   isMember: boolean;
   included: boolean;
   excluded: boolean;
@@ -109,7 +110,7 @@ export const ruleInsightRepo = {
         kinds: SetKind[];
       })[]
     >`
-      SELECT a.filter, ${declaredTypesSql(Prisma.sql`a.workspace_id`)} AS types, ${MEMBER_COLUMNS},
+      SELECT a.filter, ${declaredTypesSql(Prisma.sql`a.workspace_id`)} AS types, ${MEMBER_COLUMNS}, m.seq,
              ARRAY(
                SELECT c.kind::text FROM membership_chunks AS c
                WHERE c.workspace_id = a.workspace_id AND c.audience_id = a.id
