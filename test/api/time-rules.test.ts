@@ -11,7 +11,8 @@ import { type LiveServer, startLiveServer } from "../support/live-server.ts";
 
 // Relative-time rules follow the clock on a server whose clock ticks every second
 // (TIME_RULES_INTERVAL_SECONDS=1): members leave a withinLast window as time passes, with
-// events of reason time, and the audiences that name it follow (reason dependency).
+// events of reason time, and the audiences that name it follow (reason dependency); activities
+// age out of (and into) activity conditions' windows the same way.
 const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 
 describe("relative-time rules on a live server", () => {
@@ -59,6 +60,40 @@ describe("relative-time rules on a live server", () => {
     await expect.poll(changes, { timeout: 10_000, interval: 100 }).toEqual([
       { audienceId: recent, reason: "time", left: ["ada"] },
       { audienceId: follower, reason: "dependency", left: ["ada"] },
+    ]);
+  });
+
+  it("let members leave an activity window as their activities age out, and enter one as theirs age in", async () => {
+    const ws = await createWorkspace(server);
+    const recent = await createAudience(ws, "Ordered in the last 3 seconds");
+    const lapsed = await createAudience(ws, "Ordered, but not in the last 2 seconds");
+    await setFilter(ws, recent, { activity: "order.placed", withinLast: "PT3S" });
+    await setFilter(ws, lapsed, { activity: "order.placed", notWithinLast: "PT2S" });
+    await ws.api.POST("/v0/workspaces/{workspaceId}/activities", {
+      params: { path: { workspaceId: ws.id } },
+      body: { activities: [{ memberId: "ada", type: "order.placed" }] },
+    });
+    expect(await allMemberIds(ws, recent)).toEqual(["ada"]);
+    expect(await allMemberIds(ws, lapsed)).toEqual([]);
+    await expect.poll(() => allMemberIds(ws, lapsed), { timeout: 15_000, interval: 200 }).toEqual(["ada"]);
+    await expect.poll(() => allMemberIds(ws, recent), { timeout: 15_000, interval: 200 }).toEqual([]);
+    const changes = async () =>
+      (await readFeed(ws.api, ws.id)).flatMap((event) =>
+        event.type === "audience.members_changed"
+          ? [
+              {
+                audienceId: event.data.audienceId,
+                reason: event.data.reason,
+                entered: event.data.entered,
+                left: event.data.left,
+              },
+            ]
+          : [],
+      );
+    await expect.poll(changes, { timeout: 10_000, interval: 100 }).toEqual([
+      { audienceId: recent, reason: "activity", entered: ["ada"], left: [] },
+      { audienceId: lapsed, reason: "time", entered: ["ada"], left: [] },
+      { audienceId: recent, reason: "time", entered: [], left: ["ada"] },
     ]);
   });
 
