@@ -16,6 +16,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { historyRepo } from "../../src/features/insight/history-repo.ts";
+import { activityRepo } from "../../src/features/membership/activity-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
@@ -40,12 +41,15 @@ import {
   type Data,
   IN_B_OR_RECENT,
   NOT_RECENT,
+  ORDERED_RECENTLY,
   RECENT,
+  RETENTION_DAYS,
   RULES,
   START,
   type Step,
   step,
   TYPES,
+  VISITED_TWICE,
 } from "./membership-steps.ts";
 import { RuleModel, type Seen } from "./rule-model.ts";
 
@@ -69,6 +73,19 @@ const PINNED: Step[][] = [
     { op: "create", ids: ["m0"], data: { company: "Acme", lastOrder: "2026-05-15" } },
     { op: "tick", days: 31 },
   ],
+  // An activity that arrives late, then ages out of a window as the clock moves: entered with
+  // reason activity, left with reason time, and the audience naming it following both.
+  [
+    { op: "rule", audience: "aud_c", rule: RULES.indexOf(ORDERED_RECENTLY) },
+    { op: "rule", audience: "aud_a", rule: RULES.indexOf(IN_B_OR_RECENT) },
+    { op: "rule", audience: "aud_b", rule: RULES.indexOf(VISITED_TWICE) },
+    { op: "create", ids: ["m0", "m1"], data: { company: "Acme" } },
+    { op: "act", ids: ["m0", "m1"], type: "order", daysAgo: 20, amount: 80 },
+    { op: "act", ids: ["m1"], type: "visit", daysAgo: 85, amount: 10 },
+    { op: "act", ids: ["m1"], type: "visit", daysAgo: 0, amount: 10 },
+    { op: "tick", days: 10 },
+    { op: "tick", days: 1 },
+  ],
 ];
 
 /** A world the steps can run in: the real store, or the model. */
@@ -78,6 +95,8 @@ interface World {
   idOf(seq: number): string;
   seqsOf(tx: unknown, ids: string[]): Promise<number[]>;
   createMembers(tx: unknown, ids: string[], data: Data): Promise<void>;
+  /** Stores one activity for each member; returns their numbers. */
+  storeActivities(tx: unknown, ids: string[], step: Extract<Step, { op: "act" }>): Promise<number[]>;
   changeMember(tx: unknown, id: string, data: Data): Promise<void>;
   createAudience(tx: unknown, id: string, filter: Filter | null): Promise<void>;
   deleteMembers(tx: unknown, ids: string[]): Promise<number[]>;
@@ -155,6 +174,14 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
     case "tick":
       world.advance(step.days * DAY);
       return world.membership.followClock(ws);
+    case "act": {
+      const acting = step.ids.filter((id) => existing.has(id));
+      if (acting.length === 0) return;
+      return write(ws, { memberWrites: true }, async (w) => {
+        const seqs = await world.storeActivities(w.tx, acting, step);
+        await w.followActivities(seqs.map((seq) => ({ seq, type: step.type })));
+      });
+    }
   }
 }
 
@@ -231,6 +258,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,
+    activityRetentionDays: RETENTION_DAYS,
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
     history: historyRepo,
@@ -254,6 +282,19 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     async changeMember(tx, id, fields) {
       await memberRepo.updateData(tx as never, ws, [{ id, data: data(fields) }]);
     },
+    async storeActivities(tx, memberIds, step) {
+      const seqs = (await memberRepo.findByIds(tx as never, ws, memberIds)).map((row) => row.seq);
+      const occurredAt = new Date(now - step.daysAgo * DAY);
+      const rows = seqs.map((seq) => ({
+        seq,
+        type: step.type,
+        occurredAt,
+        id: undefined,
+        properties: { amount: step.amount },
+      }));
+      await activityRepo.insert(tx as never, ws, rows);
+      return seqs;
+    },
     async createAudience(tx, id, filter) {
       await audienceRepo.create(tx as never, { workspaceId: ws, id, name: id, filter });
     },
@@ -273,7 +314,11 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
 /** The service on the in-memory fakes: they must agree with the model as the store does. */
 function fakeWorld(): { world: World; seen: Seen } {
   const seen: Seen = [];
-  const { sets, audiences, membership } = fakeMembership(recorder(() => sets.idOf, seen));
+  const { sets, audiences, membership } = fakeMembership(
+    recorder(() => sets.idOf, seen),
+    undefined,
+    RETENTION_DAYS,
+  );
   sets.now = START;
   for (const [key, type] of Object.entries(TYPES)) sets.types.set(key, type);
   const world: World = {
@@ -286,12 +331,22 @@ function fakeWorld(): { world: World; seen: Seen } {
     async changeMember(_tx, id, fields) {
       sets.setFields(id, fields);
     },
+    async storeActivities(_tx, memberIds, step) {
+      const seqs = memberIds.map(sets.seqOf);
+      for (const seq of seqs) {
+        const done = sets.activities.get(seq) ?? [];
+        done.push({ type: step.type, occurredAt: sets.now - step.daysAgo * DAY, properties: { amount: step.amount } });
+        sets.activities.set(seq, done);
+      }
+      return seqs;
+    },
     async createAudience(_tx, id, filter) {
       audiences.add(id, { filter });
     },
     async deleteMembers(_tx, memberIds) {
       const seqs = memberIds.flatMap((id) => (sets.members.has(id) ? [sets.seqOf(id)] : []));
       for (const id of memberIds) sets.members.delete(id);
+      for (const seq of seqs) sets.activities.delete(seq);
       return seqs;
     },
     memberCount: async (id) => sets.of(id).member.size,

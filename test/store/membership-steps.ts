@@ -1,5 +1,6 @@
 // The random writes of membership-changes.test.ts and the rules they set: string, typed (a number
-// field and a date field the workspace declares, relative time included) and audience conditions.
+// field and a date field the workspace declares, relative time included), audience conditions and
+// activity conditions (counts, windows, `where`, the retention's edge as the clock moves).
 // Audience conditions only name audiences earlier in AUDIENCES (aud_b may name aud_c, aud_a
 // either), so no rule, and no merge of rules, ever forms a cycle; that order is the reverse of the
 // ids', so code that brings audiences up to date in id order rather than in dependency order fails.
@@ -13,6 +14,9 @@ export const TYPES = { score: "number", lastOrder: "date" } as const;
 /** The clock the service evaluates relative-time conditions at, when a run starts ("tick" moves it on). */
 export const START = Date.UTC(2026, 5, 1);
 export const DAY = 86_400_000;
+/** How long activities count (ACTIVITY_RETENTION_DAYS of the service in both worlds). */
+export const RETENTION_DAYS = 90;
+export const ACTIVITY_TYPES = ["order", "visit"] as const;
 
 const COMPANIES = ["Acme", "Beta"];
 // Valid forms only (every write is checked against the declared type before it reaches here);
@@ -41,6 +45,8 @@ const acme: Filter = { field: "fields.company", op: "eq", value: "acme" };
 export const RECENT = lastOrder("withinLast", "P1M");
 export const NOT_RECENT = lastOrder("notWithinLast", "P30D");
 export const IN_B_OR_RECENT: Filter = { any: [inAudience("aud_b"), RECENT] };
+export const ORDERED_RECENTLY: Filter = { activity: "order", withinLast: "P30D" };
+export const VISITED_TWICE: Filter = { activity: "visit", count: { op: "gte", value: 2 } };
 
 export const RULES: (Filter | null)[] = [
   null,
@@ -66,6 +72,12 @@ export const RULES: (Filter | null)[] = [
   { all: [inAudience("aud_b"), notInAudience("aud_c")] },
   notInAudience("aud_b"),
   IN_B_OR_RECENT,
+  ORDERED_RECENTLY,
+  VISITED_TWICE,
+  { not: { activity: "order", where: { field: "properties.amount", op: "gte", value: "50" }, notWithinLast: "P10D" } },
+  { activity: "order", count: { op: "lt", value: 2 }, where: { field: "properties.amount", op: "lt", value: "50" } },
+  { all: [{ activity: "visit", withinLast: "P1M" }, notInAudience("aud_c")] },
+  { activity: "visit", between: ["2026-05-20T00:00:00Z", "2026-07-15T00:00:00Z"] },
 ];
 
 /** The audiences a filter's audience conditions name (walked here, not by the code under test). */
@@ -94,7 +106,9 @@ export type Step =
   | { op: "snapshot"; source: string }
   | { op: "delete"; ids: string[] }
   /** The clock moves on; relative-time rules follow it (membership.followClock). */
-  | { op: "tick"; days: number };
+  | { op: "tick"; days: number }
+  /** Each of these members did something, that long ago (membership.followActivities). */
+  | { op: "act"; ids: string[]; type: (typeof ACTIVITY_TYPES)[number]; daysAgo: number; amount: number };
 
 const ids = fc.subarray(MEMBERS, { minLength: 1 });
 const audience = fc.constantFrom(...AUDIENCES);
@@ -121,4 +135,15 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant("snapshot" as const), source: audience }),
   fc.record({ op: fc.constant("delete" as const), ids }),
   fc.record({ op: fc.constant("tick" as const), days: fc.constantFrom(1, 10, 31, 45) }),
+  {
+    arbitrary: fc.record({
+      op: fc.constant("act" as const),
+      ids,
+      type: fc.constantFrom(...ACTIVITY_TYPES),
+      // Now, late arrivals inside and across the windows, one past the retention's edge soon.
+      daysAgo: fc.constantFrom(0, 5, 20, 29, 40, 85),
+      amount: fc.constantFrom(10, 50, 80),
+    }),
+    weight: 3,
+  },
 ) as fc.Arbitrary<Step>;

@@ -3,8 +3,8 @@
 // are judged by the reference evaluator, audience conditions read the model's own members of the
 // named audience, and a write's changes are the differences it makes.
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
-import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
-import { DAY, type Data, namedAudiences, RULES, START, type Step, TYPES } from "./membership-steps.ts";
+import { type PlainActivity, type PlainMember, referenceMatches } from "../support/reference-filter.ts";
+import { DAY, type Data, namedAudiences, RETENTION_DAYS, RULES, START, type Step, TYPES } from "./membership-steps.ts";
 
 export type Seen = { reason: string; audienceId: string; entered: string[]; left: string[] }[];
 
@@ -19,6 +19,18 @@ export class RuleModel {
   readonly audiences = new Map<string, ModelAudience>();
   /** The time relative-time conditions are evaluated at. */
   now = START;
+  /** What each member did. */
+  readonly activities = new Map<string, PlainActivity[]>();
+
+  /** The reference evaluator's context beside audience conditions: types, time, activities. */
+  private context() {
+    return {
+      types: TYPES,
+      now: this.now,
+      retentionDays: RETENTION_DAYS,
+      activities: (m: PlainMember) => this.activities.get(m.id) ?? [],
+    };
+  }
 
   /**
    * Every audience's members: include ∨ (rule ∧ ¬exclude), an audience condition reading the
@@ -33,11 +45,7 @@ export class RuleModel {
       if (busy.has(audienceId)) throw new Error(`the model's rules form a cycle through ${audienceId}`);
       busy.add(audienceId);
       const { rule, include, exclude } = this.audience(audienceId);
-      const context = {
-        types: TYPES,
-        now: this.now,
-        inAudience: (named: string, m: PlainMember) => of(named).has(m.id),
-      };
+      const context = { ...this.context(), inAudience: (named: string, m: PlainMember) => of(named).has(m.id) };
       const ids = [...this.members.values()]
         .filter((m) => include.has(m.id) || (referenceMatches(rule, m, context) && !exclude.has(m.id)))
         .map((m) => m.id);
@@ -125,8 +133,7 @@ export class RuleModel {
         ]);
         const rule = unionFilter(a.rule, b.rule);
         const context = {
-          types: TYPES,
-          now: this.now,
+          ...this.context(),
           inAudience: (named: string, m: PlainMember) => !!memberships.get(named)?.has(m.id),
         };
         const exclude = [...this.members.values()].filter(
@@ -145,12 +152,25 @@ export class RuleModel {
       case "delete":
         for (const id of step.ids) {
           this.members.delete(id);
+          this.activities.delete(id);
           for (const { include, exclude } of this.audiences.values()) {
             include.delete(id);
             exclude.delete(id);
           }
         }
         return () => "member_deleted";
+      case "act":
+        for (const id of existing(step.ids)) {
+          const done = this.activities.get(id) ?? [];
+          done.push({
+            type: step.type,
+            occurredAt: this.now - step.daysAgo * DAY,
+            properties: { amount: step.amount },
+          });
+          this.activities.set(id, done);
+        }
+        return (id, moved) =>
+          namedAudiences(this.audience(id).rule).some((named) => moved.has(named)) ? "dependency" : "activity";
       case "tick":
         this.now += step.days * DAY;
         return (id, moved) =>

@@ -320,9 +320,14 @@ export class FakeAudiences {
 }
 
 /** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
-export function fakeMembership(events: EventSink, history: SizeHistorySink = { record: async () => {} }) {
+export function fakeMembership(
+  events: EventSink,
+  history: SizeHistorySink = { record: async () => {} },
+  activityRetentionDays?: number,
+) {
   const audiences = new FakeAudiences();
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
+  sets.retentionDays = activityRetentionDays;
   const fieldTypes = { types: async (_tx: unknown, _ws: string) => new Map(sets.types) };
   const membership = createMembershipService({
     store: fakeStore,
@@ -333,6 +338,7 @@ export function fakeMembership(events: EventSink, history: SizeHistorySink = { r
     audiences: audiences.repo,
     fieldTypes,
     activities: sets.activityRepo,
+    activityRetentionDays,
     clock: () => sets.now,
     events,
     history,
