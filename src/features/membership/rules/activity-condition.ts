@@ -258,3 +258,41 @@ function instantOf(value: unknown): number | undefined {
     ? at
     : undefined;
 }
+
+/** A condition on `type`: every activity the condition counts has its type, so it is decided here (folded as filter.ts folds). */
+export function typeHolds(condition: WhereCondition, type: string): boolean {
+  const x = type.toLowerCase();
+  const values = (Array.isArray(condition.value) ? condition.value : [condition.value ?? ""]).map((v) =>
+    v.toLowerCase(),
+  );
+  const [v = ""] = values;
+  const op = condition.op;
+  switch (op) {
+    case "eq":
+      return x === v;
+    case "ne":
+      return x !== v;
+    case "in":
+      return values.includes(x);
+    case "notIn":
+      return !values.includes(x);
+    case "contains":
+      return x.includes(v);
+    case "startsWith":
+      return x.startsWith(v);
+    case "endsWith":
+      return x.endsWith(v);
+    case "exists":
+      return true;
+    case "notExists":
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte":
+    case "between":
+      // A type is text: comparisons of numbers do not match it.
+      return false;
+    default:
+      return assertNever(op, "where operator");
+  }
+}

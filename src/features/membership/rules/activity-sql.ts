@@ -6,6 +6,7 @@ import {
   type ActivityWhere,
   activityWindow,
   countHolds,
+  typeHolds,
   type WhereCondition,
 } from "./activity-condition.ts";
 import { fold } from "./filter.ts";
@@ -97,42 +98,6 @@ function whereSql(where: ActivityWhere, type: string): Prisma.Sql {
   if ("not" in where) return Prisma.sql`(NOT ${whereSql(where.not, type)})`;
   if (where.field === "type") return typeHolds(where, type) ? Prisma.sql`true` : Prisma.sql`false`;
   return propertySql(where, Prisma.sql`(a.properties->${where.field.slice("properties.".length)}::text)`);
-}
-
-/** A condition on `type`: every activity the condition counts has its type, so it is decided here. */
-export function typeHolds(condition: WhereCondition, type: string): boolean {
-  const x = fold(type);
-  const values = (Array.isArray(condition.value) ? condition.value : [condition.value ?? ""]).map(fold);
-  const [v = ""] = values;
-  const op = condition.op;
-  switch (op) {
-    case "eq":
-      return x === v;
-    case "ne":
-      return x !== v;
-    case "in":
-      return values.includes(x);
-    case "notIn":
-      return !values.includes(x);
-    case "contains":
-      return x.includes(v);
-    case "startsWith":
-      return x.startsWith(v);
-    case "endsWith":
-      return x.endsWith(v);
-    case "exists":
-      return true;
-    case "notExists":
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte":
-    case "between":
-      // A type is text: comparisons of numbers do not match it.
-      return false;
-    default:
-      return assertNever(op, "where operator");
-  }
 }
 
 /** A property condition over `p` (the property's JSON value, SQL NULL when absent). */
