@@ -54,7 +54,7 @@ const DOCUMENTED_ERRORS: Record<string, number[][]> = {
 const CAPTURED: Record<string, RegExp> = {
   ...Object.fromEntries(
     ["READERS", "BETA", "ALL", "ENG", "HOT", "RECENT", "Y2024", "VIP", "TECH", "NEW", "NEWS", "CUST", "PROS"]
-      .concat(["BOTH", "REACH", "SNAP"])
+      .concat(["BOTH", "REACH", "SNAP", "ENGAGED"])
       .map((name) => [name, /^aud_\w+$/]),
   ),
   API_KEY: /^ak_\w+$/,
