@@ -91,12 +91,12 @@ describe("the bounds of a workspace's rules", () => {
     expect((await setFilter(ws, target, emails(1))).filter).toEqual(emails(1));
   });
 
-  it("answers 409 past 100 relative-time conditions", async ({ ws }) => {
+  it("answers 409 past 100 relative-time and activity conditions", async ({ ws }) => {
     const recent: Filter = { field: "createdAt", op: "withinLast", value: "P30D" };
     await ruled(ws, { any: Array.from({ length: 100 }, () => recent) });
     const error = await rejectionOf(setFilter(ws, await createAudience(ws), { not: recent }));
     expect(error.code).toBe("rule_limit_exceeded");
-    expect(error.problem?.detail).toContain("101 relative-time conditions");
+    expect(error.problem?.detail).toContain("101 relative-time and activity conditions");
   });
 
   it("answers 409 past 262,144 bytes of rules", async ({ ws }) => {
