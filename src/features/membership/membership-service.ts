@@ -45,7 +45,10 @@ export interface MembershipDeps {
     MembershipRepo,
     "include" | "exclude" | "recompute" | "copyUnion" | "applyMatches" | "forget" | "copyMembers"
   >;
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated">;
+  rules: Pick<
+    RuleRepo,
+    "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated"
+  >;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;

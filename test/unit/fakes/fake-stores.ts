@@ -193,6 +193,11 @@ export class FakeSets {
       const matching = new Set(this.matching(filter));
       return seqs.filter((seq) => matching.has(seq));
     },
+    matchesAmongMany: async (_tx, _ws, rules) =>
+      rules.map(({ audienceId, filter, among }) => {
+        const matching = new Set(this.matching(filter));
+        return { audienceId, among, seqs: among.filter((seq) => matching.has(seq)) };
+      }),
     namingAudiences: async () =>
       this.rules()
         .filter((rule) => namedAudiences(rule.filter).length > 0)

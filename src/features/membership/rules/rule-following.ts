@@ -11,7 +11,7 @@ import type { RuleRepo } from "./rule-repo.ts";
 import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
 
 export interface RuleFollowingDeps {
-  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "timeRules" | "inRanges" | "evaluated">;
+  rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "timeRules" | "inRanges" | "evaluated">;
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
@@ -130,11 +130,36 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         if (seqs.length > 0) own.set(id, seqs);
       }
       if (own.size === 0) return [];
+      const { tx, workspaceId } = w;
       const rules = await w.naming();
       const graph = audienceGraph(rules);
       const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
       const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
-      return settle(w, { graph, order, filters, moved: new Map(), own, ownReason: "activity", now: deps.clock() });
+      await w.locks.following(order);
+      const now = deps.clock();
+      // The audiences whose rules name none are evaluated together, in one statement, and written in
+      // one: a round trip each for twenty audiences cost more than the ingest's own statements.
+      const together = order.filter((id) => own.has(id) && !graph.uses.has(id));
+      const types = await deps.fieldTypes.types(tx, workspaceId);
+      const context = { types, now, workspaceId, activityRetentionDays: deps.activityRetentionDays };
+      const matched = await deps.rules.matchesAmongMany(
+        tx,
+        workspaceId,
+        together.map((id) => ({ audienceId: id, filter: filters.get(id) as Filter, among: own.get(id) ?? [] })),
+        context,
+      );
+      const moved = new Map<string, number[] | "many">();
+      const changes = w.report("activity", await deps.sets.applyMatches(tx, workspaceId, "own", matched));
+      for (const change of changes) {
+        if (graph.usedBy.has(change.audienceId)) {
+          for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
+        }
+      }
+      const rest = order.filter((id) => !together.includes(id));
+      return [
+        ...changes,
+        ...(await settle(w, { graph, order: rest, filters, moved, own, ownReason: "activity", now, types })),
+      ];
     },
 
     /**
