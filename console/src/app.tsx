@@ -1,6 +1,6 @@
 import { MutationCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { useCallback, useState } from "react";
-import { Link, Route, Router, Switch } from "wouter";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { Link, Route, Router, Switch, useLocation } from "wouter";
 import { ApiProvider, useApi } from "./api.tsx";
 import { useFeedRefresh } from "./feed-refresh.ts";
 import { AudienceScreen } from "./screens/audience.tsx";
@@ -63,11 +63,34 @@ export function App() {
   );
 }
 
+/**
+ * After a move to another screen, focus goes to its heading, so a keyboard or screen-reader user
+ * starts reading the new screen at its top instead of wherever the old one left focus.
+ */
+function useFocusHeadingOnNavigation() {
+  const [location] = useLocation();
+  const previous = useRef(location);
+  useEffect(() => {
+    if (previous.current === location) return;
+    previous.current = location;
+    const heading = document.querySelector<HTMLElement>("main h1");
+    if (!heading) return;
+    heading.tabIndex = -1;
+    heading.focus();
+  }, [location]);
+}
+
 function Shell() {
   const { workspaceId, signOut } = useApi();
   useFeedRefresh();
+  useFocusHeadingOnNavigation();
+  // A button, not a link to #content: focus moves into the content without changing the address.
+  const skip = () => document.getElementById("content")?.focus();
   return (
     <div className="shell">
+      <button type="button" className="skip-link" onClick={skip}>
+        Skip to content
+      </button>
       <header className="top">
         <span className="brand">Audience Service</span>
         <nav aria-label="Sections">
@@ -84,7 +107,7 @@ function Shell() {
           Sign out
         </button>
       </header>
-      <main>
+      <main id="content" tabIndex={-1}>
         <Switch>
           <Route path="/" component={AudiencesScreen} />
           <Route path="/audiences/:id">{(params) => <AudienceScreen id={params.id} />}</Route>

@@ -2,6 +2,7 @@ import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { useUnsavedWarning } from "../ui/unsaved-warning.ts";
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import {
@@ -80,6 +81,8 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   const [draft, setDraft] = useState<RuleDraft | undefined>(() => draftOf(saved));
   const [json, setJson] = useState(() => JSON.stringify(saved, null, 2));
   const [savedText, setSavedText] = useState(() => JSON.stringify(saved));
+  // The condition just added, whose field takes the focus.
+  const [added, setAdded] = useState<number | undefined>();
   const filter = draft ? (isComplete(draft, types) ? filterOf(draft, types) : undefined) : parseJson(json);
   const settled = useDebounced(filter, 400);
   const body = settled === undefined ? undefined : { filter: settled };
@@ -117,10 +120,21 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
     save.reset();
   };
   const unchanged = JSON.stringify(filter) === savedText;
+  useUnsavedWarning(!unchanged, "The rule has changes that are not saved. Leave without saving them?");
+  const positions = new Map(
+    (draft?.items ?? []).flatMap((item) => (isGroup(item) ? item.rows : [item])).map((r, i) => [r.id, i + 1]),
+  );
+  const addCondition = (groupId?: number) => {
+    if (!draft) return;
+    setAdded(draft.nextId);
+    change(newCondition(draft, groupId));
+  };
   const row = (r: Parameters<typeof ConditionRow>[0]["row"]) => (
     <ConditionRow
       key={r.id}
       row={r}
+      position={positions.get(r.id) ?? 0}
+      focusOnMount={r.id === added}
       types={types}
       audiences={audiences}
       count={countAt.get(pointers.get(r.id) ?? "-")}
@@ -152,7 +166,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
                   count={countAt.get(pointers.get(item.id) ?? "-")}
                 />
                 {item.rows.map(row)}
-                <button type="button" className="quiet" onClick={() => change(newCondition(draft, item.id))}>
+                <button type="button" className="quiet" onClick={() => addCondition(item.id)}>
                   Add a condition to the group
                 </button>
               </div>
@@ -161,7 +175,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
             ),
           )}
           <div className="row">
-            <button type="button" className="quiet" onClick={() => change(newCondition(draft))}>
+            <button type="button" className="quiet" onClick={() => addCondition()}>
               Add a condition
             </button>
             <button type="button" className="quiet" onClick={() => change(newGroup(draft))}>
@@ -184,18 +198,27 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
       {!problem?.errors && <ErrorNote error={save.error ?? counts.error} />}
       <DryRun audienceId={audienceId} body={body} total={counts.data?.totalCount} unchanged={unchanged} />
       <div className="row">
+        {/* aria-disabled, not disabled: the button keeps the focus it has once the rule is saved. */}
         <button
           type="button"
-          disabled={filter === undefined || unchanged || save.isPending}
-          onClick={() => save.mutate({ params, body: { filter: filter ?? null } })}
+          aria-disabled={filter === undefined || unchanged || save.isPending}
+          aria-describedby="rule-save-note"
+          onClick={() => {
+            if (filter === undefined || unchanged || save.isPending) return;
+            save.mutate({ params, body: { filter: filter ?? null } });
+          }}
         >
           {save.isPending ? "Saving…" : "Save rule"}
         </button>
-        {save.isSuccess && unchanged && (
-          <output className="good" aria-live="polite">
-            Saved.
-          </output>
-        )}
+        <output id="rule-save-note" className={save.isSuccess && unchanged ? "good" : "muted"} aria-live="polite">
+          {save.isSuccess && unchanged
+            ? "Saved."
+            : filter === undefined && draft
+              ? "Finish every condition to save."
+              : unchanged
+                ? ""
+                : "Not saved yet."}
+        </output>
       </div>
     </section>
   );

@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
+import { AddToAudience } from "../ui/add-to-audience.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { MemberActivities } from "./member-activities.tsx";
 
@@ -9,7 +10,8 @@ const NAMED = ["firstName", "lastName", "role", "company"];
 
 /**
  * One member: its e-mails, every field editable (set a value, remove one), the audiences it is in
- * with why, and its activities.
+ * with why (each one it can leave: removed if added by hand, excluded if its rule let it in),
+ * added to another by hand, its activities; deleted after a second click.
  */
 export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(): void }) {
   const { $api, workspaceId } = useApi();
@@ -48,16 +50,22 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
       <h3>Audiences</h3>
       <ErrorNote error={audiences.error} />
       {audiences.data && audiences.data.results.length === 0 && <p className="muted">In no audience.</p>}
-      <ul>
+      <ul className="memberships">
         {audiences.data?.results.map((audience) => (
           <li key={audience.id}>
             <Link href={`/audiences/${audience.id}`}>{audience.name}</Link>{" "}
             <span className="badge">{audience.reason === "rule" ? "by rule" : "added by hand"}</span>
-            {audience.isArchived && <span className="badge">archived</span>}
+            {audience.isArchived ? (
+              <span className="badge">archived</span>
+            ) : (
+              <LeaveAudience memberId={memberId} audience={audience} />
+            )}
           </li>
         ))}
       </ul>
+      <AddToAudience memberIds={[memberId]} label={title} idPrefix="member" />
       <MemberActivities memberId={memberId} />
+      <DeleteMember memberId={memberId} title={title} onDeleted={onClose} />
     </section>
   );
 }
@@ -165,5 +173,69 @@ function AddField({ memberId }: { memberId: string }) {
       </button>
       <ErrorNote id="new-field-error" error={update.error} />
     </form>
+  );
+}
+
+/**
+ * Takes the member out of one audience by hand. In an audience with a rule, the member then
+ * stays out while the rule matches it (excluded); adding it by hand lets it in again.
+ */
+function LeaveAudience({
+  memberId,
+  audience,
+}: {
+  memberId: string;
+  audience: { id: string; name: string; reason: "manual" | "rule" };
+}) {
+  const { $api, workspaceId } = useApi();
+  const leave = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members");
+  const verb = audience.reason === "rule" ? "Exclude" : "Remove";
+  return (
+    <>
+      {" "}
+      <button
+        type="button"
+        className="quiet small"
+        disabled={leave.isPending}
+        onClick={() =>
+          leave.mutate({ params: { path: { workspaceId, audienceId: audience.id } }, body: { memberIds: [memberId] } })
+        }
+      >
+        {verb}
+        <span className="visually-hidden"> from {audience.name}</span>
+      </button>
+      <ErrorNote error={leave.error} />
+    </>
+  );
+}
+
+function DeleteMember({ memberId, title, onDeleted }: { memberId: string; title: string; onDeleted(): void }) {
+  const { $api, inWorkspace } = useApi();
+  const [confirming, setConfirming] = useState(false);
+  const remove = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/members", { onSuccess: onDeleted });
+  return (
+    <div className="row">
+      {confirming ? (
+        <>
+          <span role="status">Delete {title} from the workspace and every audience? This cannot be undone.</span>
+          <button
+            type="button"
+            className="danger"
+            disabled={remove.isPending}
+            onClick={() => remove.mutate({ ...inWorkspace, body: { memberIds: [memberId] } })}
+          >
+            Yes, delete {title}
+          </button>
+          <button type="button" className="quiet" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <button type="button" className="quiet" onClick={() => setConfirming(true)}>
+          Delete member<span className="visually-hidden"> {title}</span>
+        </button>
+      )}
+      <ErrorNote error={remove.error} />
+    </div>
   );
 }

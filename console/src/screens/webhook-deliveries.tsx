@@ -12,7 +12,7 @@ const PAGE_SIZE = 20;
 /** While a delivery is pending, the log is looked at again this often (deliveries are not feed events). */
 const POLL_MS = 1_000;
 
-/** A webhook's deliveries, most recent first, a page at a time; a failed one can be retried. */
+/** A webhook's deliveries, most recent first, a page at a time; a failed or pending one can be retried now. */
 export function DeliveryLog({ webhook }: { webhook: Webhook }) {
   const { $api, workspaceId } = useApi();
   const [page, setPage] = useState(FIRST_PAGE);
@@ -117,14 +117,15 @@ function DeliveryRow({ webhookId, delivery }: { webhookId: string; delivery: Del
       </td>
       <td data-label="Last answer">{lastAnswer(delivery)}</td>
       <td>
-        {delivery.status === "failed" && (
+        {delivery.status !== "succeeded" && (
+          // A failed delivery starts a new round of retries; a pending one is tried now instead of at its next time.
           <button
             type="button"
             className="quiet"
             disabled={retry.isPending}
             onClick={() => retry.mutate({ params: { path: { workspaceId, webhookId, deliveryId: delivery.id } } })}
           >
-            Retry
+            {delivery.status === "failed" ? "Retry" : "Retry now"}
             <span className="visually-hidden">
               {" "}
               {delivery.eventType} queued {queued}
