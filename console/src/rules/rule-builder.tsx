@@ -62,6 +62,15 @@ interface EditorProps {
   fieldNames: string[];
 }
 
+/**
+ * The saved rule as the builder would write it, to compare drafts with: a rule of one condition
+ * is drawn as "all of" that condition, which is the same rule and must not count as a change.
+ */
+function savedTextOf(saved: Filter | null, types: Record<string, FieldType>): string {
+  const drawn = draftOf(saved);
+  return JSON.stringify(drawn ? filterOf(drawn, types) : saved);
+}
+
 function parseJson(text: string): Filter | null | undefined {
   try {
     return JSON.parse(text) as Filter | null;
@@ -80,7 +89,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<RuleDraft | undefined>(() => draftOf(saved));
   const [json, setJson] = useState(() => JSON.stringify(saved, null, 2));
-  const [savedText, setSavedText] = useState(() => JSON.stringify(saved));
+  const [savedText, setSavedText] = useState(() => savedTextOf(saved, types));
   // The condition just added, whose field takes the focus.
   const [added, setAdded] = useState<number | undefined>();
   const filter = draft ? (isComplete(draft, types) ? filterOf(draft, types) : undefined) : parseJson(json);
@@ -96,7 +105,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   );
   const save = $api.useMutation("put", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     onSuccess: (result) => {
-      setSavedText(JSON.stringify(result.filter));
+      setSavedText(savedTextOf(result.filter, types));
       void queryClient.invalidateQueries();
     },
   });

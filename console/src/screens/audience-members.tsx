@@ -57,50 +57,54 @@ export function AudienceMembers({
       </div>
       <ErrorNote error={members.error} />
       <ErrorNote error={take.error} />
-      <div className="table-wrap">
-        <table className="stack-table" aria-labelledby="members-heading">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.data?.results.map((member) => (
-              <tr key={member.id}>
-                <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
-                <td data-label="Name">{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
-                <td>
-                  <div className="row tight">
-                    <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
-                      Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
-                    </button>
-                    {leave && (
-                      <button
-                        type="button"
-                        className="quiet"
-                        disabled={take.isPending}
-                        onClick={() =>
-                          take.mutate({
-                            params: { path: { workspaceId, audienceId } },
-                            body: { memberIds: [member.id] },
-                          })
-                        }
-                      >
-                        {leave}
-                        <span className="visually-hidden"> {member.email ?? member.id}</span>
-                      </button>
-                    )}
-                  </div>
-                </td>
+      {(members.data?.results.length ?? 0) > 0 && (
+        <div className="table-wrap">
+          <table className="stack-table" aria-labelledby="members-heading">
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Name</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {members.data?.results.map((member) => (
+                <tr key={member.id}>
+                  <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
+                  <td data-label="Name">
+                    {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
+                  </td>
+                  <td>
+                    <div className="row tight">
+                      <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
+                        Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
+                      </button>
+                      {leave && (
+                        <button
+                          type="button"
+                          className="quiet"
+                          disabled={take.isPending}
+                          onClick={() =>
+                            take.mutate({
+                              params: { path: { workspaceId, audienceId } },
+                              body: { memberIds: [member.id] },
+                            })
+                          }
+                        >
+                          {leave}
+                          <span className="visually-hidden"> {member.email ?? member.id}</span>
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       {members.data?.results.length === 0 && <p className="muted">No members{search ? " match" : ""}.</p>}
       <Pager
         label="Member pages"

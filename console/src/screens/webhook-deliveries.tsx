@@ -33,9 +33,10 @@ export function DeliveryLog({ webhook }: { webhook: Webhook }) {
   );
   const deliveries = log.data?.results ?? [];
   const queryClient = useQueryClient();
-  const states = deliveries.map((delivery) => delivery.status).join();
+  const states = deliveries.map((delivery) => `${delivery.status}:${delivery.attempts}`).join();
   useEffect(() => {
-    // A delivery that ends changes its webhook's state (failing since…): refetch the list of webhooks.
+    // Each attempt can change its webhook's state (failing since…, even while the delivery is
+    // still pending its next attempt): refetch the list of webhooks.
     if (states) void queryClient.invalidateQueries({ queryKey: ["get", "/v0/workspaces/{workspaceId}/webhooks"] });
   }, [states, queryClient]);
   return (
