@@ -45,7 +45,8 @@ export function ConditionRow(props: ConditionRowProps) {
   const name = `Condition ${position}`;
   const fieldInput = useRef<HTMLInputElement>(null);
   useEffect(() => {
-    if (focusOnMount) fieldInput.current?.focus();
+    // Selected as well as focused: what is typed replaces the default field.
+    if (focusOnMount) fieldInput.current?.select();
   }, [focusOnMount]);
   const errorId = `condition-error-${row.id}`;
   const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
@@ -94,7 +95,7 @@ export function ConditionRow(props: ConditionRowProps) {
         <input
           aria-label={`${name} value`}
           type={asDate(row.value)}
-          value={row.value}
+          value={dayOf(row.value)}
           onChange={(event) => onChange({ value: event.target.value })}
           {...described}
         />
@@ -114,7 +115,7 @@ export function ConditionRow(props: ConditionRowProps) {
           <input
             aria-label={`${name} from`}
             type={isDateKind(kind) ? asDate(from) : undefined}
-            value={from}
+            value={isDateKind(kind) ? dayOf(from) : from}
             placeholder={placeholder(kind, false)}
             onChange={(event) => onChange({ value: `${event.target.value}, ${to}` })}
             {...described}
@@ -123,7 +124,7 @@ export function ConditionRow(props: ConditionRowProps) {
           <input
             aria-label={`${name} to`}
             type={isDateKind(kind) ? asDate(to) : undefined}
-            value={to}
+            value={isDateKind(kind) ? dayOf(to) : to}
             placeholder={placeholder(kind, false)}
             onChange={(event) => onChange({ value: `${from}, ${event.target.value}` })}
             {...described}
@@ -189,7 +190,10 @@ const isDateKind = (kind: string) => kind === "date" || kind === "createdAt";
  * A date picker for a date, or while none is typed yet; a value with a time of day (from a saved
  * rule or the API) stays a text box, which a date picker could not show.
  */
-const asDate = (value: string) => (value === "" || /^\d{4}-\d{2}-\d{2}$/.test(value) ? "date" : "text");
+const asDate = (value: string) => (value === "" || /^\d{4}-\d{2}-\d{2}$/.test(dayOf(value)) ? "date" : "text");
+
+/** A date the API stored as midnight UTC (2026-01-31T00:00:00.000Z) shows as the day it was typed as. */
+const dayOf = (value: string) => value.replace(/^(\d{4}-\d{2}-\d{2})T00:00:00(\.000)?Z$/, "$1");
 
 function placeholder(kind: string, list: boolean): string {
   const one = kind === "number" ? "50" : kind === "date" || kind === "createdAt" ? "2026-11-30" : "text";

@@ -106,6 +106,11 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   const save = $api.useMutation("put", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     onSuccess: (result) => {
       setSavedText(savedTextOf(result.filter, types));
+      // The draft becomes the rule as the API stored it (a date typed as 2026-01-31 is kept as
+      // 2026-01-31T00:00:00.000Z), so the saved rule is not taken for a change.
+      setDraft(draftOf(result.filter));
+      setJson(JSON.stringify(result.filter, null, 2));
+      setAdded(undefined);
       void queryClient.invalidateQueries();
     },
   });
