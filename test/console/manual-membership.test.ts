@@ -54,7 +54,11 @@ describe("membership by hand", () => {
     await members.getByRole("cell", { name: "ada@example.com", exact: true }).waitFor({ state: "detached" });
     const explained = await ws.api.GET(
       "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation",
-      { params: { path: { workspaceId: ws.id, audienceId: acme, memberId: (await allMemberIds(ws, customers))[0] ?? "" } } },
+      {
+        params: {
+          path: { workspaceId: ws.id, audienceId: acme, memberId: (await allMemberIds(ws, customers))[0] ?? "" },
+        },
+      },
     );
     expect(explained.isMember).toBe(false);
 
@@ -82,7 +86,7 @@ describe("membership by hand", () => {
     await merge.getByText("Choose two different audiences.").waitFor();
     expect(await mergeButton.isDisabled()).toBe(true);
     await merge.getByLabel("with").selectOption({ label: "Acme people" });
-    await merge.getByLabel("into a new audience named").fill("Everyone we know");
+    await merge.getByLabel("Name of the merged audience").fill("Everyone we know");
     await mergeButton.click();
     await merge.getByRole("link", { name: "Everyone we know" }).click();
     await page.getByRole("heading", { name: "Everyone we know", level: 1 }).waitFor();

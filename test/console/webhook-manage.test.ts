@@ -105,7 +105,9 @@ describe("managing a webhook by hand", () => {
     await c.screenshot("webhook-delete-narrow");
     await editor.getByRole("button", { name: "Yes, delete it" }).click();
     await page.getByText("No webhooks yet.").waitFor();
-    const left = await ws.api.GET("/v0/workspaces/{workspaceId}/webhooks", { params: { path: { workspaceId: ws.id } } });
+    const left = await ws.api.GET("/v0/workspaces/{workspaceId}/webhooks", {
+      params: { path: { workspaceId: ws.id } },
+    });
     expect(left.results).toEqual([]);
   });
 });

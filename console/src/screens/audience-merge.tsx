@@ -69,7 +69,7 @@ export function MergeAudiences() {
           {picker("merge-second", "with", second, setSecond)}
         </div>
         <div className="inline-form">
-          <label htmlFor="merge-name">into a new audience named</label>
+          <label htmlFor="merge-name">Name of the merged audience</label>
           <input
             id="merge-name"
             value={name}
