@@ -12,7 +12,14 @@ import { MembersScreen } from "./screens/members.tsx";
 import { OverlapScreen } from "./screens/overlap.tsx";
 import { SignIn } from "./screens/sign-in.tsx";
 import { WebhooksScreen } from "./screens/webhooks.tsx";
-import { forgetSession, keepSession, restoreSession, type Session } from "./session.ts";
+import {
+  forgetSession,
+  keepSession,
+  restoreSession,
+  type Session,
+  type SessionSharing,
+  shareSession,
+} from "./session.ts";
 
 const queryClient: QueryClient = new QueryClient({
   // After each write the console made, what is on screen is read again at once; changes made
@@ -38,15 +45,27 @@ export function App() {
   const [session, setSession] = useState<Session | undefined>(() =>
     restoreSession(window.location, window.sessionStorage, (url) => window.history.replaceState(null, "", url)),
   );
+  const sharing = useRef<SessionSharing | undefined>(undefined);
   const signIn = useCallback((next: Session) => {
     keepSession(next, window.sessionStorage);
     setSession(next);
   }, []);
-  const signOut = useCallback(() => {
+  const forget = useCallback(() => {
     forgetSession(window.sessionStorage);
     queryClient.clear();
     setSession(undefined);
   }, []);
+  const signOut = useCallback(() => {
+    forget();
+    sharing.current?.signedOut();
+  }, [forget]);
+  // The latest session, for the other tabs that ask for it.
+  const current = useRef(session);
+  current.current = session;
+  useEffect(() => {
+    sharing.current = shareSession(() => current.current, signIn, forget);
+    return () => sharing.current?.close();
+  }, [signIn, forget]);
 
   return (
     <QueryClientProvider client={queryClient}>
