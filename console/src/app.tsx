@@ -11,7 +11,7 @@ import { ImportsScreen } from "./screens/imports.tsx";
 import { MembersScreen } from "./screens/members.tsx";
 import { OverlapScreen } from "./screens/overlap.tsx";
 import { SignIn } from "./screens/sign-in.tsx";
-import { WebhooksScreen } from "./screens/webhooks.tsx";
+import { WebhooksScreen } from "./screens/webhooks/webhooks.tsx";
 import {
   forgetSession,
   keepSession,

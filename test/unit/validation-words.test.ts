@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type AjvError, PATTERN_WORDS, plainMessage, plainName } from "../../src/platform/http/validation-words.ts";
+import { type AjvError, PATTERN_WORDS, plainMessage, plainName } from "../../src/domain/validation-words.ts";
 
 const contract = parse(readFileSync(new URL("../../openapi/openapi.yaml", import.meta.url), "utf8"));
 

@@ -3,7 +3,7 @@ import addFormatsModule from "ajv-formats";
 import type { components } from "../../../generated/api.d.ts";
 import { readContract } from "../../contract/contract.ts";
 import { BadRequestError } from "../../domain/errors.ts";
-import { plainMessage } from "../../platform/http/validation-words.ts";
+import { plainMessage } from "../../domain/validation-words.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;

@@ -2,7 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import { readContract } from "../../contract/contract.ts";
 import type { MemberInput } from "../../domain/member-identity.ts";
-import { plainMessage } from "../../platform/http/validation-words.ts";
+import { plainMessage } from "../../domain/validation-words.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;

@@ -13,8 +13,8 @@ import {
   unsupportedMediaType,
 } from "../../domain/errors.ts";
 import { randomBase62 } from "../../domain/ids.ts";
+import { type AjvError, plainMessage, plainName } from "../../domain/validation-words.ts";
 import { databaseFault, sqlState } from "../db/pg-errors.ts";
-import { type AjvError, plainMessage, plainName } from "./validation-words.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
 

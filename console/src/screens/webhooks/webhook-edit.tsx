@@ -1,8 +1,8 @@
 import type { components } from "@audience-service/client";
 import { type FormEvent, useState } from "react";
-import { useApi } from "../api.tsx";
-import { ErrorNote } from "../ui/error-note.tsx";
-import { EVENT_TYPES } from "./event-types.ts";
+import { useApi } from "../../api.tsx";
+import { ErrorNote } from "../../ui/error-note.tsx";
+import { EVENT_TYPES } from "../event-types.ts";
 
 type Webhook = components["schemas"]["Webhook"];
 type EventType = components["schemas"]["EventType"];

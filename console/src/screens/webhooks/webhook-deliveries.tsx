@@ -1,9 +1,9 @@
 import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { useApi } from "../api.tsx";
-import { ErrorNote } from "../ui/error-note.tsx";
-import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
+import { useApi } from "../../api.tsx";
+import { ErrorNote } from "../../ui/error-note.tsx";
+import { FIRST_PAGE, Pager } from "../../ui/pager.tsx";
 
 type Webhook = components["schemas"]["Webhook"];
 type Delivery = components["schemas"]["WebhookDelivery"];
