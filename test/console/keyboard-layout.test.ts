@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { addMembers, createAudience } from "../support/factories.ts";
+import { addMembers, createAudience, upsertMembers } from "../support/factories.ts";
 import { it } from "./console-fixture.ts";
 
 /** What has the focus, as a person would name it: its role's label or its text. */
@@ -108,5 +108,46 @@ describe("keyboard and layout", () => {
     }
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("audiences-narrow-stacked");
+  });
+
+  it("edits a member's typed fields with typed inputs, and checks a new field's key before sending", async ({
+    console: c,
+    ws,
+  }) => {
+    for (const [fieldKey, type] of [
+      ["vip", "boolean"],
+      ["renewal", "date"],
+    ] as const) {
+      await ws.api.PUT("/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+        params: { path: { workspaceId: ws.id, fieldKey } },
+        body: { type },
+      });
+    }
+    await upsertMembers(ws, [{ email: "ada@example.com", fields: { vip: "false", renewal: "2026-03-01" } }]);
+    const { page } = c;
+    await c.open("/members");
+    await page.getByRole("button", { name: "ada@example.com" }).click();
+    const detail = page.getByRole("region", { name: "ada@example.com" });
+    const vip = detail.getByLabel("vip", { exact: true });
+    await vip.waitFor();
+    expect(await vip.evaluate((element) => element.tagName)).toBe("SELECT");
+    expect(await detail.getByLabel("renewal", { exact: true }).getAttribute("type")).toBe("date");
+    await vip.selectOption("true");
+    await detail.getByRole("button", { name: "Save vip" }).click();
+    await expect
+      .poll(async () => {
+        const member = await ws.api.GET("/v0/workspaces/{workspaceId}/members", {
+          params: { path: { workspaceId: ws.id }, query: { search: "ada" } },
+        });
+        return member.results[0]?.fields.vip;
+      })
+      .toBe("true");
+
+    await detail.getByLabel("New field").fill("2nd plan");
+    await detail.getByText("A field key starts with a letter").waitFor();
+    expect(await detail.getByRole("button", { name: "Add", exact: true }).isDisabled()).toBe(true);
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("member-typed-narrow");
   });
 });

@@ -4,6 +4,8 @@ import { Link } from "wouter";
 import { useApi } from "../api.tsx";
 import { AddToAudience } from "../ui/add-to-audience.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { fieldKeyProblem } from "../ui/field-key.ts";
+import { type FieldType, TypedInput } from "../ui/typed-input.tsx";
 import { MemberActivities } from "./member-activities.tsx";
 
 const NAMED = ["firstName", "lastName", "role", "company"];
@@ -18,6 +20,8 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
   const path = { params: { path: { workspaceId, memberId } } };
   const member = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}", path);
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}/audiences", path);
+  const declared = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
+  const types = new Map(declared.data?.results.map((field) => [field.key, field.type]));
   const title = member.data ? (member.data.email ?? member.data.id) : memberId;
   const fields = member.data ? Object.entries(member.data.fields) : [];
   // The named fields first (always present), then the custom ones by key.
@@ -41,7 +45,13 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
           <h3>Fields</h3>
           <div className="field-grid">
             {fields.map(([key, value]) => (
-              <FieldEditor key={`${key}=${value}`} memberId={memberId} fieldKey={key} value={value} />
+              <FieldEditor
+                key={`${key}=${value}`}
+                memberId={memberId}
+                fieldKey={key}
+                value={value}
+                type={types.get(key) ?? "string"}
+              />
             ))}
           </div>
           <AddField memberId={memberId} />
@@ -87,7 +97,17 @@ function useUpdateMember(onSuccess?: () => void) {
   });
 }
 
-function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey: string; value: string }) {
+function FieldEditor({
+  memberId,
+  fieldKey,
+  value,
+  type,
+}: {
+  memberId: string;
+  fieldKey: string;
+  value: string;
+  type: FieldType;
+}) {
   const { workspaceId } = useApi();
   const [draft, setDraft] = useState(value);
   const update = useUpdateMember();
@@ -105,12 +125,13 @@ function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey
         {fieldKey}
       </label>
       <form className="inline-form" onSubmit={submit}>
-        <input
+        <TypedInput
           id={`field-${fieldKey}`}
+          type={type}
           value={draft}
-          aria-describedby={errorId}
-          onChange={(event) => {
-            setDraft(event.target.value);
+          describedBy={errorId}
+          onChange={(next) => {
+            setDraft(next);
             update.reset();
           }}
         />
@@ -138,6 +159,7 @@ function AddField({ memberId }: { memberId: string }) {
     setKey("");
     setValue("");
   });
+  const keyProblem = fieldKeyProblem(key);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     update.mutate({ params: { path: { workspaceId, memberId } }, body: { fields: { [key.trim()]: value } } });
@@ -149,7 +171,8 @@ function AddField({ memberId }: { memberId: string }) {
         id="new-field-key"
         value={key}
         placeholder="key"
-        aria-describedby="new-field-error"
+        aria-invalid={keyProblem !== undefined}
+        aria-describedby="new-field-key-note new-field-error"
         onChange={(event) => {
           setKey(event.target.value);
           update.reset();
@@ -168,9 +191,14 @@ function AddField({ memberId }: { memberId: string }) {
           update.reset();
         }}
       />
-      <button type="submit" disabled={update.isPending || key.trim() === ""}>
+      <button type="submit" disabled={update.isPending || key.trim() === "" || keyProblem !== undefined}>
         Add
       </button>
+      {keyProblem && (
+        <p className="error" id="new-field-key-note">
+          {keyProblem}
+        </p>
+      )}
       <ErrorNote id="new-field-error" error={update.error} />
     </form>
   );
