@@ -2369,6 +2369,11 @@ export interface components {
             type: string;
             title: string;
             status: number;
+            /**
+             * @description What is wrong, in words to show a person as they are. For a request the contract
+             *     refuses (`invalid_request`), the value by name and the limit it broke ("name must be at
+             *     most 200 characters long."); `errors` holds each value's JSON pointer.
+             */
             detail?: string;
             /** @enum {string} */
             code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded" | "invalid_activity";

@@ -9,29 +9,59 @@ const POLL_MS = 2_000;
 export interface FeedHandlers {
   /** The feed's head was read: what happens from now on follows. */
   onFollowing?(): void;
+  /**
+   * With `history`: the retained events were more than it reads, so none of them were shown and
+   * the feed is followed from its head instead (the feed lists oldest first only).
+   */
+  onHistoryTooLong?(): void;
   /** Events arrived, oldest first. */
   onEvents(events: Event[]): unknown;
   /** A look at the feed failed; the next one, after the interval, starts again from the head. */
   onError?(error: unknown): void;
 }
 
+/** How much retained history useFeedFromNow reads at most with `history`: pages of 1,000 events. */
+const HISTORY_PAGES = 5;
+const HISTORY_PAGE_SIZE = 1_000;
+
 /**
  * Follows the workspace's event feed from its head (events/latest) while the component is on
- * screen, looking for more every `pollMs`; a failed look is retried after the interval.
+ * screen, looking for more every `pollMs`; a failed look is retried after the interval. With
+ * `history`, first the events the feed still keeps (when they are at most 5,000), then onward.
  */
-export function useFeedFromNow(pollMs: number, handlers: FeedHandlers): void {
+export function useFeedFromNow(pollMs: number, handlers: FeedHandlers, history = false): void {
   const { client, workspaceId } = useApi();
   // The latest handlers, without following the feed again each time the component renders.
   const current = useRef(handlers);
   current.current = handlers;
   useEffect(() => {
     const stop = new AbortController();
+    // The history is read once; after a failure the feed is taken up again from its head.
+    let readHistory = false;
+    const head = async () =>
+      (await client.GET("/v0/workspaces/{workspaceId}/events/latest", { params: { path: { workspaceId } } })).cursor;
+    const readRetained = async (): Promise<string | undefined> => {
+      readHistory = true;
+      const events: Event[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < HISTORY_PAGES; page++) {
+        const { results, pageInfo } = await client.GET("/v0/workspaces/{workspaceId}/events", {
+          params: { path: { workspaceId }, query: { limit: HISTORY_PAGE_SIZE, ...(after ? { after } : {}) } },
+        });
+        events.push(...results);
+        after = pageInfo.endCursor;
+        if (!pageInfo.hasNextPage) {
+          await current.current.onEvents(events);
+          return after;
+        }
+      }
+      current.current.onHistoryTooLong?.();
+      return undefined;
+    };
     const follow = async () => {
       while (!stop.signal.aborted) {
         try {
-          const { cursor } = await client.GET("/v0/workspaces/{workspaceId}/events/latest", {
-            params: { path: { workspaceId } },
-          });
+          const cursor = (history && !readHistory && (await readRetained())) || (await head());
           current.current.onFollowing?.();
           const pages = client.feed({ workspaceId, after: cursor, pollIntervalMs: pollMs, signal: stop.signal });
           for await (const page of pages) await current.current.onEvents(page.events);
@@ -43,7 +73,7 @@ export function useFeedFromNow(pollMs: number, handlers: FeedHandlers): void {
     };
     void follow();
     return () => stop.abort();
-  }, [client, workspaceId, pollMs]);
+  }, [client, workspaceId, pollMs, history]);
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Signing in: an API key, kept for this tab only (sessionStorage, gone when the tab closes), read
+ * Signing in: an API key, kept in the tab's sessionStorage (gone when the tab closes) and handed
+ * to new tabs of the same browser session that ask (shareSession, never written to disk), read
  * from what a person pastes or from the first start's link (/console#key=…). The workspace is the
  * one the key belongs to: a key reads `ak_<workspace>_<key>_<secret>`.
  */
@@ -60,4 +61,40 @@ export function keepSession(session: Session, storage: KeyStore): void {
 
 export function forgetSession(storage: KeyStore): void {
   storage.removeItem(STORAGE_KEY);
+}
+
+type SessionMessage = { type: "ask" } | { type: "key"; apiKey: string } | { type: "signed-out" };
+
+export interface SessionSharing {
+  /** Tells the other tabs this browser session signed out: they sign out too. */
+  signedOut(): void;
+  close(): void;
+}
+
+/**
+ * A sign-in carried to the other tabs of the same browser session, in memory only: a tab opened
+ * without a key asks on a BroadcastChannel (same origin only), and a signed-in tab answers with
+ * its key, which the new tab keeps in its own sessionStorage. Nothing is written to disk; a new
+ * browser session (or another profile) asks in vain and shows the sign-in form.
+ */
+export function shareSession(
+  current: () => Session | undefined,
+  onSession: (session: Session) => void,
+  onSignedOut: () => void,
+): SessionSharing {
+  if (typeof BroadcastChannel === "undefined") return { signedOut() {}, close() {} };
+  const channel = new BroadcastChannel("audience-service.session");
+  const post = (message: SessionMessage) => channel.postMessage(message);
+  channel.onmessage = (event: MessageEvent<SessionMessage>) => {
+    const message = event.data;
+    const mine = current();
+    if (message.type === "ask" && mine) post({ type: "key", apiKey: mine.apiKey });
+    if (message.type === "key" && !mine) {
+      const session = sessionOf(message.apiKey);
+      if (session) onSession(session);
+    }
+    if (message.type === "signed-out" && mine) onSignedOut();
+  };
+  if (!current()) post({ type: "ask" });
+  return { signedOut: () => post({ type: "signed-out" }), close: () => channel.close() };
 }

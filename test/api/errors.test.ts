@@ -5,6 +5,8 @@ import { call, urlOf } from "../support/live-server.ts";
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
 const MEMBERS = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members";
+const WEBHOOKS = "/v0/workspaces/{workspaceId}/webhooks";
+const FIELD = "/v0/workspaces/{workspaceId}/fields/{fieldKey}";
 
 describe("problem documents", () => {
   it("answer unknown routes with 404 route_not_found", async ({ server }) => {
@@ -46,9 +48,46 @@ describe("problem documents", () => {
       title: "Invalid request",
       status: 400,
       code: "invalid_request",
-      detail: "/body/memberIds must be array",
-      errors: [{ pointer: "/body/memberIds", message: "must be array" }],
+      detail: "memberIds must be a list.",
+      errors: [{ pointer: "/body/memberIds", message: "must be a list" }],
     });
+  });
+
+  it.for([
+    ["POST", "", { name: "" }, "name must not be empty."],
+    [
+      "POST",
+      "",
+      { name: "   " },
+      "name must hold a character other than spaces, and no control characters (line breaks, tabs).",
+    ],
+    ["POST", "", { name: "x".repeat(201) }, "name must be at most 200 characters long."],
+    ["GET", "limit=5000", undefined, "The query parameter limit must be at most 500."],
+  ] as const)(
+    "say in words what the contract refuses: %s %s %j",
+    async ([method, query, body, detail], { ws, server }) => {
+      const response = await call(server, method, urlOf(AUDIENCES, { workspaceId: ws.id }, query), {
+        token: ws.key,
+        ...(body ? { body } : {}),
+      });
+      expect(response.status).toBe(400);
+      expect(response.problem?.detail).toBe(detail);
+    },
+  );
+
+  it("say which webhook URL and field key are refused, without a regular expression", async ({ ws, server }) => {
+    const hook = await call(server, "POST", urlOf(WEBHOOKS, { workspaceId: ws.id }), {
+      token: ws.key,
+      body: { url: "ftp://example.com/hooks" },
+    });
+    expect(hook.problem?.detail).toBe("url must be an http:// or https:// URL.");
+    const field = await call(server, "PUT", urlOf(FIELD, { workspaceId: ws.id, fieldKey: "1st" }), {
+      token: ws.key,
+      body: { type: "number" },
+    });
+    expect(field.problem?.detail).toBe(
+      "The path parameter fieldKey must be a field key: a letter, then at most 63 letters, digits or _.",
+    );
   });
 
   it.for([

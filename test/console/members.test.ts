@@ -26,20 +26,26 @@ describe("the Members screen", () => {
     expect(await detail.getByLabel("firstName").inputValue()).toBe("Ada");
     expect(await detail.getByLabel("plan").inputValue()).toBe("pro");
     const memberships = detail.getByRole("listitem");
+    // Each with how it is in, and how to take it out by hand.
     await expect
       .poll(() => memberships.allTextContents())
-      .toEqual(["Acme people by rule", "Weekly readers added by hand"]);
+      .toEqual([
+        "Acme people by rule Exclude from Acme people",
+        "Weekly readers added by hand Remove from Weekly readers",
+      ]);
 
     // A field set: the rule-based audience follows (the member leaves "Acme people").
     await detail.getByLabel("company").fill("Initech");
     await detail.getByRole("button", { name: "Save company" }).click();
-    await expect.poll(() => memberships.allTextContents()).toEqual(["Weekly readers added by hand"]);
+    await expect
+      .poll(() => memberships.allTextContents())
+      .toEqual(["Weekly readers added by hand Remove from Weekly readers"]);
     expect(await page.getByRole("row", { name: /ada@example.com/ }).textContent()).toContain("Initech");
 
     // A new field, then one removed with null.
     await detail.getByLabel("New field").fill("score");
     await detail.getByLabel("Value").fill("42");
-    await detail.getByRole("button", { name: "Add" }).click();
+    await detail.getByRole("button", { name: "Add", exact: true }).click();
     await expect.poll(() => detail.getByLabel("score").inputValue()).toBe("42");
     await detail.getByRole("button", { name: "Remove plan" }).click();
     await detail.getByLabel("plan").waitFor({ state: "detached" });

@@ -53,7 +53,19 @@ describe("the Overlap screen", () => {
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("overlap");
 
+    // On a phone the heatmap would scroll sideways: the same counts, pair by pair, instead.
     await page.setViewportSize({ width: 390, height: 800 });
+    const pairs = page.getByRole("list", { name: "Members in common, by pair" });
+    await pairs.waitFor();
+    expect(await table.isVisible()).toBe(false);
+    expect(await pairs.getByRole("listitem").allTextContents()).toEqual([
+      "Readers and Buyers: 2 (50% of Readers, 67% of Buyers)",
+      "Readers and Trial users: 1 (25% of Readers, 50% of Trial users)",
+      "Buyers and Trial users: 1 (33% of Buyers, 50% of Trial users)",
+    ]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("overlap-pairs-narrow");
     await page.getByRole("button", { name: "Clear" }).click();
     expect(await compare.isDisabled()).toBe(true);
     expect(await page.getByRole("status").textContent()).toBe("None chosen.");

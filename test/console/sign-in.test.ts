@@ -12,17 +12,26 @@ describe("signing in to the console", () => {
     expect(new URL(page.url()).hash).toBe("");
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([ws.key]);
 
-    // A reload of the tab stays signed in; a new tab (a new session) does not.
+    // A reload of the tab stays signed in; so does a new tab of the same browser session, which
+    // asks the signed-in tab for its key; another browser session (a new context) does not.
     await page.reload();
     await page.getByRole("link", { name: "Readers" }).waitFor();
+    const sibling = await page.context().newPage();
+    await sibling.goto(page.url().replace(/#.*$/, ""));
+    await sibling.getByRole("link", { name: "Readers" }).waitFor();
+    expect(await sibling.evaluate(() => Object.values(sessionStorage))).toEqual([ws.key]);
     const other = await page.context().browser()?.newPage();
     await other?.goto(page.url());
     await other?.getByLabel("Workspace API key").waitFor();
     await other?.close();
 
+    // Signing out signs every tab of the session out.
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Workspace API key").waitFor();
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([]);
+    await sibling.getByLabel("Workspace API key").waitFor();
+    expect(await sibling.evaluate(() => Object.values(sessionStorage))).toEqual([]);
+    await sibling.close();
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("sign-in");
   });

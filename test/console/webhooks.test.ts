@@ -45,11 +45,17 @@ describe("the Webhooks screen", () => {
     const { page } = c;
     await page.getByText("No webhooks yet.").waitFor();
 
-    // A URL the API refuses: its detail next to the form.
+    // A URL that cannot succeed is said before sending, and Create waits for one that can.
+    const create = page.getByRole("button", { name: "Create webhook" });
+    expect(await create.isDisabled()).toBe(true);
     await page.getByLabel("Endpoint URL").fill("ftp://example.com/hooks");
-    await page.getByRole("button", { name: "Create webhook" }).click();
+    await page.getByText("The URL must start with http:// or https://.").waitFor();
+    expect(await create.isDisabled()).toBe(true);
+    // One only the API can refuse: its detail, in words, next to the form.
+    await page.getByLabel("Endpoint URL").fill("https://user:secret@example.com/hooks");
+    await create.click();
     const form = page.getByRole("form", { name: "Add a webhook" });
-    await expect.poll(() => form.getByRole("alert").first().textContent()).toMatch(/^\/body\/url must match pattern/);
+    await expect.poll(() => form.getByRole("alert").first().textContent()).toMatch(/must not carry credentials/);
 
     await page.getByLabel("Endpoint URL").fill(receiver.url);
     await page.getByLabel("audience.created").check();
@@ -80,6 +86,8 @@ describe("the Webhooks screen", () => {
       expect.stringMatching(/^Retry/),
     ]);
     expect(receiver.state.received).toEqual(["webhook.test", "webhook.test", "webhook.test", "webhook.test"]);
+    // A webhook whose deliveries fail says so in its row.
+    await expect.poll(() => row.getByRole("cell").nth(1).textContent()).toMatch(/^failing since /);
 
     // The receiver is fixed; Retry delivers it.
     receiver.state.status = 204;
@@ -88,6 +96,7 @@ describe("the Webhooks screen", () => {
     expect(await delivery.getByRole("cell").nth(4).textContent()).toBe("HTTP 204");
     expect(await delivery.getByRole("button", { name: /^Retry/ }).count()).toBe(0);
     expect(receiver.state.received).toHaveLength(5);
+    await expect.poll(() => row.getByRole("cell").nth(1).textContent()).toBe("enabled");
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("webhooks");

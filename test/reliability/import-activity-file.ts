@@ -65,7 +65,7 @@ export function activityFile(): ActivityFile {
       rejected: BAD_ROWS.length,
       errors: BAD_ROWS.map((row) => ({
         line: row + 2,
-        message: 'type: must match pattern "^[A-Za-z0-9_.:-]{1,100}$"',
+        message: "type: must be 1 to 100 letters, digits or the characters _ . : -",
       })),
     },
     perMember,

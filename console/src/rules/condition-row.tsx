@@ -1,3 +1,4 @@
+import { useEffect, useRef } from "react";
 import { type FieldType, kindOf, OP_LABELS, OPS, type Op, type ConditionRow as Row, valueShape } from "./rule-state.ts";
 
 const DURATION_UNITS = [
@@ -23,6 +24,10 @@ const durationOf = (amount: string, unit: number) => {
 
 export interface ConditionRowProps {
   row: Row;
+  /** Its place in the rule as read, from 1: screen readers name it "Condition 2" by this, renumbered as rows go. */
+  position: number;
+  /** Focus its field when it appears (a condition just added). */
+  focusOnMount?: boolean;
   types: Record<string, FieldType>;
   audiences: { id: string; name: string }[];
   /** The members this condition alone matches (the live count); undefined while counting. */
@@ -33,10 +38,16 @@ export interface ConditionRowProps {
 }
 
 /** One condition: field, operator and value, with its own live count and its own error. */
-export function ConditionRow({ row, types, audiences, count, error, onChange, onRemove }: ConditionRowProps) {
+export function ConditionRow(props: ConditionRowProps) {
+  const { row, position, focusOnMount, types, audiences, count, error, onChange, onRemove } = props;
   const kind = kindOf(row.field, types);
   const shape = valueShape(row.op, kind);
-  const name = `Condition ${row.id}`;
+  const name = `Condition ${position}`;
+  const fieldInput = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    // Selected as well as focused: what is typed replaces the default field.
+    if (focusOnMount) fieldInput.current?.select();
+  }, [focusOnMount]);
   const errorId = `condition-error-${row.id}`;
   const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
   const [from = "", to = ""] = row.value.split(",").map((part) => part.trim());
@@ -45,6 +56,7 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
     // biome-ignore lint/a11y/useSemanticElements: a group of related controls without a fieldset's border
     <div className="condition" role="group" aria-label={name}>
       <input
+        ref={fieldInput}
         aria-label={`${name} field`}
         list="rule-fields"
         value={row.field}
@@ -67,7 +79,28 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
           </option>
         ))}
       </select>
-      {shape === "one" || shape === "list" ? (
+      {shape === "one" && kind === "boolean" ? (
+        <select
+          aria-label={`${name} value`}
+          value={row.value}
+          onChange={(event) => onChange({ value: event.target.value })}
+          {...described}
+        >
+          <option value="">Choose…</option>
+          <option value="true">true</option>
+          <option value="false">false</option>
+        </select>
+      ) : null}
+      {shape === "one" && isDateKind(kind) ? (
+        <input
+          aria-label={`${name} value`}
+          type={asDate(row.value)}
+          value={dayOf(row.value)}
+          onChange={(event) => onChange({ value: event.target.value })}
+          {...described}
+        />
+      ) : null}
+      {(shape === "one" && kind !== "boolean" && !isDateKind(kind)) || shape === "list" ? (
         <input
           aria-label={`${name} value`}
           value={row.value}
@@ -81,7 +114,8 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
         <>
           <input
             aria-label={`${name} from`}
-            value={from}
+            type={isDateKind(kind) ? asDate(from) : undefined}
+            value={isDateKind(kind) ? dayOf(from) : from}
             placeholder={placeholder(kind, false)}
             onChange={(event) => onChange({ value: `${event.target.value}, ${to}` })}
             {...described}
@@ -89,7 +123,8 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
           <span>and</span>
           <input
             aria-label={`${name} to`}
-            value={to}
+            type={isDateKind(kind) ? asDate(to) : undefined}
+            value={isDateKind(kind) ? dayOf(to) : to}
             placeholder={placeholder(kind, false)}
             onChange={(event) => onChange({ value: `${from}, ${event.target.value}` })}
             {...described}
@@ -148,6 +183,17 @@ export function ConditionRow({ row, types, audiences, count, error, onChange, on
     </div>
   );
 }
+
+const isDateKind = (kind: string) => kind === "date" || kind === "createdAt";
+
+/**
+ * A date picker for a date, or while none is typed yet; a value with a time of day (from a saved
+ * rule or the API) stays a text box, which a date picker could not show.
+ */
+const asDate = (value: string) => (value === "" || /^\d{4}-\d{2}-\d{2}$/.test(dayOf(value)) ? "date" : "text");
+
+/** A date the API stored as midnight UTC (2026-01-31T00:00:00.000Z) shows as the day it was typed as. */
+const dayOf = (value: string) => value.replace(/^(\d{4}-\d{2}-\d{2})T00:00:00(\.000)?Z$/, "$1");
 
 function placeholder(kind: string, list: boolean): string {
   const one = kind === "number" ? "50" : kind === "date" || kind === "createdAt" ? "2026-11-30" : "text";

@@ -2,6 +2,7 @@ import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { useUnsavedWarning } from "../ui/unsaved-warning.ts";
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import {
@@ -61,6 +62,15 @@ interface EditorProps {
   fieldNames: string[];
 }
 
+/**
+ * The saved rule as the builder would write it, to compare drafts with: a rule of one condition
+ * is drawn as "all of" that condition, which is the same rule and must not count as a change.
+ */
+function savedTextOf(saved: Filter | null, types: Record<string, FieldType>): string {
+  const drawn = draftOf(saved);
+  return JSON.stringify(drawn ? filterOf(drawn, types) : saved);
+}
+
 function parseJson(text: string): Filter | null | undefined {
   try {
     return JSON.parse(text) as Filter | null;
@@ -79,7 +89,9 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<RuleDraft | undefined>(() => draftOf(saved));
   const [json, setJson] = useState(() => JSON.stringify(saved, null, 2));
-  const [savedText, setSavedText] = useState(() => JSON.stringify(saved));
+  const [savedText, setSavedText] = useState(() => savedTextOf(saved, types));
+  // The condition just added, whose field takes the focus.
+  const [added, setAdded] = useState<number | undefined>();
   const filter = draft ? (isComplete(draft, types) ? filterOf(draft, types) : undefined) : parseJson(json);
   const settled = useDebounced(filter, 400);
   const body = settled === undefined ? undefined : { filter: settled };
@@ -93,7 +105,12 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
   );
   const save = $api.useMutation("put", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     onSuccess: (result) => {
-      setSavedText(JSON.stringify(result.filter));
+      setSavedText(savedTextOf(result.filter, types));
+      // The draft becomes the rule as the API stored it (a date typed as 2026-01-31 is kept as
+      // 2026-01-31T00:00:00.000Z), so the saved rule is not taken for a change.
+      setDraft(draftOf(result.filter));
+      setJson(JSON.stringify(result.filter, null, 2));
+      setAdded(undefined);
       void queryClient.invalidateQueries();
     },
   });
@@ -117,10 +134,21 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
     save.reset();
   };
   const unchanged = JSON.stringify(filter) === savedText;
+  useUnsavedWarning(!unchanged, "The rule has changes that are not saved. Leave without saving them?");
+  const positions = new Map(
+    (draft?.items ?? []).flatMap((item) => (isGroup(item) ? item.rows : [item])).map((r, i) => [r.id, i + 1]),
+  );
+  const addCondition = (groupId?: number) => {
+    if (!draft) return;
+    setAdded(draft.nextId);
+    change(newCondition(draft, groupId));
+  };
   const row = (r: Parameters<typeof ConditionRow>[0]["row"]) => (
     <ConditionRow
       key={r.id}
       row={r}
+      position={positions.get(r.id) ?? 0}
+      focusOnMount={r.id === added}
       types={types}
       audiences={audiences}
       count={countAt.get(pointers.get(r.id) ?? "-")}
@@ -152,7 +180,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
                   count={countAt.get(pointers.get(item.id) ?? "-")}
                 />
                 {item.rows.map(row)}
-                <button type="button" className="quiet" onClick={() => change(newCondition(draft, item.id))}>
+                <button type="button" className="quiet" onClick={() => addCondition(item.id)}>
                   Add a condition to the group
                 </button>
               </div>
@@ -161,7 +189,7 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
             ),
           )}
           <div className="row">
-            <button type="button" className="quiet" onClick={() => change(newCondition(draft))}>
+            <button type="button" className="quiet" onClick={() => addCondition()}>
               Add a condition
             </button>
             <button type="button" className="quiet" onClick={() => change(newGroup(draft))}>
@@ -184,18 +212,27 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
       {!problem?.errors && <ErrorNote error={save.error ?? counts.error} />}
       <DryRun audienceId={audienceId} body={body} total={counts.data?.totalCount} unchanged={unchanged} />
       <div className="row">
+        {/* aria-disabled, not disabled: the button keeps the focus it has once the rule is saved. */}
         <button
           type="button"
-          disabled={filter === undefined || unchanged || save.isPending}
-          onClick={() => save.mutate({ params, body: { filter: filter ?? null } })}
+          aria-disabled={filter === undefined || unchanged || save.isPending}
+          aria-describedby="rule-save-note"
+          onClick={() => {
+            if (filter === undefined || unchanged || save.isPending) return;
+            save.mutate({ params, body: { filter: filter ?? null } });
+          }}
         >
           {save.isPending ? "Saving…" : "Save rule"}
         </button>
-        {save.isSuccess && unchanged && (
-          <output className="good" aria-live="polite">
-            Saved.
-          </output>
-        )}
+        <output id="rule-save-note" className={save.isSuccess && unchanged ? "good" : "muted"} aria-live="polite">
+          {save.isSuccess && unchanged
+            ? "Saved."
+            : filter === undefined && draft
+              ? "Finish every condition to save."
+              : unchanged
+                ? ""
+                : "Not saved yet."}
+        </output>
       </div>
     </section>
   );

@@ -6,8 +6,20 @@ import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 
 const PAGE_SIZE = 20;
 
-/** An audience's members, a page at a time (an audience of a million members is never loaded whole). */
-export function AudienceMembers({ audienceId, onExplain }: { audienceId: string; onExplain(id: string): void }) {
+/**
+ * An audience's members, a page at a time (an audience of a million members is never loaded
+ * whole), each one can be taken out by hand: removed, or in an audience with a rule excluded (it
+ * stays out while the rule matches it). `leave` is undefined when the audience cannot change.
+ */
+export function AudienceMembers({
+  audienceId,
+  onExplain,
+  leave,
+}: {
+  audienceId: string;
+  onExplain(id: string): void;
+  leave: "Remove" | "Exclude" | undefined;
+}) {
   const { $api, workspaceId } = useApi();
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(FIRST_PAGE);
@@ -26,6 +38,7 @@ export function AudienceMembers({ audienceId, onExplain }: { audienceId: string;
     },
     { placeholderData: keepPreviousData },
   );
+  const take = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members");
   return (
     <section className="panel" aria-labelledby="members-heading">
       <h2 id="members-heading">Members</h2>
@@ -43,32 +56,55 @@ export function AudienceMembers({ audienceId, onExplain }: { audienceId: string;
         />
       </div>
       <ErrorNote error={members.error} />
-      <div className="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">
-                <span className="visually-hidden">Explain</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.data?.results.map((member) => (
-              <tr key={member.id}>
-                <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
-                <td>{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
-                <td>
-                  <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
-                    Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
-                  </button>
-                </td>
+      <ErrorNote error={take.error} />
+      {(members.data?.results.length ?? 0) > 0 && (
+        <div className="table-wrap">
+          <table className="stack-table" aria-labelledby="members-heading">
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Name</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {members.data?.results.map((member) => (
+                <tr key={member.id}>
+                  <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
+                  <td data-label="Name">
+                    {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
+                  </td>
+                  <td>
+                    <div className="row tight">
+                      <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
+                        Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
+                      </button>
+                      {leave && (
+                        <button
+                          type="button"
+                          className="quiet"
+                          disabled={take.isPending}
+                          onClick={() =>
+                            take.mutate({
+                              params: { path: { workspaceId, audienceId } },
+                              body: { memberIds: [member.id] },
+                            })
+                          }
+                        >
+                          {leave}
+                          <span className="visually-hidden"> {member.email ?? member.id}</span>
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       {members.data?.results.length === 0 && <p className="muted">No members{search ? " match" : ""}.</p>}
       <Pager
         label="Member pages"

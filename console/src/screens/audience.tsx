@@ -4,6 +4,7 @@ import { useApi } from "../api.tsx";
 import { RuleBuilder } from "../rules/rule-builder.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { SizeSparkline } from "../ui/size-sparkline.tsx";
+import { AddPeople } from "./audience-add.tsx";
 import { AudienceMembers } from "./audience-members.tsx";
 import { CsvDownload } from "./csv-download.tsx";
 import { Explanation } from "./explanation.tsx";
@@ -16,6 +17,20 @@ export function AudienceScreen({ id }: { id: string }) {
   const audience = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
     params: { path: { workspaceId, audienceId: id }, query: { include: "stats" } },
   });
+  // getAudience does not say whether the audience is archived; the list (archived ones included,
+  // searched by its name) does.
+  const listed = $api.useQuery(
+    "get",
+    "/v0/workspaces/{workspaceId}/audiences",
+    {
+      params: {
+        path: { workspaceId },
+        query: { search: audience.data?.name ?? "", includeArchived: true, limit: 100 },
+      },
+    },
+    { enabled: audience.data !== undefined },
+  );
+  const isArchived = listed.data?.results.find((item) => item.id === id)?.isArchived;
   const explain = (memberId: string | undefined) =>
     navigate(memberId ? `/audiences/${id}?member=${encodeURIComponent(memberId)}` : `/audiences/${id}`);
 
@@ -43,18 +58,70 @@ export function AudienceScreen({ id }: { id: string }) {
           <CsvDownload audienceId={id} name={data.name} />
         </div>
       )}
+      {isArchived && data && <ArchivedNote audienceId={id} name={data.name} />}
       <div className="columns">
         <div>
-          <RuleBuilder audienceId={id} />
-          <Snapshot audienceId={id} />
+          {isArchived === undefined ? null : isArchived ? (
+            <SavedRule audienceId={id} />
+          ) : (
+            <RuleBuilder audienceId={id} />
+          )}
+          {isArchived === false && <Snapshot audienceId={id} />}
         </div>
         <div>
           <ExplainForm key={member} member={member} onExplain={explain} />
           {member && <Explanation audienceId={id} memberId={member} />}
-          <AudienceMembers audienceId={id} onExplain={explain} />
+          {data && isArchived === false && <AddPeople audienceId={id} name={data.name} />}
+          <AudienceMembers
+            audienceId={id}
+            onExplain={explain}
+            leave={data && isArchived === false ? (data.hasRule ? "Exclude" : "Remove") : undefined}
+          />
         </div>
       </div>
     </>
+  );
+}
+
+/** An archived audience is read-only: nothing on its screen changes it until it is restored. */
+function ArchivedNote({ audienceId, name }: { audienceId: string; name: string }) {
+  const { $api, workspaceId } = useApi();
+  const restore = $api.useMutation("post", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/restore");
+  return (
+    <div className="panel notice" role="note">
+      <p>
+        <strong>{name} is archived.</strong> Its members and rule are kept as they were and can be read, but not
+        changed, until it is restored.
+      </p>
+      <button
+        type="button"
+        disabled={restore.isPending}
+        onClick={() => restore.mutate({ params: { path: { workspaceId, audienceId } } })}
+      >
+        Restore<span className="visually-hidden"> {name}</span>
+      </button>
+      <ErrorNote error={restore.error} />
+    </div>
+  );
+}
+
+/** The saved rule, shown and not editable (an archived audience's). */
+function SavedRule({ audienceId }: { audienceId: string }) {
+  const { $api, workspaceId } = useApi();
+  const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
+    params: { path: { workspaceId, audienceId } },
+  });
+  return (
+    <section aria-labelledby="rule-heading" className="panel">
+      <h2 id="rule-heading">Rule</h2>
+      <ErrorNote error={saved.error} />
+      {saved.data &&
+        (saved.data.filter === null ? (
+          <p className="muted">No rule: the audience has members by hand only.</p>
+        ) : (
+          <pre className="rule-json">{JSON.stringify(saved.data.filter, null, 2)}</pre>
+        ))}
+    </section>
   );
 }
 
@@ -98,7 +165,7 @@ function Snapshot({ audienceId }: { audienceId: string }) {
           }}
           aria-describedby="snapshot-error"
         />
-        <button type="submit" disabled={snapshot.isPending}>
+        <button type="submit" disabled={snapshot.isPending || name.trim() === ""}>
           Take a snapshot
         </button>
       </form>

@@ -4,6 +4,7 @@ import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import { SizeSparkline } from "../ui/size-sparkline.tsx";
+import { MergeAudiences } from "./audience-merge.tsx";
 
 const PAGE_SIZE = 25;
 
@@ -30,6 +31,7 @@ export function AudiencesScreen() {
     <>
       <h1>Audiences</h1>
       <CreateAudience />
+      <MergeAudiences />
       <div className="row">
         <label htmlFor="audience-search">Search</label>
         <input
@@ -56,7 +58,7 @@ export function AudiencesScreen() {
       </div>
       <ErrorNote error={list.error} />
       <div className="table-wrap">
-        <table>
+        <table className="stack-table" aria-label="Audiences">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -130,7 +132,7 @@ function AudienceRow({ audience }: { audience: Row }) {
               // biome-ignore lint/a11y/noAutofocus: the field a person just asked to edit
               autoFocus
             />
-            <button type="submit" disabled={rename.isPending}>
+            <button type="submit" disabled={rename.isPending || name.trim() === "" || name.trim() === audience.name}>
               Save
             </button>
             <button type="button" className="quiet" onClick={() => setRenaming(false)}>
@@ -143,12 +145,14 @@ function AudienceRow({ audience }: { audience: Row }) {
         {audience.isArchived && <span className="badge">archived</span>}
         <ErrorNote id={errorId} error={rename.error ?? archive.error ?? restore.error} />
       </td>
-      <td className="num">{audience.memberCount?.toLocaleString()}</td>
-      <td>{audience.hasRule ? "rule" : "manual"}</td>
-      <td>
+      <td className="num" data-label="Members">
+        {audience.memberCount?.toLocaleString()}
+      </td>
+      <td data-label="Kind">{audience.hasRule ? "rule" : "manual"}</td>
+      <td data-label="Last 30 days">
         <SizeSparkline audienceId={audience.id} name={audience.name} />
       </td>
-      <td>{new Date(audience.createdAt).toLocaleDateString()}</td>
+      <td data-label="Created">{new Date(audience.createdAt).toLocaleDateString()}</td>
       <td>
         <div className="row">
           {!renaming && !audience.isArchived && (
@@ -194,7 +198,7 @@ function CreateAudience() {
         aria-describedby="new-audience-error"
         placeholder="Name"
       />
-      <button type="submit" disabled={create.isPending}>
+      <button type="submit" disabled={create.isPending || name.trim() === ""}>
         Create
       </button>
       <ErrorNote id="new-audience-error" error={create.error} />

@@ -3,6 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { fieldKeyProblem } from "../ui/field-key.ts";
 import "./tools.css";
 
 type FieldType = components["schemas"]["FieldType"];
@@ -70,6 +71,7 @@ function DeclareField() {
   const [key, setKey] = useState("");
   const [type, setType] = useState<FieldType>("number");
   const { declare } = useFieldWrites(() => setKey(""));
+  const keyProblem = fieldKeyProblem(key);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     declare.mutate({ params: { path: { workspaceId, fieldKey: key.trim() } }, body: { type } });
@@ -81,7 +83,8 @@ function DeclareField() {
         id="field-key"
         value={key}
         placeholder="e.g. score"
-        aria-describedby="field-declare-error"
+        aria-invalid={keyProblem !== undefined}
+        aria-describedby="field-key-note field-declare-error"
         onChange={(event) => {
           setKey(event.target.value);
           declare.reset();
@@ -102,9 +105,14 @@ function DeclareField() {
           </option>
         ))}
       </select>
-      <button type="submit" disabled={declare.isPending || key.trim() === ""}>
+      <button type="submit" disabled={declare.isPending || key.trim() === "" || keyProblem !== undefined}>
         Declare
       </button>
+      {keyProblem && (
+        <p className="error" id="field-key-note">
+          {keyProblem}
+        </p>
+      )}
       <ErrorNote id="field-declare-error" error={declare.error} />
     </form>
   );

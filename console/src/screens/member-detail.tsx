@@ -2,20 +2,26 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
+import { AddToAudience } from "../ui/add-to-audience.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { fieldKeyProblem } from "../ui/field-key.ts";
+import { type FieldType, TypedInput } from "../ui/typed-input.tsx";
 import { MemberActivities } from "./member-activities.tsx";
 
 const NAMED = ["firstName", "lastName", "role", "company"];
 
 /**
  * One member: its e-mails, every field editable (set a value, remove one), the audiences it is in
- * with why, and its activities.
+ * with why (each one it can leave: removed if added by hand, excluded if its rule let it in),
+ * added to another by hand, its activities; deleted after a second click.
  */
 export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(): void }) {
   const { $api, workspaceId } = useApi();
   const path = { params: { path: { workspaceId, memberId } } };
   const member = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}", path);
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members/{memberId}/audiences", path);
+  const declared = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
+  const types = new Map(declared.data?.results.map((field) => [field.key, field.type]));
   const title = member.data ? (member.data.email ?? member.data.id) : memberId;
   const fields = member.data ? Object.entries(member.data.fields) : [];
   // The named fields first (always present), then the custom ones by key.
@@ -39,7 +45,13 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
           <h3>Fields</h3>
           <div className="field-grid">
             {fields.map(([key, value]) => (
-              <FieldEditor key={`${key}=${value}`} memberId={memberId} fieldKey={key} value={value} />
+              <FieldEditor
+                key={`${key}=${value}`}
+                memberId={memberId}
+                fieldKey={key}
+                value={value}
+                type={types.get(key) ?? "string"}
+              />
             ))}
           </div>
           <AddField memberId={memberId} />
@@ -48,16 +60,22 @@ export function MemberDetail({ memberId, onClose }: { memberId: string; onClose(
       <h3>Audiences</h3>
       <ErrorNote error={audiences.error} />
       {audiences.data && audiences.data.results.length === 0 && <p className="muted">In no audience.</p>}
-      <ul>
+      <ul className="memberships">
         {audiences.data?.results.map((audience) => (
           <li key={audience.id}>
             <Link href={`/audiences/${audience.id}`}>{audience.name}</Link>{" "}
             <span className="badge">{audience.reason === "rule" ? "by rule" : "added by hand"}</span>
-            {audience.isArchived && <span className="badge">archived</span>}
+            {audience.isArchived ? (
+              <span className="badge">archived</span>
+            ) : (
+              <LeaveAudience memberId={memberId} audience={audience} />
+            )}
           </li>
         ))}
       </ul>
+      <AddToAudience memberIds={[memberId]} label={title} idPrefix="member" />
       <MemberActivities memberId={memberId} />
+      <DeleteMember memberId={memberId} title={title} onDeleted={onClose} />
     </section>
   );
 }
@@ -79,7 +97,17 @@ function useUpdateMember(onSuccess?: () => void) {
   });
 }
 
-function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey: string; value: string }) {
+function FieldEditor({
+  memberId,
+  fieldKey,
+  value,
+  type,
+}: {
+  memberId: string;
+  fieldKey: string;
+  value: string;
+  type: FieldType;
+}) {
   const { workspaceId } = useApi();
   const [draft, setDraft] = useState(value);
   const update = useUpdateMember();
@@ -97,12 +125,13 @@ function FieldEditor({ memberId, fieldKey, value }: { memberId: string; fieldKey
         {fieldKey}
       </label>
       <form className="inline-form" onSubmit={submit}>
-        <input
+        <TypedInput
           id={`field-${fieldKey}`}
+          type={type}
           value={draft}
-          aria-describedby={errorId}
-          onChange={(event) => {
-            setDraft(event.target.value);
+          describedBy={errorId}
+          onChange={(next) => {
+            setDraft(next);
             update.reset();
           }}
         />
@@ -130,6 +159,7 @@ function AddField({ memberId }: { memberId: string }) {
     setKey("");
     setValue("");
   });
+  const keyProblem = fieldKeyProblem(key);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     update.mutate({ params: { path: { workspaceId, memberId } }, body: { fields: { [key.trim()]: value } } });
@@ -141,7 +171,8 @@ function AddField({ memberId }: { memberId: string }) {
         id="new-field-key"
         value={key}
         placeholder="key"
-        aria-describedby="new-field-error"
+        aria-invalid={keyProblem !== undefined}
+        aria-describedby="new-field-key-note new-field-error"
         onChange={(event) => {
           setKey(event.target.value);
           update.reset();
@@ -160,10 +191,79 @@ function AddField({ memberId }: { memberId: string }) {
           update.reset();
         }}
       />
-      <button type="submit" disabled={update.isPending || key.trim() === ""}>
+      <button type="submit" disabled={update.isPending || key.trim() === "" || keyProblem !== undefined}>
         Add
       </button>
+      {keyProblem && (
+        <p className="error" id="new-field-key-note">
+          {keyProblem}
+        </p>
+      )}
       <ErrorNote id="new-field-error" error={update.error} />
     </form>
+  );
+}
+
+/**
+ * Takes the member out of one audience by hand. In an audience with a rule, the member then
+ * stays out while the rule matches it (excluded); adding it by hand lets it in again.
+ */
+function LeaveAudience({
+  memberId,
+  audience,
+}: {
+  memberId: string;
+  audience: { id: string; name: string; reason: "manual" | "rule" };
+}) {
+  const { $api, workspaceId } = useApi();
+  const leave = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members");
+  const verb = audience.reason === "rule" ? "Exclude" : "Remove";
+  return (
+    <>
+      {" "}
+      <button
+        type="button"
+        className="quiet small"
+        disabled={leave.isPending}
+        onClick={() =>
+          leave.mutate({ params: { path: { workspaceId, audienceId: audience.id } }, body: { memberIds: [memberId] } })
+        }
+      >
+        {verb}
+        <span className="visually-hidden"> from {audience.name}</span>
+      </button>
+      <ErrorNote error={leave.error} />
+    </>
+  );
+}
+
+function DeleteMember({ memberId, title, onDeleted }: { memberId: string; title: string; onDeleted(): void }) {
+  const { $api, inWorkspace } = useApi();
+  const [confirming, setConfirming] = useState(false);
+  const remove = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/members", { onSuccess: onDeleted });
+  return (
+    <div className="row">
+      {confirming ? (
+        <>
+          <span role="status">Delete {title} from the workspace and every audience? This cannot be undone.</span>
+          <button
+            type="button"
+            className="danger"
+            disabled={remove.isPending}
+            onClick={() => remove.mutate({ ...inWorkspace, body: { memberIds: [memberId] } })}
+          >
+            Yes, delete {title}
+          </button>
+          <button type="button" className="quiet" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <button type="button" className="quiet" onClick={() => setConfirming(true)}>
+          Delete member<span className="visually-hidden"> {title}</span>
+        </button>
+      )}
+      <ErrorNote error={remove.error} />
+    </div>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useApi } from "../api.tsx";
+import { AddToAudience } from "../ui/add-to-audience.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import { MemberDetail } from "./member-detail.tsx";
@@ -7,12 +8,17 @@ import "./tools.css";
 
 const PAGE_SIZE = 25;
 
-/** The workspace's members a page at a time (keyset paging), searched by e-mail, name, role or company; one opened to edit. */
+/**
+ * The workspace's members a page at a time (keyset paging), searched by e-mail, name, role or
+ * company; some selected to add to an audience or delete together; one opened to edit.
+ */
 export function MembersScreen() {
   const { $api, workspaceId } = useApi();
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(FIRST_PAGE);
   const [openId, setOpenId] = useState<string | undefined>();
+  // Selected members by id, with what names them, kept across pages and searches until acted on.
+  const [selected, setSelected] = useState<ReadonlyMap<string, string>>(new Map());
   const term = search.trim();
   const list = $api.useQuery("get", "/v0/workspaces/{workspaceId}/members", {
     params: {
@@ -27,6 +33,17 @@ export function MembersScreen() {
   });
   const members = list.data;
   const total = members?.totalCount;
+  const onPage = members?.results ?? [];
+  const allOnPage = onPage.length > 0 && onPage.every((member) => selected.has(member.id));
+  const select = (entries: { id: string; email: string | null }[], on: boolean) =>
+    setSelected((current) => {
+      const next = new Map(current);
+      for (const { id, email } of entries) {
+        if (on) next.set(id, email ?? id);
+        else next.delete(id);
+      }
+      return next;
+    });
 
   return (
     <>
@@ -57,10 +74,28 @@ export function MembersScreen() {
             )}
           </div>
           <ErrorNote id="member-search-error" error={list.error} />
+          {selected.size > 0 && (
+            <SelectionBar
+              selected={selected}
+              onDone={() => setSelected(new Map())}
+              onDeleted={(ids) => {
+                if (openId && ids.includes(openId)) setOpenId(undefined);
+              }}
+            />
+          )}
           <div className="table-wrap">
-            <table>
+            <table className="stack-table" aria-label="Members">
               <thead>
                 <tr>
+                  <th scope="col">
+                    <input
+                      type="checkbox"
+                      aria-label="Select every member on this page"
+                      checked={allOnPage}
+                      disabled={onPage.length === 0}
+                      onChange={(event) => select(onPage, event.target.checked)}
+                    />
+                  </th>
                   <th scope="col">E-mail</th>
                   <th scope="col">Name</th>
                   <th scope="col">Company</th>
@@ -70,6 +105,14 @@ export function MembersScreen() {
               <tbody>
                 {members?.results.map((member) => (
                   <tr key={member.id} className={member.id === openId ? "selected" : ""}>
+                    <td className="select">
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${member.email ?? member.id}`}
+                        checked={selected.has(member.id)}
+                        onChange={(event) => select([member], event.target.checked)}
+                      />
+                    </td>
                     <td>
                       <button
                         type="button"
@@ -80,9 +123,11 @@ export function MembersScreen() {
                         {member.email ?? member.id}
                       </button>
                     </td>
-                    <td>{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
-                    <td>{member.fields.company}</td>
-                    <td>{new Date(member.createdAt).toLocaleDateString()}</td>
+                    <td data-label="Name">
+                      {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
+                    </td>
+                    <td data-label="Company">{member.fields.company}</td>
+                    <td data-label="Added">{new Date(member.createdAt).toLocaleDateString()}</td>
                   </tr>
                 ))}
               </tbody>
@@ -105,5 +150,63 @@ export function MembersScreen() {
         )}
       </div>
     </>
+  );
+}
+
+/** What can be done to the selected members at once: add them to an audience, or delete them. */
+function SelectionBar({
+  selected,
+  onDone,
+  onDeleted,
+}: {
+  selected: ReadonlyMap<string, string>;
+  onDone(): void;
+  onDeleted(ids: string[]): void;
+}) {
+  const { $api, inWorkspace } = useApi();
+  const [confirming, setConfirming] = useState(false);
+  const ids = [...selected.keys()];
+  const who =
+    selected.size === 1 ? [...selected.values()].join("") : `${selected.size.toLocaleString()} selected members`;
+  const remove = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/members", {
+    onSuccess: () => {
+      onDeleted(ids);
+      setConfirming(false);
+      onDone();
+    },
+  });
+  return (
+    <section className="panel selection" aria-labelledby="selection-heading">
+      <div className="row">
+        <h2 id="selection-heading">{selected.size.toLocaleString()} selected</h2>
+        <button type="button" className="quiet" onClick={onDone}>
+          Clear the selection
+        </button>
+      </div>
+      <AddToAudience memberIds={ids} label={who} idPrefix="selection" />
+      <div className="row">
+        {confirming ? (
+          <>
+            <span role="status">Delete {who} from the workspace and from every audience? This cannot be undone.</span>
+            <button
+              type="button"
+              className="danger"
+              disabled={remove.isPending}
+              onClick={() => remove.mutate({ ...inWorkspace, body: { memberIds: ids } })}
+            >
+              Yes, delete
+            </button>
+            <button type="button" className="quiet" onClick={() => setConfirming(false)}>
+              Keep them
+            </button>
+          </>
+        ) : (
+          <button type="button" className="quiet" onClick={() => setConfirming(true)}>
+            Delete<span className="visually-hidden"> {who}</span>
+          </button>
+        )}
+      </div>
+      <ErrorNote error={remove.error} />
+    </section>
   );
 }

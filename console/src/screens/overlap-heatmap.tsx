@@ -15,7 +15,8 @@ const percent = (share: number) => `${Math.round(share * 100)}%`;
 
 /**
  * A table with the compared audiences as rows and columns: each cell the members in both (the
- * diagonal, the audience's size) and that count's share of the row's audience, shaded by it.
+ * diagonal, the audience's size) and that count's share of the row's audience, shaded by it. On a
+ * narrow screen, where the table would scroll sideways, the same counts as a list of pairs.
  */
 export function OverlapHeatmap({
   audiences,
@@ -39,7 +40,7 @@ export function OverlapHeatmap({
       <p className="all-count">
         In all {audiences.length} audiences: <strong>{overlap.all.toLocaleString()}</strong>
       </p>
-      <p className="muted" id="overlap-result-note">
+      <p className="muted heatmap-note" id="overlap-result-note">
         Each cell: the members in both the row's and the column's audience, and their share of the row's audience.
       </p>
       <div className="table-wrap">
@@ -77,6 +78,25 @@ export function OverlapHeatmap({
           </tbody>
         </table>
       </div>
+      <ul className="overlap-pairs" aria-label="Members in common, by pair">
+        {audiences.flatMap((row, i) =>
+          audiences.slice(i + 1).map((column) => {
+            const value = count(row.id, column.id);
+            const shares = [row, column].map((a) => {
+              const total = size.get(a.id) ?? 0;
+              return `${percent(total === 0 ? 0 : value / total)} of ${a.name}`;
+            });
+            return (
+              <li key={`${row.id} ${column.id}`}>
+                <strong>
+                  {row.name} and {column.name}
+                </strong>
+                : {value.toLocaleString()} <span className="muted">({shares.join(", ")})</span>
+              </li>
+            );
+          }),
+        )}
+      </ul>
     </section>
   );
 }

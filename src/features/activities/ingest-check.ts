@@ -3,6 +3,7 @@ import addFormatsModule from "ajv-formats";
 import type { components } from "../../../generated/api.d.ts";
 import { readContract } from "../../contract/contract.ts";
 import { BadRequestError } from "../../domain/errors.ts";
+import { plainMessage } from "../../domain/validation-words.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
@@ -93,7 +94,7 @@ function messageOf(error: ErrorObject | undefined): string {
   if (error.keyword === "propertyNames")
     return "has a key that is not a letter followed by up to 63 letters, digits or _";
   if (error.keyword === "additionalProperties") return "is not a member of an activity";
-  return error.message ?? "is not valid";
+  return plainMessage(error);
 }
 
 const refused = (pointer: string, message: string) =>

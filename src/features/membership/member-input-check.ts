@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import { readContract } from "../../contract/contract.ts";
 import type { MemberInput } from "../../domain/member-identity.ts";
+import { plainMessage } from "../../domain/validation-words.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
@@ -53,6 +54,6 @@ function describe(error: ErrorObject, input: MemberInput): string {
     case "pattern":
       return column === "id" ? "id: holds a control character" : `${column}: holds a NUL character`;
     default:
-      return `${column}: ${error.message ?? "is not valid"}`;
+      return `${column}: ${plainMessage(error)}`;
   }
 }

@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
 } from "../../domain/errors.ts";
 import { randomBase62 } from "../../domain/ids.ts";
+import { type AjvError, plainMessage, plainName } from "../../domain/validation-words.ts";
 import { databaseFault, sqlState } from "../db/pg-errors.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
@@ -123,43 +124,39 @@ function toAppError(cause: unknown): AppError {
 const internalError = () =>
   new AppError(500, "internal_error", "Internal error", "The server failed to handle the request.");
 
-interface AjvError {
-  keyword: string;
-  instancePath: string;
-  schemaPath: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-/** Fastify's validation errors (ajv) as problem errors with JSON pointers into the request. */
+/**
+ * Fastify's validation errors (ajv) as problem errors with JSON pointers into the request, each
+ * said in words (validation-words.ts); the detail names the first one.
+ */
 function validationProblem(error: FastifyError): BadRequestError {
   const part = error.validationContext === "querystring" ? "query" : (error.validationContext ?? "body");
   const ajvErrors = (error.validation ?? []) as AjvError[];
-  const errors = explainAnyOf(ajvErrors).map((item) => {
+  // A refused property name arrives twice: its own error (with the name) and "property name must be valid".
+  const errors = explainAnyOf(ajvErrors.filter((e) => e.keyword !== "propertyNames")).map((item) => {
     let pointer = `/${part}${item.instancePath}`;
-    let message = item.message ?? "is invalid";
-    if (item.keyword === "required") pointer += `/${String(item.params.missingProperty)}`;
-    if (item.keyword === "additionalProperties") {
-      pointer += `/${String(item.params.additionalProperty)}`;
-      message = "is not a known property";
-    }
-    return { pointer, message };
+    if (item.keyword === "required") pointer += `/${escapeToken(String(item.params.missingProperty))}`;
+    if (item.keyword === "additionalProperties") pointer += `/${escapeToken(String(item.params.additionalProperty))}`;
+    if (item.propertyName !== undefined) pointer += `/${escapeToken(item.propertyName)}`;
+    // ajv's own phrasing (item.message) is never sent.
+    return { pointer, message: item.words ?? plainMessage(item) };
   });
-  const first = errors[0] ?? { pointer: `/${part}`, message: "is invalid" };
-  return new BadRequestError("invalid_request", `${first.pointer} ${first.message}`, errors);
+  const first = errors[0] ?? { pointer: `/${part}`, message: "is not valid" };
+  return new BadRequestError("invalid_request", `${plainName(first.pointer)} ${first.message}.`, errors);
 }
+
+const escapeToken = (token: string) => token.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /**
  * An anyOf failure arrives as every branch's errors plus "must match a schema in anyOf". Say what
  * the client can act on: a branch's real error (a bad e-mail, say) if there is one, else which
  * properties would satisfy a branch.
  */
-function explainAnyOf(errors: AjvError[]): AjvError[] {
+function explainAnyOf(errors: AjvError[]): (AjvError & { words?: string })[] {
   const anyOf = errors.find((e) => e.keyword === "anyOf");
   if (!anyOf) return errors;
   const branches = errors.filter((e) => e !== anyOf && e.schemaPath.startsWith(`${anyOf.schemaPath}/`));
   const specific = branches.filter((e) => e.keyword !== "required");
   if (specific.length > 0) return specific;
   const names = branches.map((e) => String(e.params.missingProperty));
-  return [{ ...anyOf, message: `must have one of the properties ${names.join(", ")}` }];
+  return [{ ...anyOf, words: `must have one of the properties ${names.join(", ")}` }];
 }

@@ -1,9 +1,9 @@
 import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { useApi } from "../api.tsx";
-import { ErrorNote } from "../ui/error-note.tsx";
-import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
+import { useApi } from "../../api.tsx";
+import { ErrorNote } from "../../ui/error-note.tsx";
+import { FIRST_PAGE, Pager } from "../../ui/pager.tsx";
 
 type Webhook = components["schemas"]["Webhook"];
 type Delivery = components["schemas"]["WebhookDelivery"];
@@ -12,7 +12,7 @@ const PAGE_SIZE = 20;
 /** While a delivery is pending, the log is looked at again this often (deliveries are not feed events). */
 const POLL_MS = 1_000;
 
-/** A webhook's deliveries, most recent first, a page at a time; a failed one can be retried. */
+/** A webhook's deliveries, most recent first, a page at a time; a failed or pending one can be retried now. */
 export function DeliveryLog({ webhook }: { webhook: Webhook }) {
   const { $api, workspaceId } = useApi();
   const [page, setPage] = useState(FIRST_PAGE);
@@ -33,9 +33,10 @@ export function DeliveryLog({ webhook }: { webhook: Webhook }) {
   );
   const deliveries = log.data?.results ?? [];
   const queryClient = useQueryClient();
-  const states = deliveries.map((delivery) => delivery.status).join();
+  const states = deliveries.map((delivery) => `${delivery.status}:${delivery.attempts}`).join();
   useEffect(() => {
-    // A delivery that ends changes its webhook's state (failing since…): refetch the list of webhooks.
+    // Each attempt can change its webhook's state (failing since…, even while the delivery is
+    // still pending its next attempt): refetch the list of webhooks.
     if (states) void queryClient.invalidateQueries({ queryKey: ["get", "/v0/workspaces/{workspaceId}/webhooks"] });
   }, [states, queryClient]);
   return (
@@ -117,14 +118,15 @@ function DeliveryRow({ webhookId, delivery }: { webhookId: string; delivery: Del
       </td>
       <td data-label="Last answer">{lastAnswer(delivery)}</td>
       <td>
-        {delivery.status === "failed" && (
+        {delivery.status !== "succeeded" && (
+          // A failed delivery starts a new round of retries; a pending one is tried now instead of at its next time.
           <button
             type="button"
             className="quiet"
             disabled={retry.isPending}
             onClick={() => retry.mutate({ params: { path: { workspaceId, webhookId, deliveryId: delivery.id } } })}
           >
-            Retry
+            {delivery.status === "failed" ? "Retry" : "Retry now"}
             <span className="visually-hidden">
               {" "}
               {delivery.eventType} queued {queued}
