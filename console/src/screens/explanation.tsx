@@ -57,10 +57,22 @@ export function Explanation({ audienceId, memberId }: { audienceId: string; memb
   );
 }
 
-/** What a condition read of the member, in words: membership for an audience condition, else the value. */
-function readText(node: Filter | undefined, value: string | string[] | boolean): string {
+/**
+ * What a condition read of the member, in words: membership for an audience condition, how often
+ * and when last for an activity condition, else the value.
+ */
+function readText(
+  node: Filter | undefined,
+  value: string | string[] | boolean | { count: number; lastAt: string | null },
+): string {
   if (node && "field" in node && node.field === "audience" && typeof value === "boolean") {
     return value ? "is in it" : "is not in it";
+  }
+  if (typeof value === "object" && !Array.isArray(value)) {
+    const times = `${value.count.toLocaleString()} ${value.count === 1 ? "time" : "times"}`;
+    return value.lastAt === null
+      ? "never, in the window"
+      : `${times}, last on ${new Date(value.lastAt).toLocaleString()}`;
   }
   return `read: ${Array.isArray(value) ? value.join(", ") : String(value)}`;
 }

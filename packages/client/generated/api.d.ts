@@ -171,7 +171,7 @@ export interface paths {
          *     100 conditions, reaching at most 100 audiences through audience conditions): past them the
          *     merge answers 400 `invalid_filter`, `errors` pointing at `/body/audienceIds`. It counts
          *     towards the workspace's bounds on rules (see `rule_limit_exceeded`: 1,000 conditions,
-         *     262,144 bytes, 100 relative-time conditions, 10 audiences naming one audience); past them,
+         *     262,144 bytes, 100 relative-time and activity conditions, 10 audiences naming one audience); past them,
          *     409 `rule_limit_exceeded`. Nothing is created.
          */
         post: operations["mergeAudiences"];
@@ -533,7 +533,7 @@ export interface paths {
          *
          *     Every member write evaluates every rule of the workspace, so the workspace's rules are
          *     bounded together: at most 1,000 conditions in all, 262,144 bytes of rules (as JSON), 100
-         *     relative-time conditions (`withinLast`, `notWithinLast`), and the rules of at most 10
+         *     relative-time and activity conditions (`withinLast`, `notWithinLast`, `activity`), and the rules of at most 10
          *     audiences naming one audience; archived audiences' rules count. A rule that would take a
          *     figure past its bound answers 409 `rule_limit_exceeded`, naming the bound and the current
          *     figure; a rule that does not make a figure grow is never refused.
@@ -1722,7 +1722,7 @@ export interface components {
          *     levels deep and 100 conditions in all. String comparison is case-insensitive. Audience
          *     conditions chain at most 10 audiences and reach at most 100 audiences (those a rule names,
          *     those their rules name, and so on). The workspace's rules together hold at most 1,000
-         *     conditions, 262,144 bytes and 100 relative-time conditions, with at most 10 audiences
+         *     conditions, 262,144 bytes and 100 relative-time and activity conditions, with at most 10 audiences
          *     naming one audience (`setAudienceFilter`).
          *
          *     A condition is `{field, op, value}`; the operators depend on the field's declared type
