@@ -1,11 +1,11 @@
 import { useEffect, useRef } from "react";
 import {
-  type ActivityRow as Row,
   COUNT_LABELS,
   type CountOp,
   PROPERTY_OPS,
-  WINDOW_LABELS,
+  type ActivityRow as Row,
   type WhereOp,
+  WINDOW_LABELS,
 } from "./activity-state.ts";
 import { DURATION_UNITS, durationOf, durationParts } from "./duration.ts";
 

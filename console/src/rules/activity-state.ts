@@ -78,7 +78,10 @@ export function activityRowOf(filter: Filter, id: number): ActivityRow | undefin
   const condition = "not" in filter ? filter.not : filter;
   if (!isActivityFilter(condition) || condition.between !== undefined) return undefined;
   const where = condition.where;
-  if (where !== undefined && !("field" in where && where.field.startsWith("properties.") && typeof where.value === "string")) {
+  if (
+    where !== undefined &&
+    !("field" in where && where.field.startsWith("properties.") && typeof where.value === "string")
+  ) {
     return undefined;
   }
   if (where !== undefined && !(where.op in PROPERTY_OPS)) return undefined;
@@ -90,7 +93,12 @@ export function activityRowOf(filter: Filter, id: number): ActivityRow | undefin
     did,
     countOp: count.op,
     count: String(count.value),
-    window: condition.withinLast !== undefined ? "withinLast" : condition.notWithinLast !== undefined ? "notWithinLast" : "ever",
+    window:
+      condition.withinLast !== undefined
+        ? "withinLast"
+        : condition.notWithinLast !== undefined
+          ? "notWithinLast"
+          : "ever",
     duration: condition.withinLast ?? condition.notWithinLast ?? "",
     property: where === undefined ? "" : where.field.slice("properties.".length),
     propertyOp: where?.op ?? "eq",
@@ -105,7 +113,11 @@ export function activityFilterOf(row: ActivityRow): Filter {
     count: { op: row.countOp, value: Number(row.count) },
   };
   if (row.property.trim() !== "") {
-    condition.where = { field: `properties.${row.property.trim()}`, op: row.propertyOp, value: row.propertyValue.trim() };
+    condition.where = {
+      field: `properties.${row.property.trim()}`,
+      op: row.propertyOp,
+      value: row.propertyValue.trim(),
+    };
   }
   if (row.window !== "ever") condition[row.window] = row.duration;
   return row.did ? condition : { not: condition };

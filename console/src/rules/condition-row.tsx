@@ -1,26 +1,6 @@
 import { useEffect, useRef } from "react";
+import { DURATION_UNITS, durationOf, durationParts } from "./duration.ts";
 import { type FieldType, kindOf, OP_LABELS, OPS, type Op, type ConditionRow as Row, valueShape } from "./rule-state.ts";
-
-const DURATION_UNITS = [
-  ["PT", "H", "hours"],
-  ["P", "D", "days"],
-  ["P", "W", "weeks"],
-  ["P", "M", "months"],
-  ["P", "Y", "years"],
-] as const;
-
-/** "P30D" → 30 days; anything else the builder did not write shows as days. */
-function durationParts(value: string): { amount: string; unit: number } {
-  for (const [i, [prefix, suffix]] of DURATION_UNITS.entries()) {
-    const match = new RegExp(`^${prefix}(\\d+)${suffix}$`).exec(value);
-    if (match) return { amount: match[1] ?? "", unit: i };
-  }
-  return { amount: "", unit: 1 };
-}
-const durationOf = (amount: string, unit: number) => {
-  const [prefix, suffix] = DURATION_UNITS[unit] ?? DURATION_UNITS[1];
-  return amount === "" ? "" : `${prefix}${amount}${suffix}`;
-};
 
 export interface ConditionRowProps {
   row: Row;

@@ -28,7 +28,7 @@ export function DryRun(props: {
       <p className="diff">
         If saved: <span className="good">+{result.entering.count.toLocaleString()} entering</span>,{" "}
         <span className="bad">−{result.leaving.count.toLocaleString()} leaving</span>, then{" "}
-        {result.memberCount.toLocaleString()} members
+        {result.memberCount.toLocaleString()} {result.memberCount === 1 ? "member" : "members"}
         {props.total !== undefined && <span className="muted"> ({props.total.toLocaleString()} match the rule)</span>}.
       </p>
       <Sample label="Entering, for example" ids={result.entering.sample} audienceId={props.audienceId} />

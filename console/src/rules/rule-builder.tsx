@@ -3,6 +3,7 @@ import { useMemo, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { useUnsavedWarning } from "../ui/unsaved-warning.ts";
+import { ActivityConditionRow, type ActivityTypeOption } from "./activity-row.tsx";
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import {
@@ -10,16 +11,20 @@ import {
   type FieldType,
   type Filter,
   filterOf,
+  isActivityRow,
   isComplete,
   isGroup,
   type Match,
+  newActivity,
   newCondition,
   newGroup,
   pointersOf,
+  type Row,
   type RuleDraft,
   removeRow,
   rowAtError,
   setMatch,
+  updateActivity,
   updateRow,
 } from "./rule-state.ts";
 import { useDebounced } from "./use-debounced.ts";
@@ -33,6 +38,10 @@ export function RuleBuilder({ audienceId }: { audienceId: string }) {
   const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", { params });
   const fields = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
+    params: { path: { workspaceId } },
+  });
+  // The types members did, with their properties: what an activity condition offers by name.
+  const activityTypes = $api.useQuery("get", "/v0/workspaces/{workspaceId}/activity-types", {
     params: { path: { workspaceId } },
   });
   if (saved.error || fields.error || audiences.error)
@@ -49,6 +58,7 @@ export function RuleBuilder({ audienceId }: { audienceId: string }) {
       saved={saved.data.filter}
       types={types}
       audiences={others}
+      activityTypes={activityTypes.data?.results ?? []}
       fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => `fields.${field.key}`)]}
     />
   );
@@ -59,6 +69,7 @@ interface EditorProps {
   saved: Filter | null;
   types: Record<string, FieldType>;
   audiences: { id: string; name: string }[];
+  activityTypes: ActivityTypeOption[];
   fieldNames: string[];
 }
 
@@ -84,7 +95,7 @@ function parseJson(text: string): Filter | null | undefined {
  * typing pauses), the +N/−M dry run against the saved rule, and Save. Filters of shapes the
  * builder does not draw are edited as JSON, with the same counts and dry run.
  */
-function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorProps) {
+function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldNames }: EditorProps) {
   const { $api, workspaceId } = useApi();
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<RuleDraft | undefined>(() => draftOf(saved));
@@ -143,24 +154,47 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
     setAdded(draft.nextId);
     change(newCondition(draft, groupId));
   };
-  const row = (r: Parameters<typeof ConditionRow>[0]["row"]) => (
-    <ConditionRow
-      key={r.id}
-      row={r}
-      position={positions.get(r.id) ?? 0}
-      focusOnMount={r.id === added}
-      types={types}
-      audiences={audiences}
-      count={countAt.get(pointers.get(r.id) ?? "-")}
-      error={rowErrors.get(r.id)}
-      onChange={(c) => draft && change(updateRow(draft, r.id, c, types))}
-      onRemove={() => draft && change(removeRow(draft, r.id))}
-    />
-  );
+  const addActivity = () => {
+    if (!draft) return;
+    setAdded(draft.nextId);
+    change(newActivity(draft, activityTypes[0]?.type));
+  };
+  const row = (r: Row) =>
+    isActivityRow(r) ? (
+      <ActivityConditionRow
+        key={r.id}
+        row={r}
+        position={positions.get(r.id) ?? 0}
+        focusOnMount={r.id === added}
+        activityTypes={activityTypes}
+        count={countAt.get(pointers.get(r.id) ?? "-")}
+        error={rowErrors.get(r.id)}
+        onChange={(c) => draft && change(updateActivity(draft, r.id, c))}
+        onRemove={() => draft && change(removeRow(draft, r.id))}
+      />
+    ) : (
+      <ConditionRow
+        key={r.id}
+        row={r}
+        position={positions.get(r.id) ?? 0}
+        focusOnMount={r.id === added}
+        types={types}
+        audiences={audiences}
+        count={countAt.get(pointers.get(r.id) ?? "-")}
+        error={rowErrors.get(r.id)}
+        onChange={(c) => draft && change(updateRow(draft, r.id, c, types))}
+        onRemove={() => draft && change(removeRow(draft, r.id))}
+      />
+    );
 
   return (
     <section aria-labelledby="rule-heading" className="panel">
       <h2 id="rule-heading">Rule</h2>
+      <datalist id="rule-activity-types">
+        {activityTypes.map((t) => (
+          <option key={t.type} value={t.type} />
+        ))}
+      </datalist>
       <datalist id="rule-fields">
         {fieldNames.map((name) => (
           <option key={name} value={name} />
@@ -191,6 +225,9 @@ function RuleEditor({ audienceId, saved, types, audiences, fieldNames }: EditorP
           <div className="row">
             <button type="button" className="quiet" onClick={() => addCondition()}>
               Add a condition
+            </button>
+            <button type="button" className="quiet" onClick={addActivity}>
+              Add an activity condition
             </button>
             <button type="button" className="quiet" onClick={() => change(newGroup(draft))}>
               Add a group

@@ -1,4 +1,11 @@
 import { type components, FILTER_OPERATORS } from "@audience-service/client";
+import {
+  type ActivityRow,
+  activityComplete,
+  activityFilterOf,
+  activityRowOf,
+  newActivityRow,
+} from "./activity-state.ts";
 
 /**
  * The rule builder's state, apart from React: a rule is a list of conditions and groups of
@@ -23,9 +30,12 @@ export interface ConditionRow {
 export interface GroupRow {
   id: number;
   match: Match;
-  rows: ConditionRow[];
+  rows: Row[];
 }
-export type Item = ConditionRow | GroupRow;
+/** A row of the builder: a condition on a field, or on what members did (activity-state.ts). */
+export type Row = ConditionRow | ActivityRow;
+export type Item = Row | GroupRow;
+export const isActivityRow = (item: Item): item is ActivityRow => "kind" in item && item.kind === "activity";
 export interface RuleDraft {
   match: Match;
   items: Item[];
@@ -109,30 +119,37 @@ function rowOf(condition: Condition, id: number): ConditionRow {
 export function draftOf(filter: Filter | null): RuleDraft | undefined {
   if (filter === null) return emptyDraft();
   let nextId = 1;
-  if (isCondition(filter)) return { match: "all", items: [rowOf(filter, nextId++)], nextId };
+  // A condition, or an activity condition (or `not` of one) as the builder draws it.
+  const asRow = (node: Filter, id: number): Row | undefined =>
+    isCondition(node) ? rowOf(node, id) : activityRowOf(node, id);
+  const single = asRow(filter, nextId);
+  if (single) return { match: "all", items: [single], nextId: nextId + 1 };
   if (!("all" in filter) && !("any" in filter)) return undefined;
   const match: Match = "all" in filter ? "all" : "any";
   const items: Item[] = [];
   for (const child of "all" in filter ? filter.all : filter.any) {
-    if (isCondition(child)) {
-      items.push(rowOf(child, nextId++));
+    const row = asRow(child, nextId);
+    if (row) {
+      items.push(row);
+      nextId++;
       continue;
     }
     if (!("all" in child) && !("any" in child)) return undefined;
-    const members = "all" in child ? child.all : child.any;
-    if (!members.every(isCondition)) return undefined;
     const id = nextId++;
-    items.push({
-      id,
-      match: "all" in child ? "all" : "any",
-      rows: members.map((c) => rowOf(c as Condition, nextId++)),
-    });
+    const rows: Row[] = [];
+    for (const member of "all" in child ? child.all : child.any) {
+      const inner = asRow(member, nextId++);
+      if (!inner) return undefined;
+      rows.push(inner);
+    }
+    items.push({ id, match: "all" in child ? "all" : "any", rows });
   }
   return { match, items, nextId };
 }
 
 /** The condition a row stands for (values split as its operator takes them). */
-export function conditionOf(row: ConditionRow, types: Record<string, FieldType>): Condition {
+export function conditionOf(row: Row, types: Record<string, FieldType>): Filter {
+  if (isActivityRow(row)) return activityFilterOf(row);
   const shape = valueShape(row.op, kindOf(row.field, types));
   if (shape === "none") return { field: row.field, op: row.op };
   if (shape === "list" || shape === "pair") {
@@ -192,12 +209,31 @@ export function rowAtError(draft: RuleDraft, errorPointer: string): number | und
 export function isComplete(draft: RuleDraft, types: Record<string, FieldType>): boolean {
   const rows = draft.items.flatMap((item) => (isGroup(item) ? item.rows : [item]));
   return rows.every((row) => {
+    if (isActivityRow(row)) return activityComplete(row);
     if (row.field.trim() === "") return false;
     const shape = valueShape(row.op, kindOf(row.field, types));
     if (shape === "none") return true;
     if (shape === "pair") return row.value.split(",").filter((part) => part.trim() !== "").length === 2;
     return row.value.trim() !== "";
   });
+}
+
+/** A new activity condition at the end of the rule (of a type, when the workspace has one). */
+export function newActivity(draft: RuleDraft, type = ""): RuleDraft {
+  return { ...draft, items: [...draft.items, newActivityRow(draft.nextId, type)], nextId: draft.nextId + 1 };
+}
+
+/** An activity row changed. */
+export function updateActivity(
+  draft: RuleDraft,
+  id: number,
+  change: Partial<Omit<ActivityRow, "id" | "kind">>,
+): RuleDraft {
+  const apply = (row: Row): Row => (row.id === id && isActivityRow(row) ? { ...row, ...change } : row);
+  return {
+    ...draft,
+    items: draft.items.map((item) => (isGroup(item) ? { ...item, rows: item.rows.map(apply) } : apply(item))),
+  };
 }
 
 export function newCondition(draft: RuleDraft, groupId?: number): RuleDraft {
@@ -229,8 +265,8 @@ export function updateRow(
   change: Partial<Omit<ConditionRow, "id">>,
   types: Record<string, FieldType>,
 ): RuleDraft {
-  const apply = (row: ConditionRow): ConditionRow => {
-    if (row.id !== id) return row;
+  const apply = (row: Row): Row => {
+    if (row.id !== id || isActivityRow(row)) return row;
     const next = { ...row, ...change };
     const ops = OPS[kindOf(next.field, types)];
     if (!ops.includes(next.op)) return { ...next, op: ops[0] ?? "eq", value: "" };
