@@ -3,26 +3,17 @@
 // timeline and the workspace's types show exactly what is stored.
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
-import { type TestWorkspace, upsertMembers } from "../support/factories.ts";
+import {
+  type ActivityInput as Entry,
+  ingestActivities as ingest,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
-
-type Entry = {
-  id?: string;
-  memberId?: string;
-  email?: string;
-  type: string;
-  occurredAt?: string;
-  properties?: Record<string, string | number | boolean>;
-};
 
 const DAY = 86_400_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
-const ingest = (ws: TestWorkspace, activities: Entry[]) =>
-  ws.api.POST("/v0/workspaces/{workspaceId}/activities", {
-    params: { path: { workspaceId: ws.id } },
-    body: { activities },
-  });
 const timeline = (
   ws: TestWorkspace,
   memberId: string,

@@ -5,26 +5,19 @@
 import { describe, expect } from "vitest";
 import { readFeed } from "../events/event-support.ts";
 import { rejectionOf } from "../support/checked-client.ts";
-import { allMemberIds, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
+import {
+  allMemberIds,
+  createAudience,
+  ingestActivities as ingest,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
 const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
 const DAY = 86_400_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
-type Entry = {
-  id?: string;
-  memberId?: string;
-  email?: string;
-  type: string;
-  occurredAt?: string;
-  properties?: Record<string, string | number | boolean>;
-};
-const ingest = (ws: TestWorkspace, activities: Entry[]) =>
-  ws.api.POST("/v0/workspaces/{workspaceId}/activities", {
-    params: { path: { workspaceId: ws.id } },
-    body: { activities },
-  });
 const setFilter = (ws: TestWorkspace, audienceId: string, filter: unknown) =>
   ws.api.PUT(`${AUDIENCE}/filter`, {
     params: { path: { workspaceId: ws.id, audienceId } },

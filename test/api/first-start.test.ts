@@ -14,11 +14,21 @@ afterAll(async () => {
 });
 
 // What `npm start` serves: its prestart builds dist/main.mjs, its start script runs node on it.
+// The build's steps are run as package.json writes them, but for the SDK package's, which the
+// run's global setup did before any file started (test/support/client-build.ts): rebuilt here,
+// its dist/ would be wiped while the files of other workers import it.
 let startArgs: string[];
 beforeAll(() => {
-  const build = spawnSync("npm", ["run", "build"], { encoding: "utf8" });
-  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stderr}`);
   const { scripts } = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
+  const steps = (scripts.build ?? "").split("&&").map((step) => step.trim());
+  const sdk = steps.filter((step) => step.includes("--workspace @audience-service/client"));
+  expect(sdk).toHaveLength(1);
+  const buildCommand = steps.filter((step) => !sdk.includes(step)).join(" && ");
+  const build = spawnSync("sh", ["-c", buildCommand], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: `node_modules/.bin:${process.env.PATH}` },
+  });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stderr}`);
   const [command, ...args] = (scripts.start ?? "").split(/\s+/);
   expect(command).toBe("node");
   startArgs = args;

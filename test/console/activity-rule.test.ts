@@ -1,14 +1,9 @@
 import { expect } from "vitest";
-import { createAudience, type TestWorkspace } from "../support/factories.ts";
+import { createAudience, ingestActivities as ingest } from "../support/factories.ts";
 import { it } from "./console-fixture.ts";
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
-const ingest = (ws: TestWorkspace, activities: { memberId: string; type: string; occurredAt?: string }[]) =>
-  ws.api.POST("/v0/workspaces/{workspaceId}/activities", {
-    params: { path: { workspaceId: ws.id } },
-    body: { activities },
-  });
 
 it("builds a rule of what members did, with live counts, and saves it as the API keeps it", async ({
   console: c,

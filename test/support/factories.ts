@@ -9,6 +9,7 @@ type JsonBody<C> = C extends { "application/json": infer B } ? B : never;
 type Body<Op extends keyof operations> = JsonBody<NonNullable<operations[Op]["requestBody"]>["content"]>;
 export type AddMembersBody = Body<"addAudienceMembers">;
 export type MemberInput = Body<"upsertMembers">["members"][number];
+export type ActivityInput = Body<"ingestActivities">["activities"][number];
 
 /** A workspace with its own API key, and the typed SDK (checked against the contract) bound to that key. */
 export interface TestWorkspace {
@@ -46,6 +47,13 @@ export function addMembers(ws: TestWorkspace, audienceId: string, body: AddMembe
   return ws.api.POST("/v0/workspaces/{workspaceId}/audiences/{audienceId}/members", {
     params: { path: { workspaceId: ws.id, audienceId } },
     body,
+  });
+}
+
+export function ingestActivities(ws: TestWorkspace, activities: ActivityInput[]) {
+  return ws.api.POST("/v0/workspaces/{workspaceId}/activities", {
+    params: { path: { workspaceId: ws.id } },
+    body: { activities },
   });
 }
 

@@ -7,7 +7,7 @@ import {
   type WhereOp,
   WINDOW_LABELS,
 } from "./activity-state.ts";
-import { DURATION_UNITS, durationOf, durationParts } from "./duration.ts";
+import { DurationInput } from "./duration-input.tsx";
 
 export interface ActivityTypeOption {
   type: string;
@@ -38,7 +38,6 @@ export function ActivityConditionRow(props: ActivityRowProps) {
   }, [focusOnMount]);
   const errorId = `condition-error-${row.id}`;
   const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
-  const duration = durationParts(row.duration);
   const keys = activityTypes.find((t) => t.type === row.activity)?.properties.map((p) => p.key) ?? [];
   const listId = `activity-properties-${row.id}`;
   return (
@@ -94,27 +93,12 @@ export function ActivityConditionRow(props: ActivityRowProps) {
         ))}
       </select>
       {row.window !== "ever" ? (
-        <>
-          <input
-            aria-label={`${name} amount`}
-            inputMode="numeric"
-            size={5}
-            value={duration.amount}
-            onChange={(event) => onChange({ duration: durationOf(event.target.value.trim(), duration.unit) })}
-            {...described}
-          />
-          <select
-            aria-label={`${name} unit`}
-            value={duration.unit}
-            onChange={(event) => onChange({ duration: durationOf(duration.amount, Number(event.target.value)) })}
-          >
-            {DURATION_UNITS.map(([, , label], i) => (
-              <option key={label} value={i}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </>
+        <DurationInput
+          name={name}
+          value={row.duration}
+          described={described}
+          onChange={(d) => onChange({ duration: d })}
+        />
       ) : null}
       <span>where</span>
       <input

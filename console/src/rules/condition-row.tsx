@@ -1,5 +1,5 @@
 import { useEffect, useRef } from "react";
-import { DURATION_UNITS, durationOf, durationParts } from "./duration.ts";
+import { DurationInput } from "./duration-input.tsx";
 import { type FieldType, kindOf, OP_LABELS, OPS, type Op, type ConditionRow as Row, valueShape } from "./rule-state.ts";
 
 export interface ConditionRowProps {
@@ -31,7 +31,6 @@ export function ConditionRow(props: ConditionRowProps) {
   const errorId = `condition-error-${row.id}`;
   const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
   const [from = "", to = ""] = row.value.split(",").map((part) => part.trim());
-  const duration = durationParts(row.value);
   return (
     // biome-ignore lint/a11y/useSemanticElements: a group of related controls without a fieldset's border
     <div className="condition" role="group" aria-label={name}>
@@ -112,27 +111,7 @@ export function ConditionRow(props: ConditionRowProps) {
         </>
       ) : null}
       {shape === "duration" ? (
-        <>
-          <input
-            aria-label={`${name} amount`}
-            inputMode="numeric"
-            size={5}
-            value={duration.amount}
-            onChange={(event) => onChange({ value: durationOf(event.target.value.trim(), duration.unit) })}
-            {...described}
-          />
-          <select
-            aria-label={`${name} unit`}
-            value={duration.unit}
-            onChange={(event) => onChange({ value: durationOf(duration.amount, Number(event.target.value)) })}
-          >
-            {DURATION_UNITS.map(([, , label], i) => (
-              <option key={label} value={i}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </>
+        <DurationInput name={name} value={row.value} described={described} onChange={(d) => onChange({ value: d })} />
       ) : null}
       {shape === "audience" ? (
         <select
