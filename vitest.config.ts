@@ -93,6 +93,8 @@ export default defineConfig({
                 // chromium first: a run that cannot drive it fails before the servers are prepared.
                 globalSetup: ["test/support/console-build.ts", ...SERVER_SETUP],
                 maxWorkers: 1,
+                // As "shared": the fixture's server once for the files, a workspace per test.
+                isolate: false,
               },
             },
           ]),
