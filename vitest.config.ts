@@ -2,8 +2,12 @@ import { defineConfig } from "vitest/config";
 import { chromiumFound, chromiumMissingReporter } from "./test/support/chromium.ts";
 
 // Five tiers. "unit": tests of code with fakes, in seconds, without a store (npm run test:unit).
-// "shared": API, store, SDK and contract tests, two files at once; each starts its own server and
-// store (an embedded one loaded from the run's template, or a PostgreSQL database of its own).
+// "shared": API, store, SDK and contract tests, two files at once, in two worker processes that
+// each run their files one after another without isolation (isolate: false): the modules are
+// loaded and the contract's validators compiled once per worker, and the fixture's server (an
+// embedded store loaded from the run's template, or a PostgreSQL database of its own) is started
+// once per worker and shared by its files, each test in a fresh workspace (test/support/fixture.ts).
+// A file that needs other settings, or reads the whole store, starts a server of its own.
 // "one-store": tests whose subject is not the store behind the server (below), run the same way.
 // "alone": tests that start server processes, kill them, or stop databases, one file at a time
 // after the others: their timings (a kill at a given row, a lease running out) must not compete
@@ -70,10 +74,14 @@ export default defineConfig({
           exclude: [...UNIT, ...ALONE, ...BROWSER, ...ONE_STORE],
           globalSetup: SERVER_SETUP,
           maxWorkers: 2,
+          isolate: false,
         },
       },
       // Beside "shared" (same worker count, so vitest runs them together).
-      { extends: true, test: { name: "one-store", include: ONE_STORE, globalSetup: SERVER_SETUP, maxWorkers: 2 } },
+      {
+        extends: true,
+        test: { name: "one-store", include: ONE_STORE, globalSetup: SERVER_SETUP, maxWorkers: 2, isolate: false },
+      },
       ...(!withBrowser
         ? []
         : [
@@ -85,6 +93,8 @@ export default defineConfig({
                 // chromium first: a run that cannot drive it fails before the servers are prepared.
                 globalSetup: ["test/support/console-build.ts", ...SERVER_SETUP],
                 maxWorkers: 1,
+                // As "shared": the fixture's server once for the files, a workspace per test.
+                isolate: false,
               },
             },
           ]),

@@ -23,7 +23,7 @@ export interface ConsolePage {
 }
 
 /**
- * The browser tests' fixture, on top of the API tests' (one live server per file on the embedded
+ * The browser tests' fixture, on top of the API tests' (the worker's live server on the embedded
  * store, a fresh workspace per test): one chromium per file, a new tab context per test. Every
  * test ends with no script error and no content-security-policy violation in its page.
  */

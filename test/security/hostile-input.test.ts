@@ -10,7 +10,8 @@ import {
   type TestWorkspace,
   upsertMembers,
 } from "../support/factories.ts";
-import { test } from "../support/fixture.ts";
+// Its snapshots read the whole store: a server of its own, which no other file writes to.
+import { testOnOwnServer as test } from "../support/fixture.ts";
 import { ADMIN_TOKEN, call, type LiveServer } from "../support/live-server.ts";
 import { at, documentedCodes, type OperationShape, operationShapes, validatorAt } from "./contract-shapes.ts";
 import { type DbState, diffDb, snapshotDb } from "./db-state.ts";

@@ -1,6 +1,7 @@
 import { describe, expect } from "vitest";
 import type { paths } from "../../generated/api.d.ts";
-import { test } from "../support/fixture.ts";
+// Its snapshots read the whole store: a server of its own, which no other file writes to.
+import { testOnOwnServer as test } from "../support/fixture.ts";
 import { type ContractUrl, call, type LiveServer, type RawResponse, urlOf } from "../support/live-server.ts";
 import { reportedRequests } from "../support/rate-limits.ts";
 import { diffDb, snapshotDb } from "./db-state.ts";

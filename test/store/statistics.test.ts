@@ -7,7 +7,8 @@ import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { statisticsRepo } from "../../src/platform/db/statistics-repo.ts";
 import { addMembers, createAudience } from "../support/factories.ts";
-import { it } from "../support/fixture.ts";
+// The server's members table must start without statistics: a server of its own.
+import { testOnOwnServer as it } from "../support/fixture.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const onEmbedded = !process.env.TEST_DATABASE_URL;
