@@ -44,7 +44,6 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
   const workspaceId = workspace.id;
   const keyPath = `/v0/workspaces/${workspaceId}/api-keys`;
   const { body: key } = await ctx.admin.call<{ key: string }>("POST", keyPath, { name: "activities" }, 201);
-  const api = ctx.clientFor(key.key);
   const base = new Date(Math.ceil(Date.now() / DAY) * DAY + DAY);
   const partitioned = ctx.opts.store === "postgres";
   ctx.log(`activities: writing ${thousands(members)} members and ${thousands(count)} activities into both stores`);
@@ -52,6 +51,8 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
   await fillActivities(ctx.raw, workspaceId, members, count, base, partitioned);
   await writeServiceStore((db) => fillActivities(db, workspaceId, members, count, base, partitioned));
   await ctx.analyze();
+  // After the write: on the embedded store it restarts the server, on another port.
+  const api = ctx.clientFor(key.key);
   const types = await typeIds(ctx.raw, workspaceId);
   const wsPath = `/v0/workspaces/${workspaceId}`;
 
