@@ -109,7 +109,7 @@ it("selects by set algebra, by the sets read once and by probes the members the 
   await fc.assert(
     fc.asyncProperty(filterOf(audienceCondition), async (rule) => {
       const want = expected(rule);
-      const algebra = audienceAlgebraSql(ws, rule) as Prisma.Sql;
+      const algebra = audienceAlgebraSql(ws, rule, context) as Prisma.Sql;
       const byChunks = await store.db.$queryRaw<{ seq: number }[]>`
         SELECT r.chunk * 8192 + b.i AS seq FROM (${algebra}) AS r
         CROSS JOIN generate_series(0, 8191) AS b(i) WHERE get_bit(r.bits, b.i) = 1 ORDER BY 1`;
@@ -126,12 +126,16 @@ it("selects by set algebra, by the sets read once and by probes the members the 
   );
   expect(sizes.size).toBeGreaterThan(3);
   expect(
-    audienceAlgebraSql(ws, {
-      all: [
-        { field: "audience", op: "in", value: "aud_x" },
-        { field: "id", op: "exists" },
-      ],
-    }),
+    audienceAlgebraSql(
+      ws,
+      {
+        all: [
+          { field: "audience", op: "in", value: "aud_x" },
+          { field: "id", op: "exists" },
+        ],
+      },
+      context,
+    ),
   ).toBeNull();
 });
 

@@ -78,6 +78,8 @@ export const RULES: (Filter | null)[] = [
   { activity: "order", count: { op: "lt", value: 2 }, where: { field: "properties.amount", op: "lt", value: "50" } },
   { all: [{ activity: "visit", withinLast: "P1M" }, notInAudience("aud_c")] },
   { activity: "visit", between: ["2026-05-20T00:00:00Z", "2026-07-15T00:00:00Z"] },
+  // With a field condition, not set algebra: each member tested against the aggregation's set.
+  { any: [acme, { activity: "order", count: { op: "lt", value: 2 }, withinLast: "P1M" }] },
 ];
 
 /** The audiences a filter's audience conditions name (walked here, not by the code under test). */

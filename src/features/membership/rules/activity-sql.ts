@@ -1,6 +1,7 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import { assertNever } from "../../../domain/assert-never.ts";
 import { parseNumber } from "../../../domain/field-types.ts";
+import { chunksOf, inChunks } from "../member-bits-sql.ts";
 import {
   type ActivityCondition,
   type ActivityWhere,
@@ -66,7 +67,7 @@ export function memberActivitySql(condition: ActivityCondition, context: Activit
 /**
  * The condition for every member of a workspace at once: the members whose count satisfies it
  * found in one aggregation over the type's activities in the window (read through the index by
- * workspace, type and time), then each member tested against that set. A member without activities
+ * workspace, type and time), then each member's bit read from that set. A member without activities
  * counts 0: where 0 satisfies the count, the set is of the members it does not hold for.
  */
 export function workspaceActivitySql(
@@ -74,13 +75,30 @@ export function workspaceActivitySql(
   context: ActivityContext,
   workspaceId: string,
 ): Prisma.Sql {
-  const zeroHolds = countHolds(condition, 0);
+  const { members, complement } = activityMemberSet(condition, context, workspaceId);
+  // The set as chunks read once for the statement, as an audience condition reads an audience's
+  // (inChunks): NOT IN over a subquery too large to hash would scan it again for every member.
+  const inSet = inChunks(chunksOf(members), Prisma.sql`m.seq`);
+  return complement ? Prisma.sql`(NOT ${inSet})` : inSet;
+}
+
+/**
+ * The members the condition holds for, as a query of numbers (`seq`) from one aggregation over
+ * the type's activities in the window; or, where 0 satisfies the count (`complement`), the members
+ * it does not hold for, since a member without activities is in no aggregation.
+ */
+export function activityMemberSet(
+  condition: ActivityCondition,
+  context: ActivityContext,
+  workspaceId: string,
+): { members: Prisma.Sql; complement: boolean } {
+  const complement = countHolds(condition, 0);
   const type = Prisma.sql`a.type_id = (SELECT t.type_id FROM activity_types AS t
       WHERE t.workspace_id = ${workspaceId}::text AND t.type = ${condition.activity}::text)`;
-  const members = Prisma.sql`SELECT a.member_seq FROM activities AS a
+  const members = Prisma.sql`SELECT a.member_seq AS seq FROM activities AS a
       WHERE a.workspace_id = ${workspaceId}::text AND ${countedSql(condition, context, type)}
-      GROUP BY a.member_seq HAVING ${countTest(condition, Prisma.sql`count(*)`, zeroHolds)}`;
-  return zeroHolds ? Prisma.sql`(m.seq NOT IN (${members}))` : Prisma.sql`(m.seq IN (${members}))`;
+      GROUP BY a.member_seq HAVING ${countTest(condition, Prisma.sql`count(*)`, complement)}`;
+  return { members, complement };
 }
 
 /** A `where` as a condition over `a.properties`; `type` compares with the condition's type, known here. */

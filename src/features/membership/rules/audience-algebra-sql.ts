@@ -1,11 +1,13 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import { audienceMemberChunks, chunksOf, NO_BITS } from "../member-bits-sql.ts";
+import { type ActivityContext, activityMemberSet } from "./activity-sql.ts";
 import { type Condition, type Filter, isActivity } from "./filter.ts";
 import { filterSql, type SqlContext } from "./filter-sql.ts";
 
 /**
- * A rule made only of audience conditions ("in Newsletter and not in Customers") is set algebra
- * on the named audiences' member chunks: AND, OR and AND NOT of a few hundred chunks instead of a
+ * A rule made only of audience and activity conditions ("in Newsletter and not in Customers",
+ * "ordered twice in 30 days and not in Customers") is set algebra on the named audiences' member
+ * chunks and on the members each activity condition's aggregation finds: AND, OR and AND NOT of a few hundred chunks instead of a
  * test of every member. Each node compiles to a set of chunks (rows chunk, bits) and whether it
  * stands for that set or for its complement, so that `notIn` needs no set of every member unless
  * the whole rule is a complement (then it is taken from the members' numbers once).
@@ -22,15 +24,19 @@ interface SetNode {
  * the rule is made only of audience conditions, else by testing every member of the workspace.
  */
 export const matchingChunks = (workspaceId: string, filter: Filter | null, context: SqlContext): Prisma.Sql =>
-  audienceAlgebraSql(workspaceId, filter) ??
+  audienceAlgebraSql(workspaceId, filter, context) ??
   chunksOf(
     Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${filterSql(filter, context)}`,
   );
 
 /** The rows (chunk, bits) of the members the rule matches, or null when it is not pure set algebra. */
-export function audienceAlgebraSql(workspaceId: string, filter: Filter | null): Prisma.Sql | null {
+export function audienceAlgebraSql(
+  workspaceId: string,
+  filter: Filter | null,
+  context: ActivityContext,
+): Prisma.Sql | null {
   if (filter === null || !onlyAudiences(filter)) return null;
-  const node = compile(workspaceId, filter);
+  const node = compile(workspaceId, filter, context);
   if (!node.complement) return node.rows;
   const everyone = chunksOf(Prisma.sql`SELECT m.seq FROM members AS m WHERE m.workspace_id = ${workspaceId}`);
   return minus(everyone, node.rows);
@@ -40,16 +46,16 @@ function onlyAudiences(filter: Filter): boolean {
   if ("all" in filter) return filter.all.every(onlyAudiences);
   if ("any" in filter) return filter.any.every(onlyAudiences);
   if ("not" in filter) return onlyAudiences(filter.not);
-  return !isActivity(filter) && filter.field === "audience";
+  return isActivity(filter) || filter.field === "audience";
 }
 
-function compile(workspaceId: string, filter: Filter): SetNode {
+function compile(workspaceId: string, filter: Filter, context: ActivityContext): SetNode {
   if ("not" in filter) {
-    const inner = compile(workspaceId, filter.not);
+    const inner = compile(workspaceId, filter.not, context);
     return { rows: inner.rows, complement: !inner.complement };
   }
   if ("all" in filter || "any" in filter) {
-    const parts = ("all" in filter ? filter.all : filter.any).map((f) => compile(workspaceId, f));
+    const parts = ("all" in filter ? filter.all : filter.any).map((f) => compile(workspaceId, f, context));
     const plain = parts.filter((p) => !p.complement).map((p) => p.rows);
     const complements = parts.filter((p) => p.complement).map((p) => p.rows);
     if ("all" in filter) {
@@ -67,7 +73,12 @@ function compile(workspaceId: string, filter: Filter): SetNode {
       complement: true,
     };
   }
-  // onlyAudiences let only audience conditions through.
+  if (isActivity(filter)) {
+    // One aggregation over the type's activities: the set, or its complement (activity-sql.ts).
+    const { members, complement } = activityMemberSet(filter, context, workspaceId);
+    return { rows: chunksOf(members), complement };
+  }
+  // onlyAudiences let only audience and activity conditions through.
   const condition = filter as Condition;
   return { rows: audienceMemberChunks(workspaceId, condition.value as string), complement: condition.op === "notIn" };
 }
