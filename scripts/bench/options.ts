@@ -11,6 +11,8 @@ export interface BenchOptions {
   batch: number;
   /** Entries of the bulk add with member data (half of them already exist). */
   dataSize: number;
+  /** Activities written before the activity scenario measures (over --size members, 360 days). */
+  activities: number;
   pageWarmup: number;
   pageSamples: number;
   /** Seconds of load per HTTP throughput measurement, after a warm-up of loadWarmup seconds. */
@@ -52,6 +54,8 @@ Options:
                        (default 1000000, --quick 20000)
   --batch=N            ids per request (default 10000, --quick 2000)
   --data-size=N        entries of the bulk add with member data (default size/5)
+  --activities=N       activities stored before the activity scenario measures, over --size
+                       members (default 10 × size, --quick 2 × size)
   --samples=N          page requests measured per depth (default 200, --quick 30)
   --duration=S         seconds of HTTP load per throughput run (default 10, --quick 1)
   --connections=N      autocannon connections (default 10)
@@ -84,6 +88,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
       size: { type: "string" },
       batch: { type: "string" },
       "data-size": { type: "string" },
+      activities: { type: "string" },
       samples: { type: "string" },
       duration: { type: "string" },
       connections: { type: "string" },
@@ -119,6 +124,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
   // Whole batches only: the page cursors are computed from the batch layout.
   const size = Math.ceil(int("size", values.size, quick ? 20_000 : 1_000_000, 1_000, 9_000_000) / batch) * batch;
   const dataSize = Math.ceil(int("data-size", values["data-size"], size / 5, 2, 9_000_000) / batch) * batch;
+  const activities = int("activities", values.activities, size * (quick ? 2 : 10), 1_000, 100_000_000);
   const store = values.embedded ? "embedded" : "postgres";
   const databaseUrl = env.DATABASE_URL || undefined;
   const running = !values.list && !values.markdown;
@@ -133,6 +139,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
     size,
     batch,
     dataSize,
+    activities,
     pageWarmup: quick ? 5 : 20,
     pageSamples: int("samples", values.samples, quick ? 30 : 200, 5, 100_000),
     loadSeconds: int("duration", values.duration, quick ? 1 : 10, 1, 600),

@@ -7,6 +7,7 @@ import type { Store } from "../../src/platform/db/database.ts";
 import type { BenchOptions } from "./options.ts";
 import type { Receiver } from "./receiver.ts";
 import type { ResultRow } from "./report.ts";
+import { activities } from "./scenarios/activities.ts";
 import { audienceRule } from "./scenarios/audience-rule.ts";
 import { bulkAddNew } from "./scenarios/bulk-add.ts";
 import { bulkAddWithData } from "./scenarios/bulk-add-with-data.ts";
@@ -174,6 +175,25 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: ["clock_tick_idle", "clock_tick_crossing"],
     when: (opts) => opts.store === "postgres",
     run: (ctx, { storeWriter, serviceStore }) => clockTick(ctx, storeWriter, serviceStore),
+  }),
+  // Issue 46's activities, in a workspace of their own; the clock ticks run in this process, on
+  // the service's database (PostgreSQL only: without it, the ticks are left out).
+  scenario({
+    name: "activities",
+    what: "--activities activities over --size members: ingests, one per request, a rule set, clock ticks, a timeline page, bytes per activity",
+    needs: ["storeWriter"],
+    uses: ["serviceStore"],
+    targets: [
+      "activity_ingest",
+      "activity_ingest_with_rules",
+      "activity_ingest_one",
+      "activity_rule_written",
+      "activity_clock_idle",
+      "activity_clock_crossing",
+      "activity_timeline",
+      "activity_storage",
+    ],
+    run: (ctx, { storeWriter, serviceStore }) => activities(ctx, storeWriter, serviceStore),
   }),
   scenario({
     name: "updates",

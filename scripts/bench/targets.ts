@@ -80,6 +80,19 @@ export const TARGETS = {
   clock_tick_idle: [atMost(10, "ms", "p50")],
   clock_tick_crossing: [atMost(200, "ms", "p50")],
   feed_page: [atMost(3, "ms", "p50")],
+  // Issue 46's activities: ingests beside the raw INSERT of the same rows alone (with and without
+  // 20 audiences counting them), one activity a request (PostgreSQL's bound), a rule set beside
+  // the raw aggregation written as chunks, a clock tick of 10 window audiences, a timeline page
+  // beside its keyset query, and the bytes of an activity beside a plain table's.
+  activity_ingest: [ratio("≥", 0.7, "raw")],
+  activity_ingest_with_rules: [ratio("≥", 0.4, "raw")],
+  activity_ingest_one: [atMost(5, "ms", "p50")],
+  activity_rule_written: [ratio("≤", 2, "raw")],
+  activity_clock_idle: [atMost(10, "ms", "p50")],
+  activity_clock_crossing: [atMost(200, "ms", "p50")],
+  activity_timeline: [ratio("≤", 1.5, "raw", "p50")],
+  activity_storage: [ratio("≤", 1.5, "raw")],
+
   // A member write under rules at every bound of a workspace (rule-bounds.ts), at 200,000 members:
   // the rules at most double an upsert of 10,000 members (most of which is writing them), and an
   // add of one member to the audience the most rules name stays under a second.

@@ -109,6 +109,45 @@ describe("activity conditions", () => {
       ]);
   });
 
+  it("follow one ingest in every audience counting its types as a preview of the same rule counts", async ({ ws }) => {
+    await upsertMembers(ws, [
+      { id: "ada", fields: { plan: "pro" } },
+      { id: "bob", fields: { plan: "free" } },
+      { id: "cy", fields: { plan: "pro" } },
+    ]);
+    await ingest(ws, [
+      { memberId: "bob", type: "order.placed", occurredAt: ago(50 * DAY), properties: { amount: 90 } },
+    ]);
+    const rules = [
+      { activity: "order.placed", count: { op: "gte", value: 2 }, withinLast: "P30D" },
+      { activity: "order.placed", where: { field: "properties.amount", op: "gte", value: "50" } },
+      { activity: "order.placed", notWithinLast: "P30D" },
+      { not: { activity: "order.placed", withinLast: "P7D" } },
+      { activity: "order.placed", count: { op: "eq", value: 1 } },
+      { all: [{ field: "fields.plan", op: "eq", value: "pro" }, { activity: "order.placed" }] },
+      { any: [{ activity: "session.attended", count: { op: "gte", value: 2 } }, { activity: "order.placed" }] },
+    ];
+    const audiences: string[] = [];
+    for (const rule of rules) {
+      const audienceId = await createAudience(ws);
+      await setFilter(ws, audienceId, rule);
+      audiences.push(audienceId);
+    }
+    // One request moves members in and out of each of them, evaluated together.
+    await ingest(ws, [
+      { memberId: "ada", type: "order.placed", occurredAt: ago(2 * DAY), properties: { amount: 20 } },
+      { memberId: "ada", type: "order.placed", occurredAt: ago(3 * DAY), properties: { amount: 70 } },
+      { memberId: "bob", type: "order.placed", occurredAt: ago(1 * DAY), properties: { amount: 10 } },
+      { memberId: "cy", type: "session.attended", occurredAt: ago(1 * DAY) },
+      { memberId: "cy", type: "session.attended", occurredAt: ago(2 * DAY) },
+      { email: "dee@example.com", type: "order.placed", properties: { amount: "many" } },
+    ]);
+    for (const [i, rule] of rules.entries()) {
+      const previewed = (await preview(ws, rule)).results.map((m) => m.id).sort();
+      expect((await allMemberIds(ws, audiences[i] as string)).sort(), JSON.stringify(rule)).toEqual(previewed);
+    }
+  });
+
   it("count what `where` and the window select, and let `not` hold for members who never did it", async ({ ws }) => {
     await upsertMembers(ws, [{ id: "ada" }, { id: "bob" }, { id: "cy" }]);
     await ingest(ws, [

@@ -33,6 +33,36 @@ export type { Following } from "./settle.ts";
  */
 export function createRuleFollowing(deps: RuleFollowingDeps) {
   const settle = createSettle(deps);
+
+  /** Which of `among` each rule (naming no audience) holds for, evaluated in process (as followMembers). */
+  async function matchedInProcess(
+    tx: Following["tx"],
+    workspaceId: string,
+    asked: { audienceId: string; filter: Filter; among: number[] }[],
+    seqs: number[],
+    context: { types: Awaited<ReturnType<FieldTypeRepo["types"]>>; now: number },
+  ): Promise<{ audienceId: string; among: number[]; seqs: number[] }[]> {
+    const conditions = asked.flatMap((a) => activityConditionsOf(a.filter));
+    const slots = new Map(conditions.map((condition, i) => [condition, i]));
+    const members = new Map((await deps.members.foldedBySeq(tx, workspaceId, seqs)).map((m) => [m.seq, m]));
+    const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, {
+      now: context.now,
+      activityRetentionDays: deps.activityRetentionDays,
+    });
+    const activityOf = (seq: number) => (condition: ActivityCondition) =>
+      tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
+    return asked.map(({ audienceId, filter, among }) => ({
+      audienceId,
+      among,
+      seqs: among.filter((seq) => {
+        const m = members.get(seq);
+        const activity = activityOf(seq);
+        return (
+          m !== undefined && matches(filter, m.folded, m.createdAt, { ...context, inAudience: () => false, activity })
+        );
+      }),
+    }));
+  }
   const following = {
     /**
      * After members were created or changed: every rule-based audience follows. Rules are
@@ -137,17 +167,27 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
       await w.locks.following(order);
       const now = deps.clock();
-      // The audiences whose rules name none are evaluated together, in one statement, and written in
-      // one: a round trip each for twenty audiences cost more than the ingest's own statements.
+      // The audiences whose rules name none are evaluated together and written in one statement: a
+      // round trip each for twenty audiences cost more than the ingest's own statements.
       const together = order.filter((id) => own.has(id) && !graph.uses.has(id));
       const types = await deps.fieldTypes.types(tx, workspaceId);
-      const context = { types, now, workspaceId, activityRetentionDays: deps.activityRetentionDays };
-      const matched = await deps.rules.matchesAmongMany(
-        tx,
-        workspaceId,
-        together.map((id) => ({ audienceId: id, filter: filters.get(id) as Filter, among: own.get(id) ?? [] })),
-        context,
-      );
+      const asked = together.map((id) => ({
+        audienceId: id,
+        filter: filters.get(id) as Filter,
+        among: own.get(id) ?? [],
+      }));
+      const seqs = [...new Set(asked.flatMap((a) => a.among))];
+      // Up to FEW_MEMBERS (every ingest): in process, their activities tallied in one pass. Counted
+      // by the database per member and per audience, 10,000 activities under 20 audiences took 4 s.
+      const matched =
+        seqs.length <= FEW_MEMBERS
+          ? await matchedInProcess(tx, workspaceId, asked, seqs, { types, now })
+          : await deps.rules.matchesAmongMany(tx, workspaceId, asked, {
+              types,
+              now,
+              workspaceId,
+              activityRetentionDays: deps.activityRetentionDays,
+            });
       const moved = new Map<string, number[] | "many">();
       const changes = w.report("activity", await deps.sets.applyMatches(tx, workspaceId, "own", matched));
       for (const change of changes) {
