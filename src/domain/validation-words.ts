@@ -33,6 +33,7 @@ export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   "^whsec_[A-Za-z0-9+/=]+$": "must be a signing secret: whsec_ and a base64 key",
   "^(id|email|anyEmail|createdAt|audience|fields\\.[A-Za-z][A-Za-z0-9_]{0,63})$":
     "must be id, email, anyEmail, createdAt, audience or fields.<key>",
+  "^(type|properties\\.[A-Za-z][A-Za-z0-9_]{0,63})$": "must be type or properties.<key>",
 };
 
 const FORMAT_WORDS: Readonly<Record<string, string>> = {
