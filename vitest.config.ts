@@ -95,6 +95,9 @@ export default defineConfig({
                 maxWorkers: 1,
                 // As "shared": the fixture's server once for the files, a workspace per test.
                 isolate: false,
+                // After "shared" and "one-store": vitest runs projects together only when they
+                // have the same worker count, and one chromium at a time is what 2 cores bear.
+                sequence: { groupOrder: 1 },
               },
             },
           ]),
@@ -105,7 +108,7 @@ export default defineConfig({
           include: ALONE,
           globalSetup: SERVER_SETUP,
           maxWorkers: 1,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],
