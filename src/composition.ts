@@ -20,6 +20,8 @@ import { outboxRepo } from "./features/events/outbox-repo.ts";
 import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
 import { createFieldService } from "./features/fields/field-service.ts";
+import { recordRepo } from "./features/history/record-repo.ts";
+import { createRecordService } from "./features/history/record-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
@@ -45,6 +47,7 @@ import { createFilterCostCheck } from "./features/membership/rules/filter-cost.t
 import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
 import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "./features/membership/transition-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
@@ -92,6 +95,11 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     purge: async () => {
       await store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs)));
       await store.transaction((tx) => historyRepo.purgeBefore(tx, new Date(Date.now() - HISTORY_DAYS * 86_400_000)));
+      // The membership record keeps its horizon exactly: compacted, each member's last entry
+      // before it kept while the member was still in.
+      await store.transaction((tx) =>
+        recordRepo.compactBefore(tx, new Date(Date.now() - settings.membershipHistory.days * 86_400_000)),
+      );
     },
     onError,
   });
@@ -110,7 +118,9 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
     },
     history: historyRepo,
+    transitions: transitionRepo,
   });
+  const record = createRecordService({ store, record: recordRepo, horizonDays: settings.membershipHistory.days });
   const pages = createMemberPages({ store, pages: memberPageRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
   const activityService = createActivityService({
@@ -228,7 +238,13 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
         ),
     }),
     sizeInsight: createSizeInsight({ store, overlaps: overlapRepo, history: historyRepo, audiences: audienceRepo }),
-    audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
+    record,
+    audienceMembers: createAudienceMemberService({
+      membership,
+      members: memberRepo,
+      pages,
+      membersAsOf: (workspaceId, audienceId, query) => record.membersAsOf(workspaceId, audienceId, query),
+    }),
     imports: createImportService({
       store,
       imports: importRepo,
@@ -236,7 +252,14 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       maxBytes: settings.imports.maxBytes,
       queued: () => importRunner.queued(),
     }),
-    members: createMemberService({ store, membership, members: memberRepo, memberAudiences: membershipRepo, pages }),
+    members: createMemberService({
+      store,
+      membership,
+      members: memberRepo,
+      memberAudiences: membershipRepo,
+      pages,
+      audiencesAsOf: (workspaceId, memberId, asOf) => record.memberAudiencesAsOf(workspaceId, memberId, asOf),
+    }),
     memberExport,
     activities: activityService,
     /** Keeps activities' partitions (run at start and every purgeIntervalMs). */

@@ -31,6 +31,7 @@ import { activityRuleRepo } from "../../src/features/membership/rules/activity-r
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
@@ -262,6 +263,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
     history: historyRepo,
+    transitions: transitionRepo,
   });
   const data = (fields: Data) => ({ email: null, fields, alternativeEmails: [] });
   const world: World = {

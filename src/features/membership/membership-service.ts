@@ -33,9 +33,21 @@ export interface SizeChange {
   left: number;
 }
 
-/** Where writes keep audiences' size history (src/composition.ts), in the write's transaction. */
+/**
+ * Where writes keep audiences' size history (src/composition.ts), in the write's transaction.
+ * `at`: the instant the membership record wrote the changes at, so both place them in one hour.
+ */
 export interface SizeHistorySink {
-  record(tx: SqlClient, workspaceId: string, changes: SizeChange[]): Promise<void>;
+  record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void>;
+}
+
+/**
+ * Where writes keep the membership record, who entered and left each audience and when
+ * (transition-repo.ts), in the write's transaction: returns the instant it wrote them at, or
+ * undefined when the entries moved nobody.
+ */
+export interface TransitionSink {
+  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<Date | undefined>;
 }
 
 export interface MembershipDeps {
@@ -59,6 +71,7 @@ export interface MembershipDeps {
   clock?: () => number;
   events: EventSink;
   history: SizeHistorySink;
+  transitions: TransitionSink;
 }
 
 /**
@@ -262,9 +275,13 @@ export function createMembershipService(deps: MembershipDeps) {
       const entries = netChanges(recorded);
       // One statement records all of the write's events (a round trip each cost more than the row).
       if (entries.length > 0) await events.record(tx, workspaceId, entries);
-      // The size history, as exact as member_count: written with the changes, once per write.
+      // The membership record and the size history, as exact as member_count: written with the
+      // changes, once per write each, at one instant.
       const sizes = sizeChangesOf(entries);
-      if (sizes.length > 0) await deps.history.record(tx, workspaceId, sizes);
+      if (sizes.length > 0) {
+        const at = await deps.transitions.record(tx, workspaceId, entries);
+        await deps.history.record(tx, workspaceId, sizes, at ?? new Date());
+      }
       return value;
     });
     events.committed(workspaceId);
