@@ -67,7 +67,7 @@ export class BadRequestError extends AppError {
 
 /** An instant older than the membership record keeps (its horizon, or its start). */
 export class HistoryUnavailableError extends AppError {
-  constructor(parameter: "asOf" | "from", oldestAvailable: Date) {
+  constructor(parameter: "asOf" | "from" | "to", oldestAvailable: Date) {
     const oldest = oldestAvailable.toISOString();
     super(
       400,

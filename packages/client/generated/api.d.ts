@@ -398,8 +398,9 @@ export interface paths {
          *     `counts` are exact for the whole span: its net `entered` and `left` (`entered − left` is the
          *     audience's size at `to` less its size at `from`), and `moves`, every entry and exit in the
          *     span, which equal the sums of `audienceHistory`'s `entered` and `left` over the buckets
-         *     the span covers whole. `from` defaults to 24 hours before `to`, `to` to now; `from` older
-         *     than `MEMBERSHIP_HISTORY_DAYS` or than the record's start is 400 `history_unavailable`.
+         *     the span covers whole. `to` defaults to now, `from` to 24 hours before `to` (or the
+         *     oldest instant the record holds, if later); a `from` (or, without one, a `to`) older than
+         *     `MEMBERSHIP_HISTORY_DAYS` or than the record's start is 400 `history_unavailable`.
          *     A member deleted since is named by its id. Archived audiences can be read.
          */
         get: operations["listAudienceChanges"];
@@ -3582,7 +3583,7 @@ export interface operations {
     listAudienceChanges: {
         parameters: {
             query?: {
-                /** @description The span's start (exclusive); default 24 hours before `to`. */
+                /** @description The span's start (exclusive); default 24 hours before `to`, or the record's oldest instant if later. */
                 from?: components["schemas"]["Timestamp"];
                 /** @description The span's end (inclusive); default now. */
                 to?: components["schemas"]["Timestamp"];

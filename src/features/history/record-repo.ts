@@ -112,7 +112,7 @@ export const recordRepo = {
 
   /**
    * The members whose state differs between two instants (transitions in [from, to), both a
-   * millisecond after the instants asked for), one keyset page by member number after `cursor`,
+   * millisecond after the instants asked for; from at the record's start at the earliest), one keyset page by member number after `cursor`,
    * each with its last transition in the span; with the span's exact net counts and moves, and
    * the workspace's record start (undefined when it has no such audience).
    */
@@ -126,10 +126,15 @@ export const recordRepo = {
     const [head] = await db.$queryRaw<
       { since: Date | null; entered: number; exited: number; moved_in: number; moved_out: number; page: string }[]
     >`
-      WITH span AS MATERIALIZED (
-        SELECT t.seq, t.at, t.entered, t.reason FROM membership_transitions AS t
+      WITH lo AS MATERIALIZED (
+        -- Never before the record's start: an upgrade's baseline, written at it, is not a change.
+        SELECT greatest(${span.from}::timestamptz, w.membership_record_since + interval '1 millisecond') AS at
+        FROM workspaces AS w WHERE w.workspace_id = ${workspaceId}
+      ),
+      span AS MATERIALIZED (
+        SELECT t.seq, t.at, t.entered, t.reason FROM membership_transitions AS t, lo
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
-          AND t.at >= ${span.from}::timestamptz AND t.at < ${span.to}::timestamptz
+          AND t.at >= lo.at AND t.at < ${span.to}::timestamptz
       ),
       last AS (SELECT DISTINCT ON (seq) seq, at, entered, reason FROM span ORDER BY seq, at DESC),
       n AS MATERIALIZED (
@@ -137,7 +142,7 @@ export const recordRepo = {
         WHERE last.entered IS DISTINCT FROM coalesce((
           SELECT b.entered FROM membership_transitions AS b
           WHERE b.workspace_id = ${workspaceId} AND b.audience_id = ${audienceId} AND b.seq = last.seq
-            AND b.at < ${span.from}::timestamptz
+            AND b.at < (SELECT at FROM lo)
           ORDER BY b.at DESC LIMIT 1
         ), false)
       ),

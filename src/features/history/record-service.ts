@@ -45,8 +45,14 @@ export interface RecordServiceDeps {
  * start is refused (history_unavailable) rather than answered wrongly.
  */
 export function createRecordService({ store, record, horizonDays, clock = Date.now }: RecordServiceDeps) {
+  /**
+   * An instant as the store is asked for it: never much older than the horizon (year 0, say, which
+   * the database cannot hold, asks for nothing more), `checked` refusing it after.
+   */
+  const stored = (at: number, now: number) => new Date(Math.max(at, now - (horizonDays + 1) * DAY_MS) + MS);
+
   /** The instant asked for, or 400 history_unavailable when the record cannot answer for it. */
-  function checked(parameter: "asOf" | "from", at: number, since: Date, now: number): void {
+  function checked(parameter: "asOf" | "from" | "to", at: number, since: Date, now: number): void {
     const oldest = Math.max(since.getTime(), now - horizonDays * DAY_MS);
     if (at < oldest) throw new HistoryUnavailableError(parameter, new Date(oldest));
   }
@@ -74,7 +80,7 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
       const descending = (query.sortDirection ?? "DESC") === "DESC";
       const limit = query.limit ?? 30;
       const page = await record.pageAsOf(store.db, workspaceId, audienceId, {
-        before: new Date(asOf + MS),
+        before: stored(asOf, now),
         ascending: descending === backwards,
         limit,
         cursor,
@@ -103,8 +109,10 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
     ): Promise<Schemas["AudienceChangePage"]> {
       const now = clock();
       const to = Math.min(queryInstant(query.to, "to") ?? now, now);
-      const from = queryInstant(query.from, "from") ?? to - DAY_MS;
-      if (from > to) {
+      const asked = queryInstant(query.from, "from");
+      // By default the day before `to`, or as much of it as the record holds.
+      const from = asked ?? Math.max(to - DAY_MS, now - horizonDays * DAY_MS);
+      if (asked !== undefined && from > to) {
         throw new BadRequestError("invalid_request", "from must not be later than to.", [
           { pointer: "/query/from", message: "must not be later than to" },
         ]);
@@ -113,13 +121,14 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
       const cursor = query.after === undefined ? undefined : decodeSequenceCursor(scope, query.after, "after");
       const limit = query.limit ?? 30;
       const span = await record.changes(store.db, workspaceId, audienceId, {
-        from: new Date(from + MS),
-        to: new Date(to + MS),
+        from: stored(from, now),
+        to: stored(to, now),
         limit,
         cursor,
       });
       if (span.since === undefined) throw audienceNotFound(audienceId);
-      checked("from", from, span.since, now);
+      if (asked === undefined) checked("to", to, span.since, now);
+      else checked("from", from, span.since, now);
       const first = span.rows[0];
       const last = span.rows.at(-1);
       return {
@@ -147,7 +156,7 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
     ): Promise<Schemas["MemberAudienceList"]> {
       const now = clock();
       const asOf = Math.min(queryInstant(asOfText, "asOf") as number, now);
-      const found = await record.memberAudiencesAsOf(store.db, workspaceId, memberId, new Date(asOf + MS));
+      const found = await record.memberAudiencesAsOf(store.db, workspaceId, memberId, stored(asOf, now));
       if (found.since !== undefined) checked("asOf", asOf, found.since, now);
       if (!found.found) throw memberNotFound(memberId);
       return {
