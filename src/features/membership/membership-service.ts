@@ -4,9 +4,12 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
-import { EMPTY_SET, sizeOf } from "./member-set.ts";
+import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
-import { netChanges } from "./net-changes.ts";
+import { netChanges, type SizeChange, sizeChangesOf } from "./net-changes.ts";
+
+export type { SizeChange } from "./net-changes.ts";
+
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
@@ -24,13 +27,6 @@ export interface EventSink {
   record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
   /** Told after a write that recorded events has committed (so they can be published at once). */
   committed(workspaceId: string): void;
-}
-
-/** How many members entered and left one audience in one write. */
-export interface SizeChange {
-  audienceId: string;
-  entered: number;
-  left: number;
 }
 
 /**
@@ -312,19 +308,6 @@ export function createMembershipService(deps: MembershipDeps) {
       return refreshed;
     },
   };
-}
-
-/** What a write's membership changes did to each audience's size, summed per audience. */
-function sizeChangesOf(recorded: OutboxEntry[]): SizeChange[] {
-  const sizes = new Map<string, SizeChange>();
-  for (const entry of recorded) {
-    if (entry.type !== "audience.members_changed") continue;
-    const size = sizes.get(entry.audienceId) ?? { audienceId: entry.audienceId, entered: 0, left: 0 };
-    size.entered += sizeOf(entry.entered);
-    size.left += sizeOf(entry.left);
-    sizes.set(entry.audienceId, size);
-  }
-  return [...sizes.values()];
 }
 
 export type MembershipService = ReturnType<typeof createMembershipService>;
