@@ -540,3 +540,45 @@ describe("the size history", () => {
     ]);
   });
 });
+
+describe("the membership record", () => {
+  it("gets each write's netted changes once, and gives the size history its instant", async () => {
+    const recorded: { workspaceId: string; changes: unknown[] }[] = [];
+    const instants: Date[] = [];
+    const instant = new Date("2026-11-03T09:00:00.123Z");
+    const { sets, audiences, membership } = fakeMembership(
+      { record: async () => {}, committed: () => {} },
+      { record: async (_tx, _ws, _changes, at) => void instants.push(at) },
+      undefined,
+      {
+        async record(tx, workspaceId, entries) {
+          expect(tx).toBe(fakeTx);
+          recorded.push({
+            workspaceId,
+            changes: entries.flatMap((e) =>
+              e.type === "audience.members_changed"
+                ? [[e.audienceId, e.reason, membersOf(e.entered).map(sets.idOf), membersOf(e.left).map(sets.idOf)]]
+                : [e.type],
+            ),
+          });
+          return instant;
+        },
+      },
+    );
+    audiences.add("aud_a");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    await membership.workspaceWrite("ws", { memberWrites: true }, async (w) => {
+      await w.locks.writable("aud_a");
+      w.publish({ type: "audience.renamed", audienceId: "aud_a", name: "A" } as never);
+      await w.include("aud_a", [ada.seq, bob.seq]);
+      await w.exclude("aud_a", ["ada"]);
+    });
+    // A write that changes no members records nothing.
+    await membership.workspaceWrite("ws", { memberWrites: false }, async (w) => {
+      w.publish({ type: "audience.archived", audienceId: "aud_a" });
+    });
+    // ada entered and left in one write: no commit held her membership, so the record has only bob.
+    expect(recorded).toEqual([{ workspaceId: "ws", changes: ["audience.renamed", ["aud_a", "manual", ["bob"], []]] }]);
+    expect(instants).toEqual([instant]);
+  });
+});
