@@ -394,7 +394,8 @@ export interface paths {
          *     change ≤ `to`), once, with its net change (`entered` or `left`), the reason and instant of
          *     its last transition in the span, ordered by member (`(createdAt, id)`, oldest first); a
          *     member who entered and left again within the span is not listed. Pass a page's
-         *     `endCursor` as `after` for the next page (cursors are valid for the same `from` and `to`).
+         *     `endCursor` as `after` for the next page: alone, it continues the same span (`to` included,
+         *     when it defaulted to now); with `from` or `to`, they must be the span's.
          *     `counts` are exact for the whole span: its net `entered` and `left` (`entered − left` is the
          *     audience's size at `to` less its size at `from`), and `moves`, every entry and exit in the
          *     span, which equal the sums of `audienceHistory`'s `entered` and `left` over the buckets

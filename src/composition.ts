@@ -88,6 +88,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   });
   const webhookWorkers = createWebhookWorkers({ deliverer, onError });
   const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => webhookWorkers.deliveriesQueued() });
+  let recordCompacted = false;
   const eventWorkers = createEventWorkers({
     relay,
     // A large delete: a write transaction, with the writes' statement timeout, not a read's. The
@@ -97,9 +98,12 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       await store.transaction((tx) => historyRepo.purgeBefore(tx, new Date(Date.now() - HISTORY_DAYS * 86_400_000)));
       // The membership record keeps its horizon exactly: compacted, each member's last entry
       // before it kept while the member was still in.
-      await store.transaction((tx) =>
-        recordRepo.compactBefore(tx, new Date(Date.now() - settings.membershipHistory.days * 86_400_000)),
-      );
+      const cutoff = Date.now() - settings.membershipHistory.days * 86_400_000;
+      // The first pass of a process compacts everything; later ones the members that moved in the
+      // week before the cutoff (the passes between compacted the rest).
+      const from = recordCompacted ? new Date(cutoff - 7 * 86_400_000) : undefined;
+      await store.transaction((tx) => recordRepo.compactBefore(tx, new Date(cutoff), from));
+      recordCompacted = true;
     },
     onError,
   });

@@ -201,6 +201,12 @@ describe("listAudienceChanges", () => {
     expect(next.results.map((c) => c.memberId)).toEqual(["c3"]);
     expect(next.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
     expect(next.counts).toEqual({ entered: 3, left: 0 });
+    // Alone, a cursor continues its span, even one whose end defaulted to now.
+    const fromNow = await changes(ws, audienceId, { limit: 2 });
+    expect(fromNow.results.map((c) => c.memberId)).toEqual(["c1", "c2"]);
+    await addMembers(ws, audienceId, { memberIds: ["c4"] });
+    const rest = await changes(ws, audienceId, { limit: 2, after: fromNow.pageInfo.endCursor });
+    expect(rest.results.map((c) => c.memberId)).toEqual(["c3"]);
     const other = await rejectionOf(changes(ws, audienceId, { from, after: first.pageInfo.endCursor }));
     expect(other.code).toBe("invalid_cursor");
   });

@@ -116,4 +116,18 @@ describe("the membership record", () => {
       SELECT id FROM deleted_members WHERE workspace_id = ${ws} ORDER BY seq`;
     expect(deleted.map((row) => row.id)).toEqual(["gone-late"]);
   });
+
+  it("compacts, in a later pass, only the members that moved since the week before its cutoff", async () => {
+    await store.db.$executeRaw`
+      INSERT INTO membership_transitions (workspace_id, audience_id, seq, at, entered, reason)
+      VALUES (${ws}, ${AUDIENCE}, 4, ${at("2026-01-27T00:00:00.000Z")}, false, 'manual')`;
+    const cutoff = at("2026-01-28T00:00:00.000Z");
+    // m3 and m4 moved since 01-21 and are out at the cutoff: their four rows go, m1's entry stays;
+    // and the member deleted on 01-25 is forgotten.
+    expect(await recordRepo.compactBefore(store.db, cutoff, at("2026-01-21T00:00:00.000Z"))).toBe(5);
+    expect(await membersAt("2026-01-28T00:00:00.000Z")).toEqual(["m1"]);
+    const kept = await store.db.$queryRaw<{ seq: number }[]>`
+      SELECT seq FROM membership_transitions WHERE workspace_id = ${ws} ORDER BY seq, at`;
+    expect(kept.map((row) => row.seq)).toEqual([1]);
+  });
 });

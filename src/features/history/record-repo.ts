@@ -227,12 +227,24 @@ export const recordRepo = {
    * still in at the horizon, and its state at any later instant needs it); forgets the members
    * deleted before the cutoff (no later instant lists them). Audience by audience through the
    * key's (workspace, audience, at) index, not a scan of the whole record.
+   *
+   * `from`: only the members with a transition since then are compacted. What an earlier pass
+   * compacted holds one row per member before its cutoff, so a pass needs to look only at the
+   * members that moved since the previous cutoff; rows left over by a pass skipped (the server
+   * stopped for longer) cost space, never an answer, since no instant before the cutoff is read.
    */
-  async compactBefore(db: SqlClient, cutoff: Date): Promise<number> {
+  async compactBefore(db: SqlClient, cutoff: Date, from?: Date): Promise<number> {
+    const since = from === undefined ? Prisma.sql`true` : Prisma.sql`r.at >= ${from}::timestamptz`;
     const transitions = await db.$executeRaw`
       DELETE FROM membership_transitions AS t
-      USING audiences AS a
-      WHERE t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.at < ${cutoff}::timestamptz
+      USING (
+        SELECT DISTINCT r.workspace_id, r.audience_id, r.seq
+        FROM audiences AS a
+        JOIN membership_transitions AS r ON r.workspace_id = a.workspace_id AND r.audience_id = a.id
+        WHERE ${since} AND r.at < ${cutoff}::timestamptz
+      ) AS m
+      WHERE t.workspace_id = m.workspace_id AND t.audience_id = m.audience_id AND t.seq = m.seq
+        AND t.at < ${cutoff}::timestamptz
         AND (NOT t.entered OR EXISTS (
           SELECT 1 FROM membership_transitions AS n
           WHERE n.workspace_id = t.workspace_id AND n.audience_id = t.audience_id AND n.seq = t.seq

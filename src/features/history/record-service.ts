@@ -108,10 +108,14 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
       query: ChangesQuery,
     ): Promise<Schemas["AudienceChangePage"]> {
       const now = clock();
-      const to = Math.min(queryInstant(query.to, "to") ?? now, now);
+      // A page after the first, without bounds of its own, continues the span of its cursor (whose
+      // `to` defaulted to the first page's now); the cursor's scope is checked below all the same.
+      const continued = query.after !== undefined && query.from === undefined && query.to === undefined;
+      const span = continued ? spanOf(audienceId, query.after as string) : undefined;
+      const to = span?.to ?? Math.min(queryInstant(query.to, "to") ?? now, now);
       const asked = queryInstant(query.from, "from");
-      // By default the day before `to`, or as much of it as the record holds.
-      const from = asked ?? Math.max(to - DAY_MS, now - horizonDays * DAY_MS);
+      // By default the day before `to`, or as much of it as the record holds (checked by `to`).
+      const from = span?.from ?? asked ?? Math.max(to - DAY_MS, now - horizonDays * DAY_MS);
       if (asked !== undefined && from > to) {
         throw new BadRequestError("invalid_request", "from must not be later than to.", [
           { pointer: "/query/from", message: "must not be later than to" },
@@ -120,27 +124,27 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
       const scope = `${audienceId}:${from}:${to}`;
       const cursor = query.after === undefined ? undefined : decodeSequenceCursor(scope, query.after, "after");
       const limit = query.limit ?? 30;
-      const span = await record.changes(store.db, workspaceId, audienceId, {
+      const changed = await record.changes(store.db, workspaceId, audienceId, {
         from: stored(from, now),
         to: stored(to, now),
         limit,
         cursor,
       });
-      if (span.since === undefined) throw audienceNotFound(audienceId);
-      if (asked === undefined) checked("to", to, span.since, now);
-      else checked("from", from, span.since, now);
-      const first = span.rows[0];
-      const last = span.rows.at(-1);
+      if (changed.since === undefined) throw audienceNotFound(audienceId);
+      if (asked === undefined) checked("to", to, changed.since, now);
+      else checked("from", from, changed.since, now);
+      const first = changed.rows[0];
+      const last = changed.rows.at(-1);
       return {
-        counts: span.counts,
-        moves: span.moves,
+        counts: changed.counts,
+        moves: changed.moves,
         pageInfo: {
-          hasNextPage: span.more,
+          hasNextPage: changed.more,
           hasPreviousPage: cursor !== undefined,
           startCursor: first ? encodeSequenceCursor(scope, first.seq) : "",
           endCursor: last ? encodeSequenceCursor(scope, last.seq) : "",
         },
-        results: span.rows.map((row) => ({
+        results: changed.rows.map((row) => ({
           memberId: row.memberId,
           change: row.entered ? "entered" : "left",
           reason: row.reason as Reason,
@@ -170,6 +174,22 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
       };
     },
   };
+}
+
+/**
+ * The span a changes cursor was issued for (its scope names the audience and both instants), or
+ * undefined when it is not such a cursor (decodeSequenceCursor then refuses it).
+ */
+function spanOf(audienceId: string, cursor: string): { from: number; to: number } | undefined {
+  let scope: unknown;
+  try {
+    scope = (JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { s?: unknown } | null)?.s;
+  } catch {
+    return undefined;
+  }
+  const parts = typeof scope === "string" ? /^(.*):(\d+):(\d+)$/.exec(scope) : null;
+  if (parts?.[1] !== audienceId) return undefined;
+  return { from: Number(parts[2]), to: Number(parts[3]) };
 }
 
 /** How a member came to be in an audience, as listMemberAudiences tells it. */
