@@ -376,6 +376,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Who entered and who left an audience between two instants
+         * @description Each member whose membership at `to` differs from its membership at `from` (`from` <
+         *     change ≤ `to`), once, with its net change (`entered` or `left`), the reason and instant of
+         *     its last transition in the span, ordered by member (`(createdAt, id)`, oldest first); a
+         *     member who entered and left again within the span is not listed. Pass a page's
+         *     `endCursor` as `after` for the next page: alone, it continues the same span (`to` included,
+         *     when it defaulted to now); with `from` or `to`, they must be the span's.
+         *     `counts` are exact for the whole span: its net `entered` and `left` (`entered − left` is the
+         *     audience's size at `to` less its size at `from`), and `moves`, every entry and exit in the
+         *     span, which equal the sums of `audienceHistory`'s `entered` and `left` over the buckets
+         *     the span covers whole. `to` defaults to now, `from` to 24 hours before `to` (or the
+         *     oldest instant the record holds, if later); a `from` (or, without one, a `to`) older than
+         *     `MEMBERSHIP_HISTORY_DAYS` or than the record's start is 400 `history_unavailable`.
+         *     A member deleted since is named by its id. Archived audiences can be read.
+         */
+        get: operations["listAudienceChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/workspaces/{workspaceId}/audiences/{audienceId}/snapshot": {
         parameters: {
             query?: never;
@@ -421,6 +458,13 @@ export interface paths {
          *     most recent first). Pass a page's `endCursor` as `after` for the next page, or its
          *     `startCursor` as `before` for the previous one. `totalCount` counts every member matching
          *     `search` (the whole audience without it). Archived audiences can be read.
+         *
+         *     **As of an instant.** With `asOf`, the page lists the audience's members at that instant,
+         *     exactly (`totalCount` too), from the membership record: the same order and cursors (a
+         *     cursor of an `asOf` page is valid only for the same `asOf`). Members show their data as it
+         *     is now, not as it was. A member deleted since is listed by its id and creation time with
+         *     `deletedAt`, `email` null, empty `fields` and no `alternativeEmails`: its data are not kept.
+         *     `search` and the file formats do not combine with `asOf` (400 `invalid_request`).
          *
          *     **As a file.** With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is
          *     every member (matching `search`, if given) in one streamed file instead of a page, oldest
@@ -717,6 +761,12 @@ export interface paths {
          * The audiences a member is in, and why
          * @description Every audience (archived ones included) the member belongs to, most recent first, with the
          *     reason: `manual` (added by hand) or `rule` (its filter matches).
+         *
+         *     With `asOf`, the audiences the member was in at that instant, from the membership record,
+         *     each with `enteredAt` and `reason` saying how it entered: `manual` (by hand, a merge or a
+         *     snapshot) or `rule` (a rule, or a change of the member's data, activities, the clock or a
+         *     named audience). A member deleted since that instant is found by its id (the one that
+         *     held it then, if the id was used again).
          */
         get: operations["listMemberAudiences"];
         put?: never;
@@ -1665,6 +1715,8 @@ export interface components {
                 [key: string]: string;
             };
             alternativeEmails: string[];
+            /** @description Only in a page `asOf` an instant, for a member deleted since then. */
+            deletedAt?: components["schemas"]["Timestamp"];
         };
         /** @description A member with its data. At least one of `id` and `email` is required. */
         MemberInput: {
@@ -1913,6 +1965,29 @@ export interface components {
             /** @description Ids that were not members of the workspace. */
             notFound: number;
         };
+        ChangeCounts: {
+            entered: number;
+            left: number;
+        };
+        AudienceChangePage: {
+            /** @description Members whose net change over the whole span is entering, and leaving. */
+            counts: components["schemas"]["ChangeCounts"];
+            /** @description Every entry and every exit in the span (a member may count several times). */
+            moves: components["schemas"]["ChangeCounts"];
+            pageInfo: components["schemas"]["PageInfo"];
+            results: {
+                memberId: string;
+                /** @enum {string} */
+                change: "entered" | "left";
+                /**
+                 * @description The reason of the member's last transition in the span (as `audience.members_changed` gives it).
+                 * @enum {string}
+                 */
+                reason: "manual" | "rule" | "member_changed" | "member_deleted" | "merge" | "time" | "dependency" | "snapshot" | "activity";
+                /** @description When that transition was committed. */
+                at: components["schemas"]["Timestamp"];
+            }[];
+        };
         MemberAudienceList: {
             results: {
                 id: string;
@@ -1923,6 +1998,8 @@ export interface components {
                  * @enum {string}
                  */
                 reason: "manual" | "rule";
+                /** @description Only with `asOf`, when the member last entered the audience (at most that instant). */
+                enteredAt?: components["schemas"]["Timestamp"];
             }[];
         };
         /** @description What a member did, as the client names it (`order.placed`). */
@@ -2376,10 +2453,10 @@ export interface components {
              */
             detail?: string;
             /** @enum {string} */
-            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded" | "invalid_activity";
+            code: "invalid_request" | "malformed_json" | "invalid_cursor" | "history_unavailable" | "too_many_items" | "unauthorized" | "forbidden" | "route_not_found" | "workspace_not_found" | "audience_not_found" | "api_key_not_found" | "member_not_found" | "invalid_filter" | "audience_name_taken" | "audience_archived" | "member_identity_conflict" | "payload_too_large" | "unsupported_media_type" | "invalid_csv" | "import_not_found" | "import_finished" | "too_many_imports" | "internal_error" | "service_unavailable" | "idempotency_key_reused" | "idempotency_key_in_progress" | "rate_limited" | "too_many_exports" | "too_many_heavy_requests" | "headers_too_large" | "cursor_expired" | "webhook_not_found" | "delivery_not_found" | "webhook_url_not_allowed" | "webhook_disabled" | "request_timeout" | "filter_cycle" | "filter_too_costly" | "invalid_field_value" | "field_not_found" | "field_values_invalid" | "field_in_use" | "audience_in_use" | "rule_limit_exceeded" | "invalid_activity";
             /** @description Identifier of the request in the server's logs. */
             requestId?: string;
-            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle`, `invalid_field_value` and `invalid_activity`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
+            /** @description For `invalid_request`, `invalid_filter`, `filter_cycle`, `invalid_field_value`, `invalid_activity` and `history_unavailable`, one entry per bad part of the request; for `filter_too_costly`, one per costliest condition (at most 3), the costliest first. */
             errors?: {
                 /** @description JSON pointer into the request: /body/…, /query/…, /params/… */
                 pointer: string;
@@ -2389,12 +2466,14 @@ export interface components {
             audienceIds?: string[];
             /** @description For `field_values_invalid`, how many members hold a value that does not parse. */
             count?: number;
+            /** @description For `history_unavailable`, the oldest instant the membership record answers for. */
+            oldestAvailable?: components["schemas"]["Timestamp"];
             /** @description For `field_values_invalid`, up to 10 of those members. */
             memberIds?: string[];
         };
     };
     responses: {
-        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `too_many_items`, `invalid_filter`, `filter_cycle`, `filter_too_costly`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`, `invalid_activity`). */
+        /** @description The request is invalid (`invalid_request`, `malformed_json`, `invalid_cursor`, `history_unavailable`, `too_many_items`, `invalid_filter`, `filter_cycle`, `filter_too_costly`, `invalid_field_value`, `webhook_url_not_allowed`, `invalid_csv`, `invalid_activity`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2667,6 +2746,13 @@ export interface components {
         IdempotencyKey: string;
         /** @description Page size. */
         Limit: number;
+        /**
+         * @description Answer as things stood at this instant (ISO 8601) instead of now: any instant within
+         *     `MEMBERSHIP_HISTORY_DAYS` (400 by default) and since the membership record began (the
+         *     workspace's creation, or the upgrade that began the record); older is 400
+         *     `history_unavailable` with `oldestAvailable`. A later instant than now answers now.
+         */
+        AsOf: components["schemas"]["Timestamp"];
         /** @description Return the members after this cursor (a previous page's `endCursor`). */
         After: components["schemas"]["Cursor"];
         /** @description Return the members before this cursor (a previous page's `startCursor`). */
@@ -3500,6 +3586,59 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAudienceChanges: {
+        parameters: {
+            query?: {
+                /** @description The span's start (exclusive); default 24 hours before `to`, or the record's oldest instant if later. */
+                from?: components["schemas"]["Timestamp"];
+                /** @description The span's end (inclusive); default now. */
+                to?: components["schemas"]["Timestamp"];
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Return the changes after this cursor (a previous page's `endCursor`). */
+                after?: components["schemas"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the members who came and went, with the span's counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AudienceChangePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     snapshotAudience: {
         parameters: {
             query?: never;
@@ -3576,6 +3715,13 @@ export interface operations {
                  *     does not run it as a formula; `none` writes every value exactly as stored.
                  */
                 csvEscape?: components["parameters"]["CsvEscape"];
+                /**
+                 * @description Answer as things stood at this instant (ISO 8601) instead of now: any instant within
+                 *     `MEMBERSHIP_HISTORY_DAYS` (400 by default) and since the membership record began (the
+                 *     workspace's creation, or the upgrade that began the record); older is 400
+                 *     `history_unavailable` with `oldestAvailable`. A later instant than now answers now.
+                 */
+                asOf?: components["parameters"]["AsOf"];
             };
             header?: {
                 /**
@@ -4239,7 +4385,15 @@ export interface operations {
     };
     listMemberAudiences: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Answer as things stood at this instant (ISO 8601) instead of now: any instant within
+                 *     `MEMBERSHIP_HISTORY_DAYS` (400 by default) and since the membership record began (the
+                 *     workspace's creation, or the upgrade that began the record); older is 400
+                 *     `history_unavailable` with `oldestAvailable`. A later instant than now answers now.
+                 */
+                asOf?: components["parameters"]["AsOf"];
+            };
             header?: {
                 /**
                  * @description Read your own writes when the server reads from PostgreSQL replicas: send back the

@@ -19,6 +19,7 @@ import { createAudienceCache } from "./features/audiences/audience-cache.ts";
 import { createAudienceHandlers } from "./features/audiences/audience-handlers.ts";
 import { createEventHandlers } from "./features/events/event-handlers.ts";
 import { createFieldHandlers } from "./features/fields/field-handlers.ts";
+import { createHistoryHandlers } from "./features/history/history-handlers.ts";
 import { createImportHandlers } from "./features/imports/import-handlers.ts";
 import { createInsightHandlers } from "./features/insight/insight-handlers.ts";
 import { createMemberHandlers } from "./features/members/member-handlers.ts";
@@ -126,6 +127,7 @@ function handlersOf(services: Services, store: Store): Handlers {
     ...createImportHandlers(services),
     ...createFieldHandlers(services),
     ...createInsightHandlers(services),
+    ...createHistoryHandlers(services),
   } satisfies Handlers;
 }
 

@@ -20,6 +20,8 @@ import { outboxRepo } from "./features/events/outbox-repo.ts";
 import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
 import { createFieldService } from "./features/fields/field-service.ts";
+import { recordRepo } from "./features/history/record-repo.ts";
+import { createRecordService } from "./features/history/record-service.ts";
 import { createChunkApplier } from "./features/imports/import-chunk.ts";
 import { importRepo } from "./features/imports/import-repo.ts";
 import { createImportRunner } from "./features/imports/import-runner.ts";
@@ -45,6 +47,7 @@ import { createFilterCostCheck } from "./features/membership/rules/filter-cost.t
 import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
 import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "./features/membership/transition-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
@@ -85,6 +88,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
   });
   const webhookWorkers = createWebhookWorkers({ deliverer, onError });
   const relay = createEventRelay({ store, events: eventRepo, onDeliveries: () => webhookWorkers.deliveriesQueued() });
+  let recordCompacted = false;
   const eventWorkers = createEventWorkers({
     relay,
     // A large delete: a write transaction, with the writes' statement timeout, not a read's. The
@@ -92,6 +96,14 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     purge: async () => {
       await store.transaction((tx) => eventRepo.purgeBefore(tx, new Date(Date.now() - retentionMs)));
       await store.transaction((tx) => historyRepo.purgeBefore(tx, new Date(Date.now() - HISTORY_DAYS * 86_400_000)));
+      // The membership record keeps its horizon exactly: compacted, each member's last entry
+      // before it kept while the member was still in.
+      const cutoff = Date.now() - settings.membershipHistory.days * 86_400_000;
+      // The first pass of a process compacts everything; later ones the members that moved in the
+      // week before the cutoff (the passes between compacted the rest).
+      const from = recordCompacted ? new Date(cutoff - 7 * 86_400_000) : undefined;
+      await store.transaction((tx) => recordRepo.compactBefore(tx, new Date(cutoff), from));
+      recordCompacted = true;
     },
     onError,
   });
@@ -110,7 +122,9 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       committed: (workspaceId) => eventWorkers.committed(workspaceId),
     },
     history: historyRepo,
+    transitions: transitionRepo,
   });
+  const record = createRecordService({ store, record: recordRepo, horizonDays: settings.membershipHistory.days });
   const pages = createMemberPages({ store, pages: memberPageRepo });
   const auth = createAuthService({ store, apiKeys: apiKeyRepo });
   const activityService = createActivityService({
@@ -228,7 +242,13 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
         ),
     }),
     sizeInsight: createSizeInsight({ store, overlaps: overlapRepo, history: historyRepo, audiences: audienceRepo }),
-    audienceMembers: createAudienceMemberService({ membership, members: memberRepo, pages }),
+    record,
+    audienceMembers: createAudienceMemberService({
+      membership,
+      members: memberRepo,
+      pages,
+      membersAsOf: (workspaceId, audienceId, query) => record.membersAsOf(workspaceId, audienceId, query),
+    }),
     imports: createImportService({
       store,
       imports: importRepo,
@@ -236,7 +256,14 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       maxBytes: settings.imports.maxBytes,
       queued: () => importRunner.queued(),
     }),
-    members: createMemberService({ store, membership, members: memberRepo, memberAudiences: membershipRepo, pages }),
+    members: createMemberService({
+      store,
+      membership,
+      members: memberRepo,
+      memberAudiences: membershipRepo,
+      pages,
+      audiencesAsOf: (workspaceId, memberId, asOf) => record.memberAudiencesAsOf(workspaceId, memberId, asOf),
+    }),
     memberExport,
     activities: activityService,
     /** Keeps activities' partitions (run at start and every purgeIntervalMs). */

@@ -53,6 +53,21 @@ export type MemberEmail = Prisma.MemberEmailModel
  */
 export type MembershipChunk = Prisma.MembershipChunkModel
 /**
+ * Model MembershipTransition
+ * Every entry into and exit from an audience: one row per member and write that moved it (the
+ * write's net change), written in the write's transaction (membership-service.ts), kept
+ * MEMBERSHIP_HISTORY_DAYS; before the horizon, only the last row of a member still in at it.
+ * No foreign key: audiences are never deleted, and a rule change on a million members would
+ * check it a million times.
+ */
+export type MembershipTransition = Prisma.MembershipTransitionModel
+/**
+ * Model DeletedMember
+ * The members deleted within the record's horizon, so that a listing of an earlier instant can
+ * still name them. Written by the statement that deletes members (member-repo.ts).
+ */
+export type DeletedMember = Prisma.DeletedMemberModel
+/**
  * Model AudienceHistory
  * An audience's size history: one row per UTC hour in which its members changed, written in the
  * transaction of every membership change (so exact), kept 400 days whatever the event retention.

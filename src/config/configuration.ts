@@ -163,6 +163,13 @@ export const CONFIGURATION = {
         about: "How long the event feed keeps events (and the delivery log its entries).",
       }),
     },
+    membershipHistory: {
+      days: variable("MEMBERSHIP_HISTORY_DAYS", integer(1, 3650), 400, {
+        section: "Rules and events",
+        about:
+          "How far back (1–3650 days) an audience's members can be asked for at an instant (`asOf`) and who came and went between two (`listAudienceChanges`): older transitions are compacted away, keeping each member's last one while it was still in.",
+      }),
+    },
     activities: {
       retentionDays: variable("ACTIVITY_RETENTION_DAYS", integer(1, 3650), 400, {
         section: "Rules and events",

@@ -9,7 +9,10 @@ export interface FieldError {
 }
 
 /** Members of a problem document beyond the standard ones, as the contract's Problem names them. */
-export type ProblemExtensions = Pick<components["schemas"]["Problem"], "audienceIds" | "count" | "memberIds">;
+export type ProblemExtensions = Pick<
+  components["schemas"]["Problem"],
+  "audienceIds" | "count" | "memberIds" | "oldestAvailable"
+>;
 
 /** An expected failure: becomes an application/problem+json response with this status and code. */
 export class AppError extends Error {
@@ -59,6 +62,21 @@ export class BadRequestError extends AppError {
       invalid_activity: "Invalid activity",
     } as const;
     super(400, code, titles[code], detail, errors);
+  }
+}
+
+/** An instant older than the membership record keeps (its horizon, or its start). */
+export class HistoryUnavailableError extends AppError {
+  constructor(parameter: "asOf" | "from" | "to", oldestAvailable: Date) {
+    const oldest = oldestAvailable.toISOString();
+    super(
+      400,
+      "history_unavailable",
+      "History unavailable",
+      `${parameter} is older than the membership record keeps; the oldest instant it answers for is ${oldest}.`,
+      [{ pointer: `/query/${parameter}`, message: `must not be earlier than ${oldest}` }],
+      { oldestAvailable: oldest },
+    );
   }
 }
 

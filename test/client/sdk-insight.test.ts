@@ -1,7 +1,7 @@
 // The SDK for insight: what a rule change would do, why a member is in, how audiences overlap and
-// how an audience's size changed, on a workspace built so every number is known. Every response
+// how an audience's size changed and who came and went, on a workspace built so every number is known. Every response
 // is checked against the contract. (Every case and error: test/api/rule-insight.test.ts and
-// test/api/size-insight.test.ts.)
+// test/api/size-insight.test.ts and test/api/membership-history.test.ts.)
 import { describe, expect } from "vitest";
 import { notCalled, operationsTagged } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
@@ -64,13 +64,23 @@ describe("insight through the SDK", () => {
     const history = await api.GET(`${AUDIENCE}/history`, { params: { path, query: { interval: "day" } } });
     const sum = (key: "entered" | "left") => history.results.reduce((total, row) => total + row[key], 0);
     expect([history.results.at(-1)?.memberCount, sum("entered"), sum("left")]).toEqual([2, 2, 0]);
+    // Who came and went over the last day (the workspace's whole record): the rule's two.
+    const changes = await api.GET(`${AUDIENCE}/changes`, { params: { path } });
+    expect(changes.results.map(({ memberId, change, reason }) => ({ memberId, change, reason }))).toEqual([
+      { memberId: "ada", change: "entered", reason: "rule" },
+      { memberId: "bob", change: "entered", reason: "rule" },
+    ]);
+    expect([changes.counts, changes.moves]).toEqual([
+      { entered: 2, left: 0 },
+      { entered: 2, left: 0 },
+    ]);
   });
 });
 
 describe("coverage", () => {
   it(`called every ${TAGS.join(", ")} operation through the SDK`, () => {
     const expected = operationsTagged(TAGS);
-    expect(expected.length).toBe(4);
+    expect(expected.length).toBe(5);
     expect(notCalled(expected)).toEqual([]);
   });
 });

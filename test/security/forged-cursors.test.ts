@@ -16,6 +16,8 @@ describe("forged cursors are refused by the check they name", () => {
     await upsertMembers(ws, [{ id: "m1", email: "m1@example.com" }]);
     const base = `/v0/workspaces/${ws.id}`;
     const path = { workspaceId: ws.id, audienceId };
+    // An instant since the workspace's record began, for the listings of the membership record.
+    const span = new Date().toISOString();
     const listings: [string, string, string, ForgedCursor[]][] = [
       ["listMembers", `${base}/members`, "after", forgedCursors(cursorScope("listMembers", path) as string)],
       ["listMembers", `${base}/members`, "before", forgedCursors(cursorScope("listMembers", path) as string)],
@@ -38,6 +40,18 @@ describe("forged cursors are refused by the check they name", () => {
         forgedCursors(cursorScope("listAudiences", path, { sortDirection: "ASC" }) as string),
       ],
       ["listEvents", `${base}/events`, "after", forgedSequenceCursors(cursorScope("listEvents", path) as string)],
+      [
+        "listAudienceChanges",
+        `${base}/audiences/${audienceId}/changes?from=${span}&to=${span}`,
+        "after",
+        forgedSequenceCursors(`${audienceId}:${Date.parse(span)}:${Date.parse(span)}`),
+      ],
+      [
+        "listAudienceMembers asOf",
+        `${base}/audiences/${audienceId}/members?asOf=${span}`,
+        "after",
+        forgedSequenceCursors(`${audienceId}@${span}`),
+      ],
     ];
     const wrong: string[] = [];
     for (const [listing, url, parameter, cases] of listings) {

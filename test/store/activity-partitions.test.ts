@@ -50,6 +50,7 @@ describe("activity partitions and the retention", () => {
       activities: activityRuleRepo,
       events: { record: async () => {}, committed: () => {} },
       history: { record: async () => {} },
+      transitions: { record: async () => undefined },
       clock,
     });
     const activities = createActivityService({

@@ -15,6 +15,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { recordRepo } from "../../src/features/history/record-repo.ts";
 import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { activityRepo } from "../../src/features/membership/activity-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
@@ -31,6 +32,7 @@ import { activityRuleRepo } from "../../src/features/membership/rules/activity-r
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
@@ -225,6 +227,9 @@ describe("membership changes reported by the store's statements", () => {
           await fakes.world.createAudience(undefined, id, null);
           model.audiences.set(id, { rule: null, include: new Set(), exclude: new Set() });
         }
+        // After each write: an instant, the model's members of every audience then, and what the
+        // write reported (the feed), for the membership record to be read against at the end.
+        const past: Past[] = [{ at: await instant(), members: membersNow(model), seen: [] }];
         for (const s of steps) {
           real.seen.length = 0;
           fakes.seen.length = 0;
@@ -238,12 +243,67 @@ describe("membership changes reported by the store's statements", () => {
             expect(await real.world.memberCount(id), `member_count of ${id}`).toBe(model.membersOf(id).size);
             expect(await fakes.world.memberCount(id), `fakes' count of ${id}`).toBe(model.membersOf(id).size);
           }
+          past.push({ at: await instant(), members: membersNow(model), seen: [...real.seen] });
         }
+        await checkRecord(store, ws, past);
       }),
       { numRuns: RUNS, examples: PINNED.map((steps) => [steps]) },
     );
   });
 });
+
+interface Past {
+  at: number;
+  members: Map<string, string[]>;
+  seen: Seen;
+}
+
+const membersNow = (model: RuleModel) =>
+  new Map([...model.audiences.keys()].map((id) => [id, [...model.membersOf(id)].sort()]));
+
+/**
+ * An instant between two writes: the last one committed before it, and the next one, started once
+ * the clock has passed it by a millisecond, is recorded after it (the record keeps microseconds).
+ */
+async function instant(): Promise<number> {
+  const at = Date.now();
+  while (Date.now() <= at + 1) await new Promise((resolve) => setImmediate(resolve));
+  return at;
+}
+
+/**
+ * The membership record read back: every audience's members as of each instant are the model's
+ * then (members deleted since named by their ids), and who came and went between two instants is
+ * what the write between them reported, with its reasons.
+ */
+async function checkRecord(store: Store, ws: string, past: Past[]) {
+  const asOf = (at: number) => new Date(at + 1);
+  for (const [i, { at, members, seen }] of past.entries()) {
+    for (const [audienceId, expected] of members) {
+      const page = await recordRepo.pageAsOf(store.db, ws, audienceId, {
+        before: asOf(at),
+        ascending: true,
+        limit: 500,
+      });
+      expect(page.rows.map((row) => row.id).sort(), `${audienceId} as of step ${i}`).toEqual(expected);
+      expect(page.total).toBe(expected.length);
+      if (i === 0) continue;
+      const span = { from: asOf((past[i - 1] as Past).at), to: asOf(at), limit: 500 };
+      const changes = await recordRepo.changes(store.db, ws, audienceId, span);
+      const reported = seen
+        .filter((change) => change.audienceId === audienceId)
+        .flatMap((change) => [
+          ...change.entered.map((id) => [id, true, change.reason]),
+          ...change.left.map((id) => [id, false, change.reason]),
+        ]);
+      const byId = (a: unknown[], b: unknown[]) => ((a[0] as string) < (b[0] as string) ? -1 : 1);
+      expect(
+        changes.rows.map((row) => [row.memberId, row.entered, row.reason]).sort(byId),
+        `${audienceId}'s changes at step ${i}`,
+      ).toEqual(reported.sort(byId));
+    }
+  }
+}
 
 function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
   const names = new Map<number, string>();
@@ -262,6 +322,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
     history: historyRepo,
+    transitions: transitionRepo,
   });
   const data = (fields: Data) => ({ email: null, fields, alternativeEmails: [] });
   const world: World = {

@@ -122,6 +122,24 @@ describe.each(kinds)("upgrading stored memberships to bitsets (%s)", { timeout: 
       { id: "aud_rule", name: "Acme", isArchived: false, reason: "rule" },
     ]);
 
+    // The membership record began at the upgrade, with a baseline row per member: the members
+    // as of now are the members, each with the reason it is in, and the baseline is no change.
+    const { record } = createServices(store);
+    const now = new Date().toISOString();
+    const asOf = async (audienceId: string) =>
+      (await audienceMembers.list(WS, audienceId, { asOf: now })).results.map((m) => m.id);
+    expect(await asOf("aud_rule")).toEqual(["m0", "m4", "m3", "m1"]);
+    expect(await asOf("aud_manual")).toEqual(["m3", "m1"]);
+    expect((await members.audiences(WS, "m4", now)).results.map((a) => [a.id, a.reason])).toEqual([
+      ["aud_rule", "rule"],
+    ]);
+    expect((await members.audiences(WS, "m3", now)).results.map((a) => [a.id, a.reason])).toEqual([
+      ["aud_rule", "manual"],
+      ["aud_manual", "manual"],
+    ]);
+    const changes = await record.changes(WS, "aud_rule", {});
+    expect([changes.results, changes.counts]).toEqual([[], { entered: 0, left: 0 }]);
+
     // Members created now come after the old ones.
     await audienceMembers.add(WS, "aud_manual", { memberIds: ["a-new"] });
     expect(await ids("aud_manual")).toEqual(["a-new", "m3", "m1"]);

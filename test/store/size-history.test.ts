@@ -97,11 +97,11 @@ describe("the size history", () => {
     await audienceWith("aud_record", []);
     await store.transaction(async (tx) => {
       await tx.$executeRaw`UPDATE audiences SET member_count = 4 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
-      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 5, left: 1 }]);
+      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 5, left: 1 }], new Date());
     });
     await store.transaction(async (tx) => {
       await tx.$executeRaw`UPDATE audiences SET member_count = 3 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
-      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }]);
+      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }], new Date());
     });
     const now = Date.now();
     for (const interval of ["day", "hour"] as const) {

@@ -17,6 +17,7 @@ import { activityRuleRepo } from "../../src/features/membership/rules/activity-r
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
@@ -61,6 +62,7 @@ describe("relative-time rules and the clock", () => {
       activities: activityRuleRepo,
       events,
       history: historyRepo,
+      transitions: transitionRepo,
       clock: () => now,
     });
     const dates: Record<string, string> = {

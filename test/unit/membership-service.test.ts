@@ -540,3 +540,55 @@ describe("the size history", () => {
     ]);
   });
 });
+
+describe("the membership record", () => {
+  it("gets each write's netted changes once, and gives the size history its instant", async () => {
+    const recorded: { workspaceId: string; changes: unknown[] }[] = [];
+    const sizes: { at: Date; changes: unknown[] }[] = [];
+    const instant = new Date("2026-11-03T09:00:00.123Z");
+    const { sets, audiences, membership } = fakeMembership(
+      { record: async () => {}, committed: () => {} },
+      { record: async (_tx, _ws, changes, at) => void sizes.push({ at, changes }) },
+      undefined,
+      {
+        async record(tx, workspaceId, entries) {
+          expect(tx).toBe(fakeTx);
+          recorded.push({
+            workspaceId,
+            changes: entries.flatMap((e) =>
+              e.type === "audience.members_changed"
+                ? [[e.audienceId, e.reason, membersOf(e.entered).map(sets.idOf), membersOf(e.left).map(sets.idOf)]]
+                : [e.type],
+            ),
+          });
+          return instant;
+        },
+      },
+    );
+    audiences.add("aud_a");
+    const [ada, bob] = [sets.addMember("ada"), sets.addMember("bob")];
+    await membership.workspaceWrite("ws", { memberWrites: true }, async (w) => {
+      await w.locks.writable("aud_a");
+      w.publish({ type: "audience.renamed", audienceId: "aud_a", name: "A" } as never);
+      await w.include("aud_a", [ada.seq, bob.seq]);
+      await w.exclude("aud_a", ["ada"]);
+    });
+    // A write that changes no members records nothing.
+    await membership.workspaceWrite("ws", { memberWrites: false }, async (w) => {
+      w.publish({ type: "audience.archived", audienceId: "aud_a" });
+    });
+    await membership.workspaceWrite("ws", { memberWrites: true }, async (w) => {
+      await w.locks.writable("aud_a");
+      await w.exclude("aud_a", ["bob"]);
+    });
+    // ada entered and left in one write: no commit held her membership, so the record has only bob.
+    expect(recorded).toEqual([
+      { workspaceId: "ws", changes: ["audience.renamed", ["aud_a", "manual", ["bob"], []]] },
+      { workspaceId: "ws", changes: [["aud_a", "manual", [], ["bob"]]] },
+    ]);
+    expect(sizes).toEqual([
+      { at: instant, changes: [{ audienceId: "aud_a", entered: 1, left: 0 }] },
+      { at: instant, changes: [{ audienceId: "aud_a", entered: 0, left: 1 }] },
+    ]);
+  });
+});

@@ -403,6 +403,8 @@ export const ModelName = {
   Member: 'Member',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
+  MembershipTransition: 'MembershipTransition',
+  DeletedMember: 'DeletedMember',
   AudienceHistory: 'AudienceHistory',
   AudienceHistoryDay: 'AudienceHistoryDay',
   IdempotencyKey: 'IdempotencyKey',
@@ -435,7 +437,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "membershipTransition" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -880,6 +882,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.MembershipChunkCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.MembershipChunkCountAggregateOutputType> | number
+        }
+      }
+    }
+    MembershipTransition: {
+      payload: Prisma.$MembershipTransitionPayload<ExtArgs>
+      fields: Prisma.MembershipTransitionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MembershipTransitionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MembershipTransitionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        findFirst: {
+          args: Prisma.MembershipTransitionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MembershipTransitionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        findMany: {
+          args: Prisma.MembershipTransitionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+        }
+        create: {
+          args: Prisma.MembershipTransitionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        createMany: {
+          args: Prisma.MembershipTransitionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MembershipTransitionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+        }
+        delete: {
+          args: Prisma.MembershipTransitionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        update: {
+          args: Prisma.MembershipTransitionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        deleteMany: {
+          args: Prisma.MembershipTransitionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MembershipTransitionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MembershipTransitionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+        }
+        upsert: {
+          args: Prisma.MembershipTransitionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+        }
+        aggregate: {
+          args: Prisma.MembershipTransitionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMembershipTransition>
+        }
+        groupBy: {
+          args: Prisma.MembershipTransitionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipTransitionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MembershipTransitionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipTransitionCountAggregateOutputType> | number
+        }
+      }
+    }
+    DeletedMember: {
+      payload: Prisma.$DeletedMemberPayload<ExtArgs>
+      fields: Prisma.DeletedMemberFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.DeletedMemberFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.DeletedMemberFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        findFirst: {
+          args: Prisma.DeletedMemberFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.DeletedMemberFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        findMany: {
+          args: Prisma.DeletedMemberFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>[]
+        }
+        create: {
+          args: Prisma.DeletedMemberCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        createMany: {
+          args: Prisma.DeletedMemberCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.DeletedMemberCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>[]
+        }
+        delete: {
+          args: Prisma.DeletedMemberDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        update: {
+          args: Prisma.DeletedMemberUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        deleteMany: {
+          args: Prisma.DeletedMemberDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.DeletedMemberUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.DeletedMemberUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>[]
+        }
+        upsert: {
+          args: Prisma.DeletedMemberUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$DeletedMemberPayload>
+        }
+        aggregate: {
+          args: Prisma.DeletedMemberAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateDeletedMember>
+        }
+        groupBy: {
+          args: Prisma.DeletedMemberGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeletedMemberGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.DeletedMemberCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.DeletedMemberCountAggregateOutputType> | number
         }
       }
     }
@@ -2185,7 +2335,8 @@ export const WorkspaceScalarFieldEnum = {
   name: 'name',
   createdAt: 'createdAt',
   memberSeq: 'memberSeq',
-  memberClock: 'memberClock'
+  memberClock: 'memberClock',
+  membershipRecordSince: 'membershipRecordSince'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]
@@ -2255,6 +2406,29 @@ export const MembershipChunkScalarFieldEnum = {
 } as const
 
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
+
+
+export const MembershipTransitionScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  seq: 'seq',
+  at: 'at',
+  entered: 'entered',
+  reason: 'reason'
+} as const
+
+export type MembershipTransitionScalarFieldEnum = (typeof MembershipTransitionScalarFieldEnum)[keyof typeof MembershipTransitionScalarFieldEnum]
+
+
+export const DeletedMemberScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  id: 'id',
+  createdAt: 'createdAt',
+  deletedAt: 'deletedAt'
+} as const
+
+export type DeletedMemberScalarFieldEnum = (typeof DeletedMemberScalarFieldEnum)[keyof typeof DeletedMemberScalarFieldEnum]
 
 
 export const AudienceHistoryScalarFieldEnum = {
@@ -2815,6 +2989,8 @@ export type GlobalOmitConfig = {
   member?: Prisma.MemberOmit
   memberEmail?: Prisma.MemberEmailOmit
   membershipChunk?: Prisma.MembershipChunkOmit
+  membershipTransition?: Prisma.MembershipTransitionOmit
+  deletedMember?: Prisma.DeletedMemberOmit
   audienceHistory?: Prisma.AudienceHistoryOmit
   audienceHistoryDay?: Prisma.AudienceHistoryDayOmit
   idempotencyKey?: Prisma.IdempotencyKeyOmit

@@ -57,6 +57,8 @@ export const ModelName = {
   Member: 'Member',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
+  MembershipTransition: 'MembershipTransition',
+  DeletedMember: 'DeletedMember',
   AudienceHistory: 'AudienceHistory',
   AudienceHistoryDay: 'AudienceHistoryDay',
   IdempotencyKey: 'IdempotencyKey',
@@ -97,7 +99,8 @@ export const WorkspaceScalarFieldEnum = {
   name: 'name',
   createdAt: 'createdAt',
   memberSeq: 'memberSeq',
-  memberClock: 'memberClock'
+  memberClock: 'memberClock',
+  membershipRecordSince: 'membershipRecordSince'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]
@@ -167,6 +170,29 @@ export const MembershipChunkScalarFieldEnum = {
 } as const
 
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
+
+
+export const MembershipTransitionScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  audienceId: 'audienceId',
+  seq: 'seq',
+  at: 'at',
+  entered: 'entered',
+  reason: 'reason'
+} as const
+
+export type MembershipTransitionScalarFieldEnum = (typeof MembershipTransitionScalarFieldEnum)[keyof typeof MembershipTransitionScalarFieldEnum]
+
+
+export const DeletedMemberScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  id: 'id',
+  createdAt: 'createdAt',
+  deletedAt: 'deletedAt'
+} as const
+
+export type DeletedMemberScalarFieldEnum = (typeof DeletedMemberScalarFieldEnum)[keyof typeof DeletedMemberScalarFieldEnum]
 
 
 export const AudienceHistoryScalarFieldEnum = {

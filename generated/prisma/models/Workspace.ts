@@ -40,6 +40,7 @@ export type WorkspaceMinAggregateOutputType = {
   createdAt: Date | null
   memberSeq: number | null
   memberClock: Date | null
+  membershipRecordSince: Date | null
 }
 
 export type WorkspaceMaxAggregateOutputType = {
@@ -48,6 +49,7 @@ export type WorkspaceMaxAggregateOutputType = {
   createdAt: Date | null
   memberSeq: number | null
   memberClock: Date | null
+  membershipRecordSince: Date | null
 }
 
 export type WorkspaceCountAggregateOutputType = {
@@ -56,6 +58,7 @@ export type WorkspaceCountAggregateOutputType = {
   createdAt: number
   memberSeq: number
   memberClock: number
+  membershipRecordSince: number
   _all: number
 }
 
@@ -74,6 +77,7 @@ export type WorkspaceMinAggregateInputType = {
   createdAt?: true
   memberSeq?: true
   memberClock?: true
+  membershipRecordSince?: true
 }
 
 export type WorkspaceMaxAggregateInputType = {
@@ -82,6 +86,7 @@ export type WorkspaceMaxAggregateInputType = {
   createdAt?: true
   memberSeq?: true
   memberClock?: true
+  membershipRecordSince?: true
 }
 
 export type WorkspaceCountAggregateInputType = {
@@ -90,6 +95,7 @@ export type WorkspaceCountAggregateInputType = {
   createdAt?: true
   memberSeq?: true
   memberClock?: true
+  membershipRecordSince?: true
   _all?: true
 }
 
@@ -185,6 +191,7 @@ export type WorkspaceGroupByOutputType = {
   createdAt: Date
   memberSeq: number
   memberClock: Date | null
+  membershipRecordSince: Date
   _count: WorkspaceCountAggregateOutputType | null
   _avg: WorkspaceAvgAggregateOutputType | null
   _sum: WorkspaceSumAggregateOutputType | null
@@ -216,6 +223,7 @@ export type WorkspaceWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"Workspace"> | Date | string
   memberSeq?: Prisma.IntFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFilter<"Workspace"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
@@ -234,6 +242,7 @@ export type WorkspaceOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
+  membershipRecordSince?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
   audiences?: Prisma.AudienceOrderByRelationAggregateInput
   outbox?: Prisma.EventOutboxOrderByRelationAggregateInput
@@ -255,6 +264,7 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Workspace"> | Date | string
   memberSeq?: Prisma.IntFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFilter<"Workspace"> | Date | string
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
@@ -273,6 +283,7 @@ export type WorkspaceOrderByWithAggregationInput = {
   createdAt?: Prisma.SortOrder
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
+  membershipRecordSince?: Prisma.SortOrder
   _count?: Prisma.WorkspaceCountOrderByAggregateInput
   _avg?: Prisma.WorkspaceAvgOrderByAggregateInput
   _max?: Prisma.WorkspaceMaxOrderByAggregateInput
@@ -289,6 +300,7 @@ export type WorkspaceScalarWhereWithAggregatesInput = {
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Workspace"> | Date | string
   memberSeq?: Prisma.IntWithAggregatesFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableWithAggregatesFilter<"Workspace"> | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeWithAggregatesFilter<"Workspace"> | Date | string
 }
 
 export type WorkspaceCreateInput = {
@@ -297,6 +309,7 @@ export type WorkspaceCreateInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -315,6 +328,7 @@ export type WorkspaceUncheckedCreateInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -333,6 +347,7 @@ export type WorkspaceUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -351,6 +366,7 @@ export type WorkspaceUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -369,6 +385,7 @@ export type WorkspaceCreateManyInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
 }
 
 export type WorkspaceUpdateManyMutationInput = {
@@ -377,6 +394,7 @@ export type WorkspaceUpdateManyMutationInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type WorkspaceUncheckedUpdateManyInput = {
@@ -385,6 +403,7 @@ export type WorkspaceUncheckedUpdateManyInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type WorkspaceCountOrderByAggregateInput = {
@@ -393,6 +412,7 @@ export type WorkspaceCountOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
+  membershipRecordSince?: Prisma.SortOrder
 }
 
 export type WorkspaceAvgOrderByAggregateInput = {
@@ -405,6 +425,7 @@ export type WorkspaceMaxOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
+  membershipRecordSince?: Prisma.SortOrder
 }
 
 export type WorkspaceMinOrderByAggregateInput = {
@@ -413,6 +434,7 @@ export type WorkspaceMinOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
+  membershipRecordSince?: Prisma.SortOrder
 }
 
 export type WorkspaceSumOrderByAggregateInput = {
@@ -590,6 +612,7 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -607,6 +630,7 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -640,6 +664,7 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -657,6 +682,7 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -674,6 +700,7 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -691,6 +718,7 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -724,6 +752,7 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -741,6 +770,7 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -758,6 +788,7 @@ export type WorkspaceCreateWithoutOutboxInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -775,6 +806,7 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -808,6 +840,7 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -825,6 +858,7 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -842,6 +876,7 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -859,6 +894,7 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -892,6 +928,7 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -909,6 +946,7 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -926,6 +964,7 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -943,6 +982,7 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -976,6 +1016,7 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -993,6 +1034,7 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1010,6 +1052,7 @@ export type WorkspaceCreateWithoutEventsInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1027,6 +1070,7 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1060,6 +1104,7 @@ export type WorkspaceUpdateWithoutEventsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1077,6 +1122,7 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1094,6 +1140,7 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1111,6 +1158,7 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1144,6 +1192,7 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1161,6 +1210,7 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1178,6 +1228,7 @@ export type WorkspaceCreateWithoutImportsInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1195,6 +1246,7 @@ export type WorkspaceUncheckedCreateWithoutImportsInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1228,6 +1280,7 @@ export type WorkspaceUpdateWithoutImportsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1245,6 +1298,7 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1262,6 +1316,7 @@ export type WorkspaceCreateWithoutFieldTypesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1279,6 +1334,7 @@ export type WorkspaceUncheckedCreateWithoutFieldTypesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1312,6 +1368,7 @@ export type WorkspaceUpdateWithoutFieldTypesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1329,6 +1386,7 @@ export type WorkspaceUncheckedUpdateWithoutFieldTypesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1346,6 +1404,7 @@ export type WorkspaceCreateWithoutActivityTypesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1363,6 +1422,7 @@ export type WorkspaceUncheckedCreateWithoutActivityTypesInput = {
   createdAt?: Date | string
   memberSeq?: number
   memberClock?: Date | string | null
+  membershipRecordSince?: Date | string
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1396,6 +1456,7 @@ export type WorkspaceUpdateWithoutActivityTypesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1413,6 +1474,7 @@ export type WorkspaceUncheckedUpdateWithoutActivityTypesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1533,6 +1595,7 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   createdAt?: boolean
   memberSeq?: boolean
   memberClock?: boolean
+  membershipRecordSince?: boolean
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
   outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
@@ -1552,6 +1615,7 @@ export type WorkspaceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   createdAt?: boolean
   memberSeq?: boolean
   memberClock?: boolean
+  membershipRecordSince?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1560,6 +1624,7 @@ export type WorkspaceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   createdAt?: boolean
   memberSeq?: boolean
   memberClock?: boolean
+  membershipRecordSince?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectScalar = {
@@ -1568,9 +1633,10 @@ export type WorkspaceSelectScalar = {
   createdAt?: boolean
   memberSeq?: boolean
   memberClock?: boolean
+  membershipRecordSince?: boolean
 }
 
-export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt" | "memberSeq" | "memberClock", ExtArgs["result"]["workspace"]>
+export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt" | "memberSeq" | "memberClock" | "membershipRecordSince", ExtArgs["result"]["workspace"]>
 export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
@@ -1614,6 +1680,11 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
      * under this row's lock, each batch later than the one before, so number order is (createdAt, id) order.
      */
     memberClock: Date | null
+    /**
+     * Since when the membership record (membership_transitions) is complete: the workspace's
+     * creation, or the upgrade that began the record (which wrote a baseline row per member then).
+     */
+    membershipRecordSince: Date
   }, ExtArgs["result"]["workspace"]>
   composites: {}
 }
@@ -2052,6 +2123,7 @@ export interface WorkspaceFieldRefs {
   readonly createdAt: Prisma.FieldRef<"Workspace", 'DateTime'>
   readonly memberSeq: Prisma.FieldRef<"Workspace", 'Int'>
   readonly memberClock: Prisma.FieldRef<"Workspace", 'DateTime'>
+  readonly membershipRecordSince: Prisma.FieldRef<"Workspace", 'DateTime'>
 }
     
 

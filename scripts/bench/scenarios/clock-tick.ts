@@ -9,6 +9,7 @@ import { createMembershipService } from "../../../src/features/membership/member
 import { activityRuleRepo } from "../../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../../src/features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "../../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
 import { type RawDb, timed } from "../raw.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
@@ -137,6 +138,7 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
     // The server's event workers publish the outbox; this process has none to wake.
     events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
     history: historyRepo,
+    transitions: transitionRepo,
     clock: () => now,
   });
   /** A tick at `at`, beside the raw reads of its ranges (the raw first, as elsewhere), timed. */

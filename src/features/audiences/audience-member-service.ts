@@ -10,14 +10,26 @@ type Schemas = components["schemas"];
 /** The most members one add or remove request may name, in memberIds and members together. */
 export const MAX_MEMBERS_PER_REQUEST = 10_000;
 
+/** A file of an earlier instant's members is not offered yet: refused before any byte is sent. */
+export const asOfInFile = () =>
+  new BadRequestError("invalid_request", "asOf cannot be combined with a CSV or NDJSON file.", [
+    { pointer: "/query/asOf", message: "cannot be combined with Accept: text/csv or application/x-ndjson" },
+  ]);
+
 export interface AudienceMemberDeps {
   membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
   pages: MemberPages;
+  /** The audience's members at an instant (the history feature's membersAsOf). */
+  membersAsOf: (
+    workspaceId: string,
+    audienceId: string,
+    query: MemberPageQuery & { asOf: string },
+  ) => Promise<Schemas["MemberPage"]>;
 }
 
 /** Adding, removing and listing the members of one audience. */
-export function createAudienceMemberService({ membership, members, pages }: AudienceMemberDeps) {
+export function createAudienceMemberService({ membership, members, pages, membersAsOf }: AudienceMemberDeps) {
   return {
     add(
       workspaceId: string,
@@ -70,8 +82,13 @@ export function createAudienceMemberService({ membership, members, pages }: Audi
       });
     },
 
-    list: (workspaceId: string, audienceId: string, query: MemberPageQuery) =>
-      pages.list(workspaceId, { ...query, audienceId }),
+    /** A page of the audience's members now, or at `asOf` (from the membership record). */
+    list: (workspaceId: string, audienceId: string, query: MemberPageQuery & { asOf?: string | undefined }) => {
+      const { asOf, ...now } = query;
+      return asOf === undefined
+        ? pages.list(workspaceId, { ...now, audienceId })
+        : membersAsOf(workspaceId, audienceId, { ...now, asOf });
+    },
   };
 }
 

@@ -18,6 +18,7 @@ export function createMemberHandlers({ members, memberFiles }: { members: Member
     getMember: (request) => members.get(request.params.workspaceId, request.params.memberId),
     updateMember: (request) => members.update(request.params.workspaceId, request.params.memberId, request.body),
     deleteMembers: (request) => members.remove(request.params.workspaceId, request.body),
-    listMemberAudiences: (request) => members.audiences(request.params.workspaceId, request.params.memberId),
+    listMemberAudiences: (request) =>
+      members.audiences(request.params.workspaceId, request.params.memberId, request.query?.asOf),
   } satisfies Partial<Handlers>;
 }

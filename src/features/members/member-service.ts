@@ -19,10 +19,19 @@ export interface MemberServiceDeps {
   members: MemberWrites & Pick<MemberRepo, "find" | "delete" | "releaseEmails">;
   memberAudiences: Pick<MembershipRepo, "memberAudiences">;
   pages: MemberPages;
+  /** A member's audiences at an instant (the history feature's memberAudiencesAsOf). */
+  audiencesAsOf: (workspaceId: string, memberId: string, asOf: string) => Promise<Schemas["MemberAudienceList"]>;
 }
 
 /** The workspace Members API: members independently of audiences. */
-export function createMemberService({ store, membership, members, memberAudiences, pages }: MemberServiceDeps) {
+export function createMemberService({
+  store,
+  membership,
+  members,
+  memberAudiences,
+  pages,
+  audiencesAsOf,
+}: MemberServiceDeps) {
   return {
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
       return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
@@ -96,7 +105,8 @@ export function createMemberService({ store, membership, members, memberAudience
 
     list: (workspaceId: string, query: MemberPageQuery) => pages.list(workspaceId, query),
 
-    async audiences(workspaceId: string, memberId: string): Promise<Schemas["MemberAudienceList"]> {
+    async audiences(workspaceId: string, memberId: string, asOf?: string): Promise<Schemas["MemberAudienceList"]> {
+      if (asOf !== undefined) return audiencesAsOf(workspaceId, memberId, asOf);
       if (!(await members.find(store.db, workspaceId, memberId))) throw memberNotFound(memberId);
       return { results: await memberAudiences.memberAudiences(store.db, workspaceId, memberId) };
     },

@@ -88,16 +88,21 @@ export const memberRepo = {
    * Deletes members, their e-mail addresses and their activities (neither has a foreign key:
    * this is the only statement that deletes members); returns the ids and numbers deleted. Their
    * numbers stay known as tombstones, so that events recorded before the deletion and published
-   * after it can still name them.
+   * after it can still name them, and in deleted_members, so that the membership record's
+   * listings of earlier instants can (src/features/history/).
    */
   delete(tx: SqlClient, workspaceId: string, ids: string[]): Promise<{ id: string; seq: number }[]> {
     return tx.$queryRaw`
       WITH gone AS (
         DELETE FROM members AS m USING ${jsonRows("v", { id: ids })}
-        WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id RETURNING m.id, m.seq
+        WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id RETURNING m.id, m.seq, m.created_at
       ),
       kept AS (
         INSERT INTO member_tombstones (workspace_id, seq, id) SELECT ${workspaceId}, seq, id FROM gone
+      ),
+      recorded AS (
+        INSERT INTO deleted_members (workspace_id, seq, id, created_at, deleted_at)
+        SELECT ${workspaceId}, seq, id, created_at, clock_timestamp() FROM gone
       ),
       released AS (
         DELETE FROM member_emails AS e USING gone

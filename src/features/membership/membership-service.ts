@@ -4,9 +4,12 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
-import { EMPTY_SET, sizeOf } from "./member-set.ts";
+import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
-import { netChanges } from "./net-changes.ts";
+import { netChanges, type SizeChange, sizeChangesOf } from "./net-changes.ts";
+
+export type { SizeChange } from "./net-changes.ts";
+
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
@@ -26,16 +29,21 @@ export interface EventSink {
   committed(workspaceId: string): void;
 }
 
-/** How many members entered and left one audience in one write. */
-export interface SizeChange {
-  audienceId: string;
-  entered: number;
-  left: number;
+/**
+ * Where writes keep audiences' size history (src/composition.ts), in the write's transaction.
+ * `at`: the instant the membership record wrote the changes at, so both place them in one hour.
+ */
+export interface SizeHistorySink {
+  record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void>;
 }
 
-/** Where writes keep audiences' size history (src/composition.ts), in the write's transaction. */
-export interface SizeHistorySink {
-  record(tx: SqlClient, workspaceId: string, changes: SizeChange[]): Promise<void>;
+/**
+ * Where writes keep the membership record, who entered and left each audience and when
+ * (transition-repo.ts), in the write's transaction: returns the instant it wrote them at, or
+ * undefined when the entries moved nobody.
+ */
+export interface TransitionSink {
+  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<Date | undefined>;
 }
 
 export interface MembershipDeps {
@@ -59,6 +67,7 @@ export interface MembershipDeps {
   clock?: () => number;
   events: EventSink;
   history: SizeHistorySink;
+  transitions: TransitionSink;
 }
 
 /**
@@ -262,9 +271,13 @@ export function createMembershipService(deps: MembershipDeps) {
       const entries = netChanges(recorded);
       // One statement records all of the write's events (a round trip each cost more than the row).
       if (entries.length > 0) await events.record(tx, workspaceId, entries);
-      // The size history, as exact as member_count: written with the changes, once per write.
+      // The membership record and the size history, as exact as member_count: written with the
+      // changes, once per write each, at one instant.
       const sizes = sizeChangesOf(entries);
-      if (sizes.length > 0) await deps.history.record(tx, workspaceId, sizes);
+      if (sizes.length > 0) {
+        const at = await deps.transitions.record(tx, workspaceId, entries);
+        await deps.history.record(tx, workspaceId, sizes, at ?? new Date());
+      }
       return value;
     });
     events.committed(workspaceId);
@@ -295,19 +308,6 @@ export function createMembershipService(deps: MembershipDeps) {
       return refreshed;
     },
   };
-}
-
-/** What a write's membership changes did to each audience's size, summed per audience. */
-function sizeChangesOf(recorded: OutboxEntry[]): SizeChange[] {
-  const sizes = new Map<string, SizeChange>();
-  for (const entry of recorded) {
-    if (entry.type !== "audience.members_changed") continue;
-    const size = sizes.get(entry.audienceId) ?? { audienceId: entry.audienceId, entered: 0, left: 0 };
-    size.entered += sizeOf(entry.entered);
-    size.left += sizeOf(entry.left);
-    sizes.set(entry.audienceId, size);
-  }
-  return [...sizes.values()];
 }
 
 export type MembershipService = ReturnType<typeof createMembershipService>;

@@ -1,4 +1,4 @@
-import type { ChangeReason, MemberSet } from "./member-set.ts";
+import { type ChangeReason, type MemberSet, sizeOf } from "./member-set.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 
 type MembersChanged = Extract<OutboxEntry, { type: "audience.members_changed" }>;
@@ -77,3 +77,23 @@ function nonEmpty(net: Net): OutboxEntry[] {
 
 const withoutEmptyChunks = (set: Map<number, Uint8Array>): MemberSet =>
   new Map([...set].filter(([, bits]) => bits.some((byte) => byte !== 0)));
+
+/** How many members entered and left one audience in one write. */
+export interface SizeChange {
+  audienceId: string;
+  entered: number;
+  left: number;
+}
+
+/** What a write's membership changes did to each audience's size, summed per audience. */
+export function sizeChangesOf(recorded: OutboxEntry[]): SizeChange[] {
+  const sizes = new Map<string, SizeChange>();
+  for (const entry of recorded) {
+    if (entry.type !== "audience.members_changed") continue;
+    const size = sizes.get(entry.audienceId) ?? { audienceId: entry.audienceId, entered: 0, left: 0 };
+    size.entered += sizeOf(entry.entered);
+    size.left += sizeOf(entry.left);
+    sizes.set(entry.audienceId, size);
+  }
+  return [...sizes.values()];
+}

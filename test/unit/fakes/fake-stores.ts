@@ -12,6 +12,7 @@ import {
   type EventSink,
   type MembershipDeps,
   type SizeHistorySink,
+  type TransitionSink,
 } from "../../../src/features/membership/membership-service.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
@@ -329,6 +330,7 @@ export function fakeMembership(
   events: EventSink,
   history: SizeHistorySink = { record: async () => {} },
   activityRetentionDays?: number,
+  transitions: TransitionSink = { record: async () => new Date() },
 ) {
   const audiences = new FakeAudiences();
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
@@ -347,6 +349,7 @@ export function fakeMembership(
     clock: () => sets.now,
     events,
     history,
+    transitions,
   });
   return { sets, audiences, membership, fieldTypes };
 }
