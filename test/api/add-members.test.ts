@@ -168,7 +168,7 @@ describe("addAudienceMembers", () => {
     [
       "a field key that is not allowed",
       { members: [{ id: "x", fields: { "bad key": "v" } }] },
-      "/body/members/0/fields",
+      "/body/members/0/fields/bad key",
     ],
     ["a member with neither id nor e-mail", { members: [{ fields: { firstName: "A" } }] }, "/body/members/0"],
     ["an unknown member property", { members: [{ id: "x", phone: "1" }] }, "/body/members/0/phone"],

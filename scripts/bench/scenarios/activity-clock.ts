@@ -9,6 +9,7 @@ import { createMembershipService } from "../../../src/features/membership/member
 import { activityRuleRepo } from "../../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../../src/features/membership/rules/rule-repo.ts";
+import { transitionRepo } from "../../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
 import type { Client } from "../http.ts";
 import { type RawDb, timed } from "../raw.ts";
@@ -90,6 +91,7 @@ export async function activityClock(ctx: Context, store: Store, setting: ClockSe
     activityRetentionDays: RETENTION_DAYS,
     events: { record: (tx, id, entries) => outboxRepo.append(tx, id, entries), committed: () => {} },
     history: historyRepo,
+    transitions: transitionRepo,
     clock: () => now,
   });
   const tick = async (at: number) => {
