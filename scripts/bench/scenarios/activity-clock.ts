@@ -1,19 +1,9 @@
-import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
-import { historyRepo } from "../../../src/features/insight/history-repo.ts";
-import { audienceRepo } from "../../../src/features/membership/audience-repo.ts";
-import { lockRepo } from "../../../src/features/membership/lock-repo.ts";
-import { memberRepo } from "../../../src/features/membership/member-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
-import { membershipRepo } from "../../../src/features/membership/membership-repo.ts";
-import { createMembershipService } from "../../../src/features/membership/membership-service.ts";
-import { activityRuleRepo } from "../../../src/features/membership/rules/activity-rule-repo.ts";
-import { fieldTypeRepo } from "../../../src/features/membership/rules/field-type-repo.ts";
-import { ruleRepo } from "../../../src/features/membership/rules/rule-repo.ts";
-import { transitionRepo } from "../../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
 import type { Client } from "../http.ts";
 import { type RawDb, timed } from "../raw.ts";
 import { asInput, DAY, type Entry, rawInsert } from "./activity-data.ts";
+import { clockMembership } from "./clock-membership.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished } from "./scenario-context.ts";
 
@@ -79,21 +69,7 @@ export async function activityClock(ctx: Context, store: Store, setting: ClockSe
   const idleTicks = ctx.opts.quick ? 5 : 15;
   const crossingTicks = ctx.opts.quick ? 2 : 5;
   let now = Date.now();
-  const membership = createMembershipService({
-    store,
-    locks: lockRepo,
-    sets: membershipRepo,
-    rules: ruleRepo,
-    members: memberRepo,
-    audiences: audienceRepo,
-    fieldTypes: fieldTypeRepo,
-    activities: activityRuleRepo,
-    activityRetentionDays: RETENTION_DAYS,
-    events: { record: (tx, id, entries) => outboxRepo.append(tx, id, entries), committed: () => {} },
-    history: historyRepo,
-    transitions: transitionRepo,
-    clock: () => now,
-  });
+  const membership = clockMembership(store, () => now, RETENTION_DAYS);
   const tick = async (at: number) => {
     const rawMs = await timed(() => rawRanges(ctx.raw, workspaceId, rangesOf(now, at, typeId)));
     now = at;

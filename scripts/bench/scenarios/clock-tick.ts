@@ -1,17 +1,7 @@
-import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
-import { historyRepo } from "../../../src/features/insight/history-repo.ts";
-import { audienceRepo } from "../../../src/features/membership/audience-repo.ts";
-import { lockRepo } from "../../../src/features/membership/lock-repo.ts";
-import { memberRepo } from "../../../src/features/membership/member-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
-import { membershipRepo } from "../../../src/features/membership/membership-repo.ts";
-import { createMembershipService } from "../../../src/features/membership/membership-service.ts";
-import { activityRuleRepo } from "../../../src/features/membership/rules/activity-rule-repo.ts";
-import { fieldTypeRepo } from "../../../src/features/membership/rules/field-type-repo.ts";
-import { ruleRepo } from "../../../src/features/membership/rules/rule-repo.ts";
-import { transitionRepo } from "../../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
 import { type RawDb, timed } from "../raw.ts";
+import { clockMembership } from "./clock-membership.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished, type StoreWriter } from "./scenario-context.ts";
 
@@ -126,21 +116,7 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
   await ctx.analyze();
 
   let now = Date.now();
-  const membership = createMembershipService({
-    store,
-    locks: lockRepo,
-    sets: membershipRepo,
-    rules: ruleRepo,
-    members: memberRepo,
-    audiences: audienceRepo,
-    fieldTypes: fieldTypeRepo,
-    activities: activityRuleRepo,
-    // The server's event workers publish the outbox; this process has none to wake.
-    events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
-    history: historyRepo,
-    transitions: transitionRepo,
-    clock: () => now,
-  });
+  const membership = clockMembership(store, () => now);
   /** A tick at `at`, beside the raw reads of its ranges (the raw first, as elsewhere), timed. */
   const tick = async (at: number) => {
     const rawMs = await timed(() => rawRanges(ctx.raw, workspace.id, now, at));
