@@ -248,6 +248,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       members: memberRepo,
       pages,
       membersAsOf: (workspaceId, audienceId, query) => record.membersAsOf(workspaceId, audienceId, query),
+      fileBound: (workspaceId, audienceId, asOf, search) => record.fileBound(workspaceId, audienceId, asOf, search),
     }),
     imports: createImportService({
       store,

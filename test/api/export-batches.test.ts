@@ -22,6 +22,9 @@ const it = test.extend("seeded", { scope: "file" }, async ({ server }, { onClean
   await addMembers(ws, everyone, { memberIds: ids(10_000, 17_010) });
   const audience = await createAudience(ws);
   await addMembers(ws, audience, { memberIds: [...ids(1_000, 1_600), ...ids(17_000, 17_010)] });
+  // An instant between the add and the deletion: the record keeps microseconds, the contract milliseconds.
+  const beforeDeletion = Date.now();
+  while (Date.now() <= beforeDeletion + 1) await new Promise((resolve) => setImmediate(resolve));
   const deleted = ids(1_100, 1_110);
   await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
     params: { path: { workspaceId: ws.id } },
@@ -34,7 +37,14 @@ const it = test.extend("seeded", { scope: "file" }, async ({ server }, { onClean
   const small = { baseUrl: await app.listen({ port: 0, host: "127.0.0.1" }) };
   onCleanup(() => app.close());
   const kept = (list: string[]) => list.filter((member) => !deleted.includes(member));
-  return { ws, audience, small, inAudience: kept([...ids(1_000, 1_600), ...ids(17_000, 17_010)]), kept };
+  return {
+    ws,
+    audience,
+    small,
+    inAudience: kept([...ids(1_000, 1_600), ...ids(17_000, 17_010)]),
+    kept,
+    beforeDeletion: new Date(beforeDeletion).toISOString(),
+  };
 });
 
 describe("exports read in many batches", () => {
@@ -48,6 +58,17 @@ describe("exports read in many batches", () => {
     expect(csvRows(csv.text).map((r) => r.id)).toEqual(inAudience);
     const ndjson = await download(small, ws, url("sortDirection=DESC"), "application/x-ndjson");
     expect(ndjsonMembers(ndjson.text).map((m) => m.id)).toEqual([...inAudience].reverse());
+  });
+
+  it("every member of the audience at an earlier instant, from the membership record", async ({ seeded }) => {
+    const { ws, audience, small, inAudience, beforeDeletion } = seeded;
+    const url = (asOf: string, query = "") =>
+      urlOf(AUDIENCE_MEMBERS, { workspaceId: ws.id, audienceId: audience }, `asOf=${encodeURIComponent(asOf)}${query}`);
+    // Before the deletion: the deleted members too, by their ids.
+    const then = await download(small, ws, url(beforeDeletion), "text/csv");
+    expect(csvRows(then.text).map((r) => r.id)).toEqual([...ids(1_000, 1_600), ...ids(17_000, 17_010)]);
+    const now = await download(small, ws, url(new Date().toISOString(), "&sortDirection=DESC"), "application/x-ndjson");
+    expect(ndjsonMembers(now.text).map((m) => m.id)).toEqual([...inAudience].reverse());
   });
 
   it("every member of the workspace, the deleted ones left out", async ({ seeded }) => {

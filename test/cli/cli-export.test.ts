@@ -108,4 +108,33 @@ describe("audience-service export", () => {
     expect(run.stderr).toContain('no unarchived audience is named "Newsletter"');
     expect(run.stdout.length).toBe(0);
   });
+
+  it("passes --as-of to the count and to the file, as an ISO 8601 instant", async () => {
+    const run = await exportWith({ audiences: [{ name: "Trial" }], file: Buffer.from("id\nmem_1\n"), totalCount: 1 }, [
+      "--audience",
+      "Trial",
+      "--as-of",
+      "2026-11-03T10:00:00+01:00",
+    ]);
+
+    expect(run.code).toBe(0);
+    const requests = fake.requestsTo("GET", `/audiences/${fake.audiences[0]?.id}/members`);
+    expect(requests.map((r) => [r.query.has("limit"), r.query.get("asOf")])).toEqual([
+      [true, "2026-11-03T09:00:00.000Z"],
+      [false, "2026-11-03T09:00:00.000Z"],
+    ]);
+  });
+
+  it("exits 2 for --as-of without an audience, or not a date and time with a zone", async () => {
+    for (const [args, message] of [
+      [["--as-of", "2026-11-03T09:00:00Z"], "--as-of needs --audience or --audience-id"],
+      [["--audience", "Trial", "--as-of", "2026-11-03"], "--as-of must be a date and time with a zone"],
+      [["--audience", "Trial", "--as-of", "yesterday"], "--as-of must be a date and time with a zone"],
+    ] as const) {
+      const run = await exportWith({ audiences: [{ name: "Trial" }] }, [...args]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(message);
+      expect(fake.requestsTo("GET", "/members")).toEqual([]);
+    }
+  });
 });

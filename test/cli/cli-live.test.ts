@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
 import { ADMIN_TOKEN, type LiveServer, startLiveServer } from "../support/live-server.ts";
 import { runCli } from "./run-cli.ts";
 
@@ -99,6 +99,25 @@ describe("audience-service against a live server", () => {
     const refused = await runCli(["export"], { ...env, API_KEY: unknown });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("unauthorized: ");
+  });
+
+  it("exports an audience's members as of an earlier instant, and exits 4 for one older than the record", async () => {
+    const audienceId = await createAudience(ws);
+    await addMembers(ws, audienceId, { memberIds: ["then-1"] });
+    // An instant between the two adds: the record keeps microseconds, the contract milliseconds.
+    const at = Date.now();
+    while (Date.now() <= at + 1) await new Promise((resolve) => setImmediate(resolve));
+    await addMembers(ws, audienceId, { memberIds: ["later-1"] });
+
+    const then = await runCli(["export", "--audience-id", audienceId, "--as-of", new Date(at).toISOString()], env);
+    expect(then.code).toBe(0);
+    expect(then.stdout.toString()).toBe("id,email,alternativeEmails,firstName,lastName,role,company\nthen-1,,,,,,\n");
+    expect(then.stderr).toContain("Exported 1 member");
+
+    const old = await runCli(["export", "--audience-id", audienceId, "--as-of", "2020-01-01T00:00:00Z"], env);
+    expect(old.code).toBe(4);
+    expect(old.stderr).toContain("history_unavailable: asOf is older than the membership record keeps");
+    expect(old.stdout.length).toBe(0);
   });
 
   it("keys create makes a working key for the workspace with ADMIN_TOKEN, printing it alone on stdout", async () => {

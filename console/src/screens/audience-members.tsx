@@ -3,6 +3,7 @@ import { useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
+import { dayLabel, endOfDay } from "./audience-history.tsx";
 
 const PAGE_SIZE = 20;
 
@@ -10,19 +11,31 @@ const PAGE_SIZE = 20;
  * An audience's members, a page at a time (an audience of a million members is never loaded
  * whole), each one can be taken out by hand: removed, or in an audience with a rule excluded (it
  * stays out while the rule matches it). `leave` is undefined when the audience cannot change.
+ * With `asOf` (a day), a past view: the members at the end of that day, from the membership
+ * record, which nothing on it changes (nor can it be searched).
  */
 export function AudienceMembers({
   audienceId,
   onExplain,
-  leave,
+  leave: canLeave,
+  asOf,
 }: {
   audienceId: string;
   onExplain(id: string): void;
   leave: "Remove" | "Exclude" | undefined;
+  asOf?: string | undefined;
 }) {
   const { $api, workspaceId } = useApi();
-  const [search, setSearch] = useState("");
+  const [typed, setSearch] = useState("");
   const [page, setPage] = useState(FIRST_PAGE);
+  const [pageOf, setPageOf] = useState(asOf);
+  // A page's cursor belongs to its instant: another day starts at the first page.
+  if (pageOf !== asOf) {
+    setPageOf(asOf);
+    setPage(FIRST_PAGE);
+  }
+  const search = asOf ? "" : typed;
+  const leave = asOf ? undefined : canLeave;
   const members = $api.useQuery(
     "get",
     "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members",
@@ -33,6 +46,7 @@ export function AudienceMembers({
           limit: PAGE_SIZE,
           ...(page.after ? { after: page.after } : {}),
           ...(search.trim() ? { search: search.trim() } : {}),
+          ...(asOf ? { asOf: endOfDay(asOf) } : {}),
         },
       },
     },
@@ -41,20 +55,28 @@ export function AudienceMembers({
   const take = $api.useMutation("delete", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members");
   return (
     <section className="panel" aria-labelledby="members-heading">
-      <h2 id="members-heading">Members</h2>
-      <div className="row">
-        <label htmlFor="audience-member-search">Search</label>
-        <input
-          id="audience-member-search"
-          type="search"
-          placeholder="Email or name…"
-          value={search}
-          onChange={(event) => {
-            setSearch(event.target.value);
-            setPage(FIRST_PAGE);
-          }}
-        />
-      </div>
+      <h2 id="members-heading">{asOf ? `Members on ${dayLabel(asOf)}` : "Members"}</h2>
+      {asOf ? (
+        <p className="panel past-view" role="note">
+          <strong>A past view.</strong> These are the members at the end of {dayLabel(asOf)} (UTC)
+          {members.data ? `: ${members.data.totalCount.toLocaleString()} of them` : ""}. Their data are shown as they
+          are now; nothing here can be changed.
+        </p>
+      ) : (
+        <div className="row">
+          <label htmlFor="audience-member-search">Search</label>
+          <input
+            id="audience-member-search"
+            type="search"
+            placeholder="Email or name…"
+            value={search}
+            onChange={(event) => {
+              setSearch(event.target.value);
+              setPage(FIRST_PAGE);
+            }}
+          />
+        </div>
+      )}
       <ErrorNote error={members.error} />
       <ErrorNote error={take.error} />
       {(members.data?.results.length ?? 0) > 0 && (
@@ -72,7 +94,10 @@ export function AudienceMembers({
             <tbody>
               {members.data?.results.map((member) => (
                 <tr key={member.id}>
-                  <td>{member.email ?? <span className="muted">{member.id}</span>}</td>
+                  <td>
+                    {member.email ?? <span className="muted">{member.id}</span>}
+                    {member.deletedAt && <span className="muted"> (deleted since)</span>}
+                  </td>
                   <td data-label="Name">
                     {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
                   </td>

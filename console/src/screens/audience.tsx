@@ -5,6 +5,7 @@ import { RuleBuilder } from "../rules/rule-builder.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { SizeSparkline } from "../ui/size-sparkline.tsx";
 import { AddPeople } from "./audience-add.tsx";
+import { AsOfPicker, SizeByDay } from "./audience-history.tsx";
 import { AudienceMembers } from "./audience-members.tsx";
 import { CsvDownload } from "./csv-download.tsx";
 import { Explanation } from "./explanation.tsx";
@@ -14,6 +15,8 @@ export function AudienceScreen({ id }: { id: string }) {
   const { $api, workspaceId } = useApi();
   const [, navigate] = useLocation();
   const member = new URLSearchParams(useSearch()).get("member") ?? undefined;
+  // A past view of the members: a day (YYYY-MM-DD) whose end they are listed at, or now.
+  const [asOf, setAsOf] = useState<string | undefined>();
   const audience = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
     params: { path: { workspaceId, audienceId: id }, query: { include: "stats" } },
   });
@@ -59,6 +62,7 @@ export function AudienceScreen({ id }: { id: string }) {
         </div>
       )}
       {isArchived && data && <ArchivedNote audienceId={id} name={data.name} />}
+      {data && <SizeByDay audienceId={id} name={data.name} />}
       <div className="columns">
         <div>
           {isArchived === undefined ? null : isArchived ? (
@@ -72,8 +76,10 @@ export function AudienceScreen({ id }: { id: string }) {
           <ExplainForm key={member} member={member} onExplain={explain} />
           {member && <Explanation audienceId={id} memberId={member} />}
           {data && isArchived === false && <AddPeople audienceId={id} name={data.name} />}
+          <AsOfPicker day={asOf} onChange={setAsOf} />
           <AudienceMembers
             audienceId={id}
+            asOf={asOf}
             onExplain={explain}
             leave={data && isArchived === false ? (data.hasRule ? "Exclude" : "Remove") : undefined}
           />

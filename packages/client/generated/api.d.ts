@@ -464,7 +464,10 @@ export interface paths {
          *     cursor of an `asOf` page is valid only for the same `asOf`). Members show their data as it
          *     is now, not as it was. A member deleted since is listed by its id and creation time with
          *     `deletedAt`, `email` null, empty `fields` and no `alternativeEmails`: its data are not kept.
-         *     `search` and the file formats do not combine with `asOf` (400 `invalid_request`).
+         *     `search` does not combine with `asOf` (400 `invalid_request`). The file formats take
+         *     `asOf` too: the same members, with the same horizon and refusals, checked before any byte
+         *     of the file is sent; a member deleted since is a CSV line holding its id alone, an NDJSON
+         *     line with `deletedAt`.
          *
          *     **As a file.** With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is
          *     every member (matching `search`, if given) in one streamed file instead of a page, oldest

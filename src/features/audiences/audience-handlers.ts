@@ -1,6 +1,6 @@
 import type { Handlers } from "../../contract/handler-types.ts";
 import { fileFormat, keyOf, type MemberFiles, sendFile, sentQuery } from "../../platform/http/file-responses.ts";
-import { type AudienceMemberService, asOfInFile } from "./audience-member-service.ts";
+import type { AudienceMemberService } from "./audience-member-service.ts";
 import type { AudienceService } from "./audience-service.ts";
 
 export interface AudienceHandlerDeps {
@@ -45,8 +45,10 @@ export function createAudienceHandlers({ audiences, audienceMembers, memberFiles
       const { workspaceId, audienceId } = request.params;
       const format = fileFormat(request, reply);
       if (!format) return audienceMembers.list(workspaceId, audienceId, request.query);
-      if (request.query.asOf !== undefined) throw asOfInFile();
-      const file = await memberFiles.open(workspaceId, format, { ...sentQuery(request), audienceId }, keyOf(request));
+      const { asOf, ...sent } = sentQuery(request);
+      const bound =
+        asOf === undefined ? undefined : await audienceMembers.fileBound(workspaceId, audienceId, asOf, sent.search);
+      const file = await memberFiles.open(workspaceId, format, { ...sent, audienceId }, keyOf(request), bound);
       return sendFile(reply, format, `members-${audienceId}`, file, memberFiles.writeTimeoutMs);
     },
 

@@ -10,12 +10,6 @@ type Schemas = components["schemas"];
 /** The most members one add or remove request may name, in memberIds and members together. */
 export const MAX_MEMBERS_PER_REQUEST = 10_000;
 
-/** A file of an earlier instant's members is not offered yet: refused before any byte is sent. */
-export const asOfInFile = () =>
-  new BadRequestError("invalid_request", "asOf cannot be combined with a CSV or NDJSON file.", [
-    { pointer: "/query/asOf", message: "cannot be combined with Accept: text/csv or application/x-ndjson" },
-  ]);
-
 export interface AudienceMemberDeps {
   membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
@@ -26,10 +20,18 @@ export interface AudienceMemberDeps {
     audienceId: string,
     query: MemberPageQuery & { asOf: string },
   ) => Promise<Schemas["MemberPage"]>;
+  /** The bound a file of the audience's members at an instant is read before (the history feature's fileBound). */
+  fileBound: (workspaceId: string, audienceId: string, asOf: string, search?: string) => Promise<Date>;
 }
 
 /** Adding, removing and listing the members of one audience. */
-export function createAudienceMemberService({ membership, members, pages, membersAsOf }: AudienceMemberDeps) {
+export function createAudienceMemberService({
+  membership,
+  members,
+  pages,
+  membersAsOf,
+  fileBound,
+}: AudienceMemberDeps) {
   return {
     add(
       workspaceId: string,
@@ -89,6 +91,12 @@ export function createAudienceMemberService({ membership, members, pages, member
         ? pages.list(workspaceId, { ...now, audienceId })
         : membersAsOf(workspaceId, audienceId, { ...now, asOf });
     },
+
+    /**
+     * For a file of the audience's members at `asOf`: the instant checked as a page's is, before
+     * any byte is sent, as the bound the export reads the record before.
+     */
+    fileBound,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   workspaceListing,
 } from "../membership/member-page-repo.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
+import { membersAtSql } from "../membership/transition-repo.ts";
 
 /**
  * The reads of an export: every member of a workspace or of an audience, walked by member number
@@ -26,15 +27,40 @@ export interface SeqRange {
   to: number;
 }
 
-/** What an export holds: the workspace's members, or an audience's, matching a search term if given. */
-export interface Selection {
-  workspaceId: string;
-  audienceId?: string | undefined;
-  search?: string | undefined;
-}
+/**
+ * What an export holds: the workspace's members, or an audience's, matching a search term if
+ * given; or an audience's at an earlier instant (`asOf`, the exclusive bound the membership record
+ * is read before, without a search), from the record.
+ */
+export type Selection =
+  | { workspaceId: string; audienceId?: string | undefined; search?: string | undefined; asOf?: undefined }
+  | { workspaceId: string; audienceId: string; search?: undefined; asOf: Date };
 
-const listingOf = ({ workspaceId, audienceId }: Selection): Listing =>
-  audienceId === undefined ? workspaceListing(workspaceId) : audienceListing(workspaceId, audienceId);
+/** A member of an earlier instant, deleted since: its number, id and creation are all that is kept. */
+export type ExportedMember = MemberRow & { deletedAt?: Date | undefined };
+
+/**
+ * The members of an audience at an instant within one range of numbers, as rows shaped like
+ * members' (`m`): as they are now, or, deleted since, by their id and creation (deleted_members).
+ */
+const recordedListing = (workspaceId: string, audienceId: string, asOf: Date, range: SeqRange): Listing => ({
+  from: Prisma.sql`(
+    SELECT i.seq, coalesce(n.id, d.id) AS id, n.email, coalesce(n.fields, '{}'::jsonb) AS fields,
+      coalesce(n.alternative_emails, '{}'::text[]) AS alternative_emails,
+      coalesce(n.created_at, d.created_at) AS created_at, d.deleted_at
+    FROM (${membersAtSql(workspaceId, audienceId, asOf, range)}) AS i
+    LEFT JOIN members AS n ON n.workspace_id = ${workspaceId} AND n.seq = i.seq
+    LEFT JOIN deleted_members AS d ON d.workspace_id = ${workspaceId} AND d.seq = i.seq AND n.id IS NULL
+  ) AS m`,
+  where: Prisma.sql`true`,
+});
+
+const listingOf = (selection: Selection, range: SeqRange): Listing =>
+  selection.asOf !== undefined
+    ? recordedListing(selection.workspaceId, selection.audienceId, selection.asOf, range)
+    : selection.audienceId === undefined
+      ? workspaceListing(selection.workspaceId)
+      : audienceListing(selection.workspaceId, selection.audienceId);
 
 /**
  * The selection's members within the range (a condition after the listing's). For an audience,
@@ -45,7 +71,7 @@ const listingOf = ({ workspaceId, audienceId }: Selection): Listing =>
  */
 function within(selection: Selection, { from, to }: SeqRange): Prisma.Sql {
   const chunks =
-    selection.audienceId === undefined
+    selection.audienceId === undefined || selection.asOf !== undefined
       ? Prisma.empty
       : Prisma.sql`AND mc.chunk BETWEEN ${Math.floor(from / CHUNK_BITS)}::int AND ${Math.floor((to - 1) / CHUNK_BITS)}::int
           AND m.seq >= mc.chunk * ${CHUNK_BITS}::int AND m.seq < (mc.chunk + 1) * ${CHUNK_BITS}::int`;
@@ -108,7 +134,15 @@ export const memberExportRepo = {
    * audience, the bitset chunks that hold any of its members. Undefined for an audience the
    * workspace does not have (archived ones are read like the others).
    */
-  async segments(db: SqlClient, { workspaceId, audienceId }: Selection): Promise<SeqRange[] | undefined> {
+  async segments(db: SqlClient, { workspaceId, audienceId, asOf }: Selection): Promise<SeqRange[] | undefined> {
+    if (asOf !== undefined) {
+      // The numbers the audience's record holds before the instant (its key's order); the
+      // audience itself was checked with the instant (the history's fileBound).
+      const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
+        SELECT min(t.seq) AS first, max(t.seq) AS last FROM membership_transitions AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.at < ${asOf}::timestamptz`;
+      return row?.first == null || row.last == null ? [] : [{ from: row.first, to: row.last + 1 }];
+    }
     if (audienceId === undefined) {
       const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
         SELECT min(m.seq) AS first, max(m.seq) AS last FROM members AS m WHERE m.workspace_id = ${workspaceId}`;
@@ -130,7 +164,7 @@ export const memberExportRepo = {
 
   /** The custom field keys (not the four named fields) that members of the range have. */
   async fieldKeys(db: SqlClient, selection: Selection, range: SeqRange): Promise<string[]> {
-    const listing = listingOf(selection);
+    const listing = listingOf(selection, range);
     // Members without fields (created from a bare id) are passed over at once; the others' named
     // fields are taken out first: fewer keys to gather, and none from a member without custom fields.
     const [row] = await db.$queryRaw<{ keys: string[] | null }[]>`
@@ -153,7 +187,7 @@ export const memberExportRepo = {
     keys: readonly string[],
     style: CsvStyle,
   ): Promise<string> {
-    const listing = listingOf(selection);
+    const listing = listingOf(selection, range);
     const fields = [...NAMED_FIELDS, ...keys].map(
       (key, i) => Prisma.sql`coalesce(m.fields->>${key}::text, '') AS ${Prisma.raw(`f${i}`)}`,
     );
@@ -168,13 +202,23 @@ export const memberExportRepo = {
     return row?.lines ?? "";
   },
 
-  /** The range's members, in scan order. */
-  async members(db: SqlClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<MemberRow[]> {
-    const listing = listingOf(selection);
-    const [row] = await db.$queryRaw<{ members: string | null }[]>`
-      SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order(ascending)})::text AS members
+  /** The range's members, in scan order; at an earlier instant, with when those deleted since were. */
+  async members(db: SqlClient, selection: Selection, range: SeqRange, ascending: boolean): Promise<ExportedMember[]> {
+    const listing = listingOf(selection, range);
+    const deletions =
+      selection.asOf === undefined
+        ? Prisma.sql`NULL::text`
+        : Prisma.sql`json_agg(floor(extract(epoch FROM m.deleted_at) * 1000) ORDER BY m.seq ${order(ascending)})::text`;
+    const [row] = await db.$queryRaw<{ members: string | null; deletions: string | null }[]>`
+      SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order(ascending)})::text AS members, ${deletions} AS deletions
       FROM ${listing.from} WHERE ${listing.where} AND ${within(selection, range)}`;
-    return membersOfJson(row?.members ?? null);
+    const members = membersOfJson(row?.members ?? null);
+    if (row?.deletions == null) return members;
+    const deletedAt = JSON.parse(row.deletions) as (number | null)[];
+    return members.map((member, i) => {
+      const at = deletedAt[i];
+      return at == null ? member : { ...member, deletedAt: new Date(at) };
+    });
   },
 };
 

@@ -7,7 +7,7 @@ import { keepingReadScope } from "../../platform/db/read-scope.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { toMember } from "../membership/member-view.ts";
 import { exportPlaces, type Place } from "./export-places.ts";
-import type { CsvStyle, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
+import type { CsvStyle, ExportedMember, MemberExportRepo, Selection, SeqRange } from "./export-repo.ts";
 
 export type ExportFormat = "csv" | "ndjson";
 
@@ -114,7 +114,8 @@ async function* inPieces(parts: AsyncIterable<string>, place: Place): AsyncGener
  * Every member of a workspace or of an audience as one file, CSV or NDJSON, streamed: batches are
  * read one statement each as the client takes the file in, so memory stays flat whatever the
  * size. A file is not a snapshot: each batch shows its members as they are when it is read, and
- * members created after the export began are left out.
+ * members created after the export began are left out. A file as of an earlier instant lists
+ * exactly the audience's members then (from the membership record), with their data as it is now.
  */
 export function createMemberExport({
   store,
@@ -152,7 +153,7 @@ export function createMemberExport({
   function ndjson(db: SqlClient, selection: Selection, segments: SeqRange[], ascending: boolean) {
     return readAll(rangesOf(segments, ndjsonBatchSize, ascending), readAhead, async (range) => {
       const rows = await exports.members(db, selection, range, ascending);
-      return rows.length === 0 ? "" : `${rows.map((row) => JSON.stringify(toMember(row))).join("\n")}\n`;
+      return rows.length === 0 ? "" : `${rows.map((row) => JSON.stringify(exported(row))).join("\n")}\n`;
     });
   }
 
@@ -164,9 +165,17 @@ export function createMemberExport({
      * answered; a failure later ends the stream (the client sees a truncated transfer). `keyId`
      * is the API key's: the file holds one of the process's places, and one of the key's, until
      * the stream closes; when none is free it is refused (TooManyExportsError, or a 503) unless a
-     * stalled reader's place can be taken (export-places.ts).
+     * stalled reader's place can be taken (export-places.ts). `asOf`: the audience's members at an
+     * earlier instant instead, the exclusive bound the membership record is read before (the
+     * history's fileBound, which checked the instant and the audience).
      */
-    async open(workspaceId: string, format: ExportFormat, query: MemberExportQuery, keyId: string): Promise<Readable> {
+    async open(
+      workspaceId: string,
+      format: ExportFormat,
+      query: MemberExportQuery,
+      keyId: string,
+      asOf?: Date,
+    ): Promise<Readable> {
       const paging = PAGING.filter((name) => query[name] !== undefined);
       if (paging.length > 0) {
         throw new BadRequestError(
@@ -178,7 +187,10 @@ export function createMemberExport({
       const place = places.take(`${workspaceId}\u0000${keyId}`);
       try {
         const { audienceId } = query;
-        const selection = { workspaceId, audienceId, search: query.search?.trim() || undefined };
+        const selection: Selection =
+          asOf !== undefined && audienceId !== undefined
+            ? { workspaceId, audienceId, asOf }
+            : { workspaceId, audienceId, search: query.search?.trim() || undefined };
         // Its batches are read as the client takes the file in, outside the request: on the
         // replica (or the primary) the request's read scope chose.
         const db = keepingReadScope(store.exportDb);
@@ -206,6 +218,12 @@ export function createMemberExport({
       }
     },
   };
+}
+
+/** A member as a line of NDJSON: deleted since the instant of the file, with when. */
+function exported(row: ExportedMember) {
+  const { deletedAt, ...member } = row;
+  return deletedAt === undefined ? toMember(member) : { ...toMember(member), deletedAt: deletedAt.toISOString() };
 }
 
 export type MemberExport = ReturnType<typeof createMemberExport>;

@@ -1,6 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
+import { membersAtSql } from "../membership/transition-repo.ts";
 
 /** A member as an earlier instant's page lists it: as it is now, or as its deletion left it. */
 export interface RecordedMemberRow extends MemberRow {
@@ -31,18 +32,6 @@ export interface ChangeCounts {
   left: number;
 }
 
-/**
- * The members of one audience at instant `before` (exclusive, a millisecond after the instant
- * asked for): for each member number, its last transition before it, kept if it entered.
- */
-const membersAt = (workspaceId: string, audienceId: string, before: Date) => Prisma.sql`
-  SELECT s.seq FROM (
-    SELECT DISTINCT ON (t.seq) t.seq, t.entered
-    FROM membership_transitions AS t
-    WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.at < ${before}::timestamptz
-    ORDER BY t.seq, t.at DESC
-  ) AS s WHERE s.entered`;
-
 /** The member's row by number: the member, or the record of its deletion. */
 const memberOf = (workspaceId: string, seq: Prisma.Sql) => Prisma.sql`
   LEFT JOIN members AS m ON m.workspace_id = ${workspaceId} AND m.seq = ${seq}
@@ -53,6 +42,15 @@ const memberOf = (workspaceId: string, seq: Prisma.Sql) => Prisma.sql`
  * transition-repo.ts in every membership write) and its purge.
  */
 export const recordRepo = {
+  /** The workspace's record start, undefined when the workspace has no such audience. */
+  async since(db: SqlClient, workspaceId: string, audienceId: string): Promise<Date | undefined> {
+    const [row] = await db.$queryRaw<{ since: Date }[]>`
+      SELECT w.membership_record_since AS since FROM workspaces AS w
+      JOIN audiences AS a ON a.workspace_id = w.workspace_id
+      WHERE w.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
+    return row?.since;
+  },
+
   /**
    * One keyset page (by member number, that is by (createdAt, id)) of the audience's members at
    * an instant, with their exact count and the workspace's record start, in one statement.
@@ -76,7 +74,7 @@ export const recordRepo = {
         : Prisma.sql`EXISTS (SELECT 1 FROM i WHERE ${ascending ? Prisma.sql`i.seq <= ${cursor}` : Prisma.sql`i.seq >= ${cursor}`})`;
     const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const [head] = await db.$queryRaw<{ since: Date | null; total: number; behind: boolean; page: string }[]>`
-      WITH i AS MATERIALIZED (${membersAt(workspaceId, audienceId, query.before)}),
+      WITH i AS MATERIALIZED (${membersAtSql(workspaceId, audienceId, query.before)}),
       p AS (SELECT i.seq FROM i WHERE ${beyond} ORDER BY i.seq ${order} LIMIT ${query.limit + 1})
       SELECT
         (SELECT w.membership_record_since FROM workspaces AS w JOIN audiences AS a ON a.workspace_id = w.workspace_id

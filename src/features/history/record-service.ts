@@ -32,7 +32,7 @@ export interface ChangesQuery {
 
 export interface RecordServiceDeps {
   store: Pick<Store, "db">;
-  record: Pick<RecordRepo, "pageAsOf" | "changes" | "memberAudiencesAsOf">;
+  record: Pick<RecordRepo, "since" | "pageAsOf" | "changes" | "memberAudiencesAsOf">;
   /** MEMBERSHIP_HISTORY_DAYS: how far back the record answers. */
   horizonDays: number;
   /** The current time; a fixed clock in tests. */
@@ -58,14 +58,25 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
   }
 
   return {
+    /**
+     * The bound an export of the audience's members at `asOfText` reads the record before, checked
+     * as a page's is (404 for an unknown audience, 400 history_unavailable, search refused) so that
+     * a file is refused before any byte of it is sent.
+     */
+    async fileBound(workspaceId: string, audienceId: string, asOfText: string, search?: string): Promise<Date> {
+      const now = clock();
+      const asOf = Math.min(queryInstant(asOfText, "asOf") as number, now);
+      if (search !== undefined) throw searchWithAsOf();
+      const since = await record.since(store.db, workspaceId, audienceId);
+      if (since === undefined) throw audienceNotFound(audienceId);
+      checked("asOf", asOf, since, now);
+      return stored(asOf, now);
+    },
+
     async membersAsOf(workspaceId: string, audienceId: string, query: AsOfPageQuery): Promise<Schemas["MemberPage"]> {
       const now = clock();
       const asOf = Math.min(queryInstant(query.asOf, "asOf") as number, now);
-      if (query.search !== undefined) {
-        throw new BadRequestError("invalid_request", "search cannot be combined with asOf.", [
-          { pointer: "/query/search", message: "cannot be combined with asOf" },
-        ]);
-      }
+      if (query.search !== undefined) throw searchWithAsOf();
       if (query.after !== undefined && query.before !== undefined) {
         throw new BadRequestError("invalid_request", "Send either after or before, not both.", [
           { pointer: "/query/before", message: "cannot be combined with after" },
@@ -175,6 +186,11 @@ export function createRecordService({ store, record, horizonDays, clock = Date.n
     },
   };
 }
+
+const searchWithAsOf = () =>
+  new BadRequestError("invalid_request", "search cannot be combined with asOf.", [
+    { pointer: "/query/search", message: "cannot be combined with asOf" },
+  ]);
 
 /**
  * The span a changes cursor was issued for (its scope names the audience and both instants), or

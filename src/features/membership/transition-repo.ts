@@ -1,3 +1,4 @@
+import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { membersOf } from "./member-set.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
@@ -9,6 +10,25 @@ interface Group {
   r: string;
   s: number[];
 }
+
+/**
+ * The member numbers of one audience at instant `before` (exclusive: a millisecond after the
+ * instant asked for), optionally within a range of numbers: for each member number, its last
+ * transition before it, kept if it entered. Read by the history's pages and by exports.
+ */
+export const membersAtSql = (
+  workspaceId: string,
+  audienceId: string,
+  before: Date,
+  range?: { from: number; to: number },
+) => Prisma.sql`
+  SELECT s.seq FROM (
+    SELECT DISTINCT ON (t.seq) t.seq, t.entered
+    FROM membership_transitions AS t
+    WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.at < ${before}::timestamptz
+      ${range === undefined ? Prisma.empty : Prisma.sql`AND t.seq >= ${range.from}::int AND t.seq < ${range.to}::int`}
+    ORDER BY t.seq, t.at DESC
+  ) AS s WHERE s.entered`;
 
 /**
  * The membership record (membership_transitions): every entry into and exit from an audience, one

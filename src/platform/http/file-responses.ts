@@ -19,6 +19,8 @@ export type OpenMemberFile = (
   query: MemberFileQuery,
   /** The API key the request was authenticated with: exports are limited per key. */
   keyId: string,
+  /** An audience's members at an earlier instant: the bound its membership record is read before. */
+  asOf?: Date,
 ) => Promise<Readable>;
 
 /** Member files for the listing handlers (the exports feature). */

@@ -18,6 +18,8 @@ export interface ExportArgs {
   format: ExportFormat;
   /** A file to write instead of stdout. */
   output: string | undefined;
+  /** The audience's members at this earlier instant (ISO 8601) instead of now. */
+  asOf?: string | undefined;
   /** Off a terminal, at most one progress line per interval. */
   intervalMs: number;
 }
@@ -30,7 +32,8 @@ export interface ExportArgs {
 export async function runExport(service: Service, args: ExportArgs, { stdout, stderr }: Terminal): Promise<ExitCode> {
   const audienceId = await requireAudience(service, args.audience);
   const showProgress = args.output !== undefined || stdout.isTTY !== true;
-  const total = showProgress ? await countMembers(service, audienceId) : undefined;
+  const asOf = args.asOf === undefined ? {} : { asOf: args.asOf };
+  const total = showProgress ? await countMembers(service, audienceId, asOf) : undefined;
 
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
@@ -40,7 +43,7 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
   // escaped for spreadsheets would come back with a ' they did not have.
   const request = {
     headers: { accept: EXPORT_FORMATS[args.format] },
-    query: args.format === "csv" ? { csvEscape: "none" } : {},
+    query: args.format === "csv" ? { csvEscape: "none", ...asOf } : asOf,
     signal: interrupt.signal,
   };
   let output: Output | undefined;
@@ -108,8 +111,12 @@ export async function runExport(service: Service, args: ExportArgs, { stdout, st
   }
 }
 
-async function countMembers({ api, config }: Service, audienceId: string | undefined): Promise<number> {
-  const query = { limit: 1 };
+async function countMembers(
+  { api, config }: Service,
+  audienceId: string | undefined,
+  asOf: { asOf?: string },
+): Promise<number> {
+  const query = { limit: 1, ...asOf };
   const page = audienceId
     ? await api.GET("/v0/workspaces/{workspaceId}/audiences/{audienceId}/members", {
         params: { path: { workspaceId: config.workspaceId, audienceId }, query },

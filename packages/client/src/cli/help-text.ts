@@ -26,7 +26,8 @@ make API keys for it.
 
 Usage:
   audience-service import <file.csv> [--audience NAME | --audience-id ID | --activities]
-  audience-service export [--audience NAME | --audience-id ID] [--format csv|ndjson] [--output FILE]
+  audience-service export [--audience NAME | --audience-id ID] [--as-of TIME] [--format csv|ndjson]
+                          [--output FILE]
   audience-service keys create --workspace ID [--name NAME]
   audience-service <command> --help
 
@@ -74,11 +75,18 @@ Writes every member of the audience (or, without an audience, of the workspace) 
 member per line. Progress goes to stderr, and only when the data does not go to the terminal.
 With --output the file appears only once it is complete.
 
+With --as-of, the members the audience had at that earlier instant (a date and time with its
+zone: 2026-11-03T09:00:00Z, or 2026-11-03T10:00:00+01:00), as the server's membership record
+keeps them (MEMBERSHIP_HISTORY_DAYS, 400 days by default; an older instant is refused, naming
+the oldest it keeps). Members show their data as it is now; one deleted since is its id alone
+(CSV) or a line with deletedAt (NDJSON).
+
 Options:
   --audience NAME      the unarchived audience with this name (case-insensitive)
   --audience-id ID     the audience with this id (aud_…), archived or not
   --format FORMAT      csv (default) or ndjson
   -o, --output FILE    write to FILE instead of stdout
+  --as-of TIME         the audience's members at this instant (ISO 8601 with a zone)
 ${COMMON_OPTIONS}
 
 ${ENVIRONMENT}

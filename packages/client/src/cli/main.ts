@@ -22,7 +22,12 @@ const COMMANDS = {
   import: { help: IMPORT_HELP, options: { ...COMMON, activities: { type: "boolean" } } },
   export: {
     help: EXPORT_HELP,
-    options: { ...COMMON, format: { type: "string" }, output: { type: "string", short: "o" } },
+    options: {
+      ...COMMON,
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+      "as-of": { type: "string" },
+    },
   },
   keys: {
     help: KEYS_HELP,
@@ -78,9 +83,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, terminal: Ter
     }
     if (positionals.length > 0) throw usageError(`export takes no file name: use --output (see export --help)`);
     const format = parseFormat(values.format);
+    const asOf = parseAsOf(values["as-of"], audience);
     const config = readConfig(env, values.workspace);
     baseUrl = config.baseUrl;
-    return await runExport(connect(config), { audience, format, output: values.output, intervalMs }, terminal);
+    return await runExport(connect(config), { audience, format, output: values.output, asOf, intervalMs }, terminal);
   } catch (error) {
     const failure = explainFailure(error, baseUrl ?? env.API_URL ?? env.AUDIENCE_SERVICE_URL ?? DEFAULT_URL);
     writeLines(terminal.stderr, `audience-service: ${failure.message}`);
@@ -112,6 +118,19 @@ function parseInterval(text: string | undefined, interactive: boolean): number {
   if (!Number.isFinite(seconds) || seconds <= 0)
     throw usageError(`--interval must be a number of seconds, not "${text}"`);
   return seconds * 1000;
+}
+
+/** A date-time with its zone, as the server reads `asOf`: a bare date or time would be a guess at one. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** --as-of: an audience's members at an earlier instant (only an audience's: the record is kept per audience). */
+function parseAsOf(text: string | undefined, audience: AudienceOption): string | undefined {
+  if (text === undefined) return undefined;
+  if (audience.name === undefined && audience.id === undefined)
+    throw usageError("--as-of needs --audience or --audience-id: the members of an audience at an instant");
+  if (!INSTANT.test(text) || Number.isNaN(Date.parse(text)))
+    throw usageError(`--as-of must be a date and time with a zone, such as 2026-11-03T09:00:00Z, not "${text}"`);
+  return new Date(text).toISOString();
 }
 
 function parseFormat(text: string | undefined): ExportFormat {
