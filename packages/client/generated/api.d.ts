@@ -1573,6 +1573,13 @@ export interface components {
             count: number;
             /** @description The first of them by member number (at most 10). */
             sample: components["schemas"]["MemberId"][];
+            /** @description Only with `include=member`. The members of `sample`, in its order, with their e-mail addresses. */
+            members?: components["schemas"]["SampledMember"][];
+        };
+        SampledMember: {
+            id: components["schemas"]["MemberId"];
+            /** @description Primary e-mail address; null only for a member created from a bare id. */
+            email: string | null;
         };
         NodeCount: {
             /** @description The node, as `invalid_filter` points at one, from the filter ("" is the whole filter). */
@@ -3361,7 +3368,14 @@ export interface operations {
     };
     previewAudienceFilterChange: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `member` adds `members` to `entering` and `leaving`: the sampled members with their
+                 *     e-mail addresses, in the order of `sample`, so that a person can be named without one
+                 *     more request per member. Without it the answer's shape is unchanged.
+                 */
+                include?: "member";
+            };
             header?: {
                 /**
                  * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
