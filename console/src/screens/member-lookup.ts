@@ -1,3 +1,4 @@
+import { useQueries } from "@tanstack/react-query";
 import { useApi } from "../api.tsx";
 
 export interface LookedUp {
@@ -43,4 +44,32 @@ export function useMemberLookup(text: string): LookedUp {
     noSuchEmail: looksLikeEmail && search.data !== undefined && byEmail === undefined && member.isError,
     ready: !looksLikeEmail || byEmail !== undefined || member.isSuccess,
   };
+}
+
+/** The most members a screen reads one by one to name them: beyond it they stay counted, not named. */
+const MOST_NAMED = 50;
+
+/**
+ * The primary e-mail addresses of a few members, by id (null: none; absent: not read, or no such
+ * member now). The API has no read of many members by id, so each is read alone (getMember, kept
+ * in the query cache): only the first MOST_NAMED ids are.
+ */
+export function useMemberEmails(ids: readonly string[]): Map<string, string | null> {
+  const { $api, workspaceId } = useApi();
+  const wanted = [...new Set(ids)].slice(0, MOST_NAMED);
+  const answers = useQueries({
+    queries: wanted.map((memberId) => ({
+      ...$api.queryOptions("get", "/v0/workspaces/{workspaceId}/members/{memberId}", {
+        params: { path: { workspaceId, memberId } },
+      }),
+      retry: false,
+      staleTime: 60_000,
+    })),
+  });
+  const emails = new Map<string, string | null>();
+  answers.forEach((answer, i) => {
+    const id = wanted[i];
+    if (id !== undefined && answer.data) emails.set(id, answer.data.email);
+  });
+  return emails;
 }
