@@ -165,8 +165,12 @@ export const audienceNotFound = (id: string) =>
 export const memberNotFound = (id: string) =>
   new NotFoundError("member_not_found", `No member ${JSON.stringify(id)} in this workspace.`);
 
-export const audienceArchived = (id: string) =>
-  new ConflictError("audience_archived", `Audience ${id} is archived and cannot be changed; restore it first.`);
+/** `name` when the refusing code read the audience: a person knows it by its name, a program by its id. */
+export const audienceArchived = (id: string, name?: string) =>
+  new ConflictError(
+    "audience_archived",
+    `Audience ${name === undefined ? id : `"${name}" (${id})`} is archived and cannot be changed; restore it first.`,
+  );
 
 export const audienceNameTaken = (name: string) =>
   new ConflictError("audience_name_taken", `An audience named "${name}" already exists in this workspace.`);

@@ -26,7 +26,7 @@ describe("archiveAudience", () => {
   });
 
   it("keeps the members and makes the audience read-only", async ({ ws, workspaceId, api }) => {
-    const id = await createAudience(ws);
+    const id = await createAudience(ws, "Summer list");
     const other = await createAudience(ws);
     await addMembers(ws, id, { memberIds: ["a1", "a2"] });
     await archive(ws, id);
@@ -46,6 +46,10 @@ describe("archiveAudience", () => {
     for (const attempt of attempts) {
       expect(attempt.status).toBe(409);
       expect(attempt.code).toBe("audience_archived");
+      // Named as a person knows it, with the id a program reads.
+      expect(attempt.problem?.detail).toBe(
+        `Audience "Summer list" (${id}) is archived and cannot be changed; restore it first.`,
+      );
     }
     expect((await allMemberIds(ws, id)).sort()).toEqual(["a1", "a2"]);
   });

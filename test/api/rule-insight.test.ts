@@ -128,11 +128,13 @@ describe("previewAudienceFilterChange", () => {
       status: 404,
       code: "audience_not_found",
     });
-    const archived = await createAudience(ws);
+    const archived = await createAudience(ws, "Old list");
     await ws.api.DELETE(AUDIENCE, { params: { path: { workspaceId: ws.id, audienceId: archived } } });
-    expect(await rejectionOf(dryRun(ws, archived, scoreAbove60))).toMatchObject({
+    // The detail names the audience as a person knows it, and as a program does.
+    expect((await rejectionOf(dryRun(ws, archived, scoreAbove60))).problem).toMatchObject({
       status: 409,
       code: "audience_archived",
+      detail: `Audience "Old list" (${archived}) is archived and cannot be changed; restore it first.`,
     });
     expect((await rejectionOf(dryRun(ws, a, inA(archived)))).problem).toMatchObject({
       status: 409,

@@ -98,7 +98,7 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
       if (audienceId !== undefined) {
         const audience = await audiences.find(store.db, workspaceId, audienceId);
         if (!audience) throw audienceNotFound(audienceId);
-        if (audience.isArchived) throw audienceArchived(audienceId);
+        if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
       }
       if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
       const id = newId("imp");

@@ -42,7 +42,7 @@ export function createRuleInsight(deps: RuleInsightDeps) {
       const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
       const audience = await audiences.find(store.db, workspaceId, audienceId);
       if (!audience) throw audienceNotFound(audienceId);
-      if (audience.isArchived) throw audienceArchived(audienceId);
+      if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
       await checkRule(workspaceId, audienceId, filter);
       await checkCost(store.db, workspaceId, filter, types, "dryRun");
       const change = await insight.filterChange(store.db, workspaceId, audienceId, filter, {
