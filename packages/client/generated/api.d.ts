@@ -2400,6 +2400,8 @@ export interface components {
             /** @description `imp_…` */
             id: string;
             kind: components["schemas"]["ImportKind"];
+            /** @description The file's name, as given by `createImport`'s `name`; absent for a job uploaded without one. */
+            name?: string;
             /** @description The audience every member of the file joins, if any. */
             audienceId: string | null;
             /**
@@ -5224,6 +5226,12 @@ export interface operations {
                 audienceId?: components["schemas"]["ResourceId"];
                 /** @description What the file's rows are. */
                 kind?: components["schemas"]["ImportKind"];
+                /**
+                 * @description The file's name as a person knows it (e.g. `contacts-november.csv`), kept with the job
+                 *     and answered as its `name`, so that a list of imports says which file each was. The
+                 *     body is the file's bytes alone: without this parameter the job has no name.
+                 */
+                name?: string;
             };
             header?: never;
             path: {
