@@ -96,7 +96,7 @@ describe("restoreAudience", () => {
   it("answers 409 audience_archived when its rule names an archived audience, until that one is restored", async ({
     ws,
   }) => {
-    const named = await createAudience(ws);
+    const named = await createAudience(ws, "Trial users");
     const naming = await createAudience(ws);
     await addMembers(ws, named, { memberIds: ["n1"] });
     await ws.api.PUT(`${AUDIENCE}/filter`, {
@@ -109,7 +109,9 @@ describe("restoreAudience", () => {
     expect(error.status).toBe(409);
     expect(error.code).toBe("audience_archived");
     expect(error.problem?.audienceIds).toEqual([named]);
-    expect(error.problem?.detail).toContain(named);
+    expect(error.problem?.detail).toBe(
+      `The rule of this audience names audience "Trial users" (${named}), which is archived; restore it first.`,
+    );
     expect(await listedIds(ws)).not.toContain(naming);
     await restore(ws, named);
     expect(await restore(ws, naming)).toMatchObject({ id: naming });
