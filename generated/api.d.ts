@@ -1576,6 +1576,13 @@ export interface components {
             count: number;
             /** @description The first of them by member number (at most 10). */
             sample: components["schemas"]["MemberId"][];
+            /** @description Only with `include=member`. The members of `sample`, in its order, with their e-mail addresses. */
+            members?: components["schemas"]["SampledMember"][];
+        };
+        SampledMember: {
+            id: components["schemas"]["MemberId"];
+            /** @description Primary e-mail address; null only for a member created from a bare id. */
+            email: string | null;
         };
         NodeCount: {
             /** @description The node, as `invalid_filter` points at one, from the filter ("" is the whole filter). */
@@ -2396,6 +2403,8 @@ export interface components {
             /** @description `imp_…` */
             id: string;
             kind: components["schemas"]["ImportKind"];
+            /** @description The file's name, as given by `createImport`'s `name`; absent for a job uploaded without one. */
+            name?: string;
             /** @description The audience every member of the file joins, if any. */
             audienceId: string | null;
             /**
@@ -3364,7 +3373,14 @@ export interface operations {
     };
     previewAudienceFilterChange: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `member` adds `members` to `entering` and `leaving`: the sampled members with their
+                 *     e-mail addresses, in the order of `sample`, so that a person can be named without one
+                 *     more request per member. Without it the answer's shape is unchanged.
+                 */
+                include?: "member";
+            };
             header?: {
                 /**
                  * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
@@ -5213,6 +5229,12 @@ export interface operations {
                 audienceId?: components["schemas"]["ResourceId"];
                 /** @description What the file's rows are. */
                 kind?: components["schemas"]["ImportKind"];
+                /**
+                 * @description The file's name as a person knows it (e.g. `contacts-november.csv`), kept with the job
+                 *     and answered as its `name`, so that a list of imports says which file each was. The
+                 *     body is the file's bytes alone: without this parameter the job has no name.
+                 */
+                name?: string;
             };
             header?: never;
             path: {

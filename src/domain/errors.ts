@@ -165,8 +165,24 @@ export const audienceNotFound = (id: string) =>
 export const memberNotFound = (id: string) =>
   new NotFoundError("member_not_found", `No member ${JSON.stringify(id)} in this workspace.`);
 
-export const audienceArchived = (id: string) =>
-  new ConflictError("audience_archived", `Audience ${id} is archived and cannot be changed; restore it first.`);
+/** An audience as a person knows it (its name), with the id a program knows it by: `"Name" (id)`. */
+export const audienceLabel = (id: string, name?: string) => (name === undefined ? id : `"${name}" (${id})`);
+
+/** 409 audience_archived; keeps the audience's name for the callers that word their own detail. */
+export class AudienceArchivedError extends ConflictError {
+  constructor(
+    readonly audienceId: string,
+    readonly audienceName?: string,
+  ) {
+    super(
+      "audience_archived",
+      `Audience ${audienceLabel(audienceId, audienceName)} is archived and cannot be changed; restore it first.`,
+    );
+  }
+}
+
+/** `name` when the refusing code read the audience: a person knows it by its name, a program by its id. */
+export const audienceArchived = (id: string, name?: string) => new AudienceArchivedError(id, name);
 
 export const audienceNameTaken = (name: string) =>
   new ConflictError("audience_name_taken", `An audience named "${name}" already exists in this workspace.`);

@@ -26,7 +26,7 @@ describe("archiveAudience", () => {
   });
 
   it("keeps the members and makes the audience read-only", async ({ ws, workspaceId, api }) => {
-    const id = await createAudience(ws);
+    const id = await createAudience(ws, "Summer list");
     const other = await createAudience(ws);
     await addMembers(ws, id, { memberIds: ["a1", "a2"] });
     await archive(ws, id);
@@ -46,6 +46,10 @@ describe("archiveAudience", () => {
     for (const attempt of attempts) {
       expect(attempt.status).toBe(409);
       expect(attempt.code).toBe("audience_archived");
+      // Named as a person knows it, with the id a program reads.
+      expect(attempt.problem?.detail).toBe(
+        `Audience "Summer list" (${id}) is archived and cannot be changed; restore it first.`,
+      );
     }
     expect((await allMemberIds(ws, id)).sort()).toEqual(["a1", "a2"]);
   });
@@ -92,7 +96,7 @@ describe("restoreAudience", () => {
   it("answers 409 audience_archived when its rule names an archived audience, until that one is restored", async ({
     ws,
   }) => {
-    const named = await createAudience(ws);
+    const named = await createAudience(ws, "Trial users");
     const naming = await createAudience(ws);
     await addMembers(ws, named, { memberIds: ["n1"] });
     await ws.api.PUT(`${AUDIENCE}/filter`, {
@@ -105,7 +109,9 @@ describe("restoreAudience", () => {
     expect(error.status).toBe(409);
     expect(error.code).toBe("audience_archived");
     expect(error.problem?.audienceIds).toEqual([named]);
-    expect(error.problem?.detail).toContain(named);
+    expect(error.problem?.detail).toBe(
+      `The rule of this audience names audience "Trial users" (${named}), which is archived; restore it first.`,
+    );
     expect(await listedIds(ws)).not.toContain(naming);
     await restore(ws, named);
     expect(await restore(ws, naming)).toMatchObject({ id: naming });

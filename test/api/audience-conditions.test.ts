@@ -136,12 +136,12 @@ describe("audience conditions", () => {
     });
     await setFilter(ws, b, inA(a));
     expect((await rejectionOf(setFilter(ws, a, { not: inA(b) }))).code).toBe("filter_cycle");
-    const c = await createAudience(ws);
+    const c = await createAudience(ws, "Last year");
     await archive(ws, c);
     expect((await rejectionOf(setFilter(ws, a, inA(c)))).problem).toMatchObject({
       status: 409,
       code: "audience_archived",
-      detail: `The filter names audience ${c}, which is archived; restore it or name another.`,
+      detail: `The filter names audience "Last year" (${c}), which is archived; restore it or name another.`,
     });
     expect(await ws.api.GET(`${AUDIENCE}/filter`, { params: { path: { workspaceId: ws.id, audienceId: a } } })).toEqual(
       { filter: null, memberCount: 0 },

@@ -34,6 +34,23 @@ describe("import jobs as they run", () => {
     expect(await memberCount(api, ws.id)).toBe(cancelled.created + 1);
   });
 
+  it("keeps the file's name given at upload, and answers none for a job uploaded without one", async ({ ws, api }) => {
+    const named = await ws.api.POST("/v0/workspaces/{workspaceId}/imports", {
+      params: { path: { workspaceId: ws.id }, query: { name: "contacts november.csv" } },
+      body: "email\nada@example.com\n",
+      bodySerializer: (body: unknown) => body as string,
+      headers: { "content-type": "text/csv" },
+    });
+    expect(named.name).toBe("contacts november.csv");
+    expect((await importEnded(ws, named.id)).name).toBe("contacts november.csv");
+    const unnamed = await importCsv(ws, "email\ngrace@example.com\n");
+    expect(unnamed).not.toHaveProperty("name");
+    const { results } = await api.GET("/v0/workspaces/{workspaceId}/imports", {
+      params: { path: { workspaceId: ws.id } },
+    });
+    expect(results.map((job) => job.name)).toEqual([undefined, "contacts november.csv"]);
+  });
+
   it("a job that ended otherwise cannot be cancelled: 409 import_finished", async ({ ws, api }) => {
     const job = await importCsv(ws, "email\nada@example.com\n");
     const refused = await rejectionOf(api.DELETE(JOB, { params: { path: { workspaceId: ws.id, importId: job.id } } }));

@@ -80,6 +80,34 @@ describe("previewAudienceFilterChange", () => {
     );
   });
 
+  it("with include=member, names the sampled members by e-mail in the order of the sample", async ({ ws }) => {
+    const { a } = await buildWorkspace(ws);
+    const narrower: Filter = { all: [{ field: "fields.plan", op: "eq", value: "PRO" }, { not: scoreAbove60 }] };
+    const answer = await ws.api.POST(`${AUDIENCE}/filter/preview`, {
+      params: { path: { workspaceId: ws.id, audienceId: a }, query: { include: "member" } },
+      body: { filter: narrower },
+    });
+    expect(answer).toEqual({
+      memberCount: 3,
+      entering: {
+        count: 2,
+        sample: ["m02", "m05"],
+        members: [
+          { id: "m02", email: null },
+          { id: "m05", email: "five@acme.com" },
+        ],
+      },
+      leaving: {
+        count: 2,
+        sample: ["m03", "m06"],
+        members: [
+          { id: "m03", email: null },
+          { id: "m06", email: null },
+        ],
+      },
+    });
+  });
+
   it("names the first 10 by member number and counts all of them", async ({ ws }) => {
     const ids = Array.from({ length: 12 }, (_, i) => `n${String(i + 1).padStart(2, "0")}`);
     await upsertMembers(
@@ -100,11 +128,13 @@ describe("previewAudienceFilterChange", () => {
       status: 404,
       code: "audience_not_found",
     });
-    const archived = await createAudience(ws);
+    const archived = await createAudience(ws, "Old list");
     await ws.api.DELETE(AUDIENCE, { params: { path: { workspaceId: ws.id, audienceId: archived } } });
-    expect(await rejectionOf(dryRun(ws, archived, scoreAbove60))).toMatchObject({
+    // The detail names the audience as a person knows it, and as a program does.
+    expect((await rejectionOf(dryRun(ws, archived, scoreAbove60))).problem).toMatchObject({
       status: 409,
       code: "audience_archived",
+      detail: `Audience "Old list" (${archived}) is archived and cannot be changed; restore it first.`,
     });
     expect((await rejectionOf(dryRun(ws, a, inA(archived)))).problem).toMatchObject({
       status: 409,

@@ -23,7 +23,7 @@ describe("the Imports screen", () => {
     await page.getByLabel("Add everyone to").selectOption("Newsletter");
     await page.getByRole("button", { name: "Import", exact: true }).click();
 
-    const job = page.getByRole("region", { name: /^Import imp_/ });
+    const job = page.getByRole("region", { name: /^Import of members\.csv \(imp_/ });
     await job.getByText("succeeded").waitFor();
     const progress = job.getByRole("progressbar", { name: "Import progress" });
     expect(await progress.getAttribute("value")).toBe("122");
@@ -41,7 +41,16 @@ describe("the Imports screen", () => {
     const past = page.getByRole("table", { name: "Recent imports" }).getByRole("row").nth(1);
     await expect
       .poll(() => past.getByRole("cell").allTextContents())
-      .toEqual([expect.any(String), "succeeded", "122", "120", "0", "2", expect.stringMatching(/^Details/)]);
+      .toEqual([
+        "members.csv",
+        expect.any(String),
+        "succeeded",
+        "122",
+        "120",
+        "0",
+        "2",
+        expect.stringMatching(/^Details of members\.csv, started /),
+      ]);
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("imports");
@@ -75,7 +84,7 @@ describe("cancelling an import", () => {
       .getByLabel("CSV file", { exact: true })
       .setInputFiles(csvFile("email\nada@example.com\ngrace@example.com\n"));
     await page.getByRole("button", { name: "Import", exact: true }).click();
-    const job = page.getByRole("region", { name: /^Import imp_/ });
+    const job = page.getByRole("region", { name: /^Import of members\.csv \(imp_/ });
     await job.getByText("queued").waitFor();
     expect(await job.getByText("rows read").textContent()).toBe("0 of about 2 rows read");
     await job.getByRole("button", { name: "Cancel import" }).click();
@@ -84,7 +93,7 @@ describe("cancelling an import", () => {
     const progress = job.getByRole("progressbar", { name: "Import progress" });
     expect([await progress.getAttribute("value"), await progress.getAttribute("max")]).toEqual(["0", "2"]);
     const past = page.getByRole("table", { name: "Recent imports" }).getByRole("row").nth(1);
-    await expect.poll(() => past.getByRole("cell").nth(1).textContent()).toBe("cancelled");
+    await expect.poll(() => past.getByRole("cell").nth(2).textContent()).toBe("cancelled");
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("imports-cancelled");
   });

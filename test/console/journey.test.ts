@@ -53,7 +53,7 @@ describe("a new user's first session in the console", () => {
     });
     await page.getByLabel("Add everyone to").selectOption("March import");
     await page.getByRole("button", { name: "Import", exact: true }).click();
-    const job = page.getByRole("region", { name: /^Import imp_/ });
+    const job = page.getByRole("region", { name: /^Import of march\.csv \(imp_/ });
     await job.getByText("succeeded").waitFor({ timeout: 60_000 });
     const progress = job.getByRole("progressbar", { name: "Import progress" });
     expect(await progress.getAttribute("value")).toBe(String(MEMBERS));

@@ -41,7 +41,15 @@ function setUp(row: AudienceRow | null, explained?: ExplainedMemberRow) {
     insight: {
       filterChange: async () => {
         log.push("filterChange");
-        return { memberCount: 1, entering: 1, leaving: 0, enteringSample: ["m1"], leavingSample: [] };
+        return {
+          memberCount: 1,
+          entering: 1,
+          leaving: 0,
+          enteringSample: ["m1"],
+          leavingSample: [],
+          enteringEmails: [null],
+          leavingEmails: [],
+        };
       },
       explained: async () => {
         log.push("explained");

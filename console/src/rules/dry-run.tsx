@@ -1,7 +1,11 @@
+import type { components } from "@audience-service/client";
 import { keepPreviousData } from "@tanstack/react-query";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
+import { MemberName } from "../ui/member-name.tsx";
 import type { Filter } from "./rule-state.ts";
+
+type MemberSample = components["schemas"]["MemberSample"];
 
 /**
  * What saving the rule would do, before saving: the members who would enter and leave (+N/−M,
@@ -17,7 +21,10 @@ export function DryRun(props: {
   const dryRun = $api.useQuery(
     "post",
     "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter/preview",
-    { params: { path: { workspaceId, audienceId: props.audienceId } }, body: props.body ?? { filter: null } },
+    {
+      params: { path: { workspaceId, audienceId: props.audienceId }, query: { include: "member" } },
+      body: props.body ?? { filter: null },
+    },
     { enabled: props.body !== undefined && !props.unchanged, placeholderData: keepPreviousData, retry: false },
   );
   if (props.unchanged) return <p className="muted">The rule as saved.</p>;
@@ -31,21 +38,25 @@ export function DryRun(props: {
         {result.memberCount.toLocaleString()} {result.memberCount === 1 ? "member" : "members"}
         {props.total !== undefined && <span className="muted"> ({props.total.toLocaleString()} match the rule)</span>}.
       </p>
-      <Sample label="Entering, for example" ids={result.entering.sample} audienceId={props.audienceId} />
-      <Sample label="Leaving, for example" ids={result.leaving.sample} audienceId={props.audienceId} />
+      <Sample label="Entering, for example" side={result.entering} audienceId={props.audienceId} />
+      <Sample label="Leaving, for example" side={result.leaving} audienceId={props.audienceId} />
     </div>
   );
 }
 
-function Sample({ label, ids, audienceId }: { label: string; ids: string[]; audienceId: string }) {
-  if (ids.length === 0) return null;
+function Sample({ label, side, audienceId }: { label: string; side: MemberSample; audienceId: string }) {
+  if (side.sample.length === 0) return null;
+  // `members` answers include=member; an id without it is still a member, named by its id.
+  const emails = new Map((side.members ?? []).map((m) => [m.id, m.email]));
   return (
     <p>
       <span className="muted">{label}: </span>
-      {ids.map((id, i) => (
+      {side.sample.map((id, i) => (
         <span key={id}>
           {i > 0 && ", "}
-          <Link href={`/audiences/${audienceId}?member=${encodeURIComponent(id)}`}>{id}</Link>
+          <Link href={`/audiences/${audienceId}?member=${encodeURIComponent(id)}`}>
+            <MemberName id={id} email={emails.get(id)} />
+          </Link>
         </span>
       ))}
     </p>

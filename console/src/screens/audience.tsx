@@ -74,7 +74,7 @@ export function AudienceScreen({ id }: { id: string }) {
         </div>
         <div>
           <ExplainForm key={member} member={member} onExplain={explain} />
-          {member && <Explanation audienceId={id} memberId={member} />}
+          {member && <Explanation audienceId={id} member={member} />}
           {data && isArchived === false && <AddPeople audienceId={id} name={data.name} />}
           <AsOfPicker day={asOf} onChange={setAsOf} />
           <AudienceMembers
@@ -140,7 +140,12 @@ function ExplainForm({ member, onExplain }: { member: string | undefined; onExpl
   return (
     <form className="row" onSubmit={submit}>
       <label htmlFor="explain-member">Why is a member in (or not)?</label>
-      <input id="explain-member" value={text} placeholder="Member id" onChange={(e) => setText(e.target.value)} />
+      <input
+        id="explain-member"
+        value={text}
+        placeholder="E-mail address or member id"
+        onChange={(e) => setText(e.target.value)}
+      />
       <button type="submit" className="quiet">
         Explain
       </button>

@@ -4,8 +4,9 @@ import { Link } from "wouter";
 import { useApi } from "../api.tsx";
 import { useFeedFromNow } from "../feed-refresh.ts";
 import { ErrorNote } from "../ui/error-note.tsx";
-import { audienceOf, eventSummary } from "./event-summary.ts";
+import { audienceOf, eventSummary, membersNamedBy } from "./event-summary.ts";
 import { EVENT_TYPES } from "./event-types.ts";
+import { useMemberEmails } from "./member-lookup.ts";
 import "./tools.css";
 
 /** The most events kept on screen: older ones drop off the end. */
@@ -54,6 +55,10 @@ export function EventsScreen() {
     }
   }
   const shown = type ? events.filter((event) => event.type === type) : events;
+  // Who the newest small changes are about, by e-mail address (the id until it is read, or for a
+  // member without one).
+  const emails = useMemberEmails(shown.flatMap(membersNamedBy));
+  const nameOf = (memberId: string) => emails.get(memberId) ?? memberId;
 
   return (
     <>
@@ -110,7 +115,7 @@ export function EventsScreen() {
                         <Link href={`/audiences/${audienceId}`}>{names.get(audienceId) ?? audienceId}</Link>
                       )}
                     </td>
-                    <td className="summary">{eventSummary(event)}</td>
+                    <td className="summary">{eventSummary(event, nameOf)}</td>
                   </tr>
                 );
               })}

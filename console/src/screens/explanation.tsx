@@ -2,15 +2,23 @@ import { useApi } from "../api.tsx";
 import type { Filter } from "../rules/rule-state.ts";
 import { describeNode, nodeAt } from "../rules/rule-text.ts";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { MemberName } from "../ui/member-name.tsx";
+import { useMemberLookup } from "./member-lookup.ts";
 
-/** Why a member is in the audience or not: by hand, or each node of the rule with what it read of the member. */
-export function Explanation({ audienceId, memberId }: { audienceId: string; memberId: string }) {
+/**
+ * Why a member is in the audience or not: by hand, or each node of the rule with what it read of
+ * the member. `member` is its id or one of its e-mail addresses; the title names it by address.
+ */
+export function Explanation({ audienceId, member }: { audienceId: string; member: string }) {
   const { $api, workspaceId } = useApi();
   const path = { workspaceId, audienceId };
+  const lookedUp = useMemberLookup(member);
+  const memberId = lookedUp.id ?? "";
   const explanation = $api.useQuery(
     "get",
     "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation",
     { params: { path: { ...path, memberId } } },
+    { enabled: lookedUp.ready },
   );
   const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     params: { path },
@@ -23,9 +31,15 @@ export function Explanation({ audienceId, memberId }: { audienceId: string; memb
   return (
     <section className="panel" aria-labelledby="explanation-heading">
       <h2 id="explanation-heading">
-        Why <code>{memberId}</code>
+        Why <MemberName id={lookedUp.id ?? member} email={lookedUp.email} />
       </h2>
-      <ErrorNote error={explanation.error} />
+      {lookedUp.noSuchEmail ? (
+        <p className="error" role="alert">
+          No member has the e-mail address {member}.
+        </p>
+      ) : (
+        <ErrorNote error={explanation.error} />
+      )}
       {data && (
         <>
           <p className={data.isMember ? "good" : "bad"}>

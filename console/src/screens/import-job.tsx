@@ -76,7 +76,10 @@ export function ImportJob({ importId, file }: { importId: string; file?: File | 
   const max = total || (ended ? 1 : undefined);
   return (
     <section className="panel" aria-labelledby="import-job-heading">
-      <h2 id="import-job-heading">Import {importId}</h2>
+      <h2 id="import-job-heading">
+        Import of {data?.name ?? file?.name ?? importId}
+        {(data?.name ?? file?.name) && <small className="muted"> ({importId})</small>}
+      </h2>
       <ErrorNote error={job.error} />
       {data && (
         <>

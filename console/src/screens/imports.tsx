@@ -22,6 +22,7 @@ export function ImportsScreen() {
           <table aria-labelledby="recent-imports-heading" className="stack-table">
             <thead>
               <tr>
+                <th scope="col">File</th>
                 <th scope="col">Started</th>
                 <th scope="col">Status</th>
                 <th scope="col" className="num">
@@ -44,8 +45,11 @@ export function ImportsScreen() {
             <tbody>
               {past.data?.results.map((job) => {
                 const started = new Date(job.createdAt).toLocaleString();
+                // A job uploaded without a name (by another client) is known by its id.
+                const file = job.name ?? job.id;
                 return (
                   <tr key={job.id} className={job.id === followed?.id ? "selected" : ""}>
+                    <td data-label="File">{file}</td>
                     <td data-label="Started">{started}</td>
                     <td data-label="Status" className={`status-${job.status}`}>
                       {job.status}
@@ -65,7 +69,10 @@ export function ImportsScreen() {
                     <td>
                       <button type="button" className="quiet" onClick={() => setFollowed({ id: job.id })}>
                         {isEnded(job.status) ? "Details" : "Follow"}
-                        <span className="visually-hidden"> of the import started {started}</span>
+                        <span className="visually-hidden">
+                          {" "}
+                          of {file}, started {started}
+                        </span>
                       </button>
                     </td>
                   </tr>
@@ -98,7 +105,11 @@ function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
     event.preventDefault();
     if (!file) return;
     upload.mutate({
-      params: { path: { workspaceId }, query: audienceId ? { audienceId } : {} },
+      // The file's name goes with it (the body is its bytes alone), so the job is known by it.
+      params: {
+        path: { workspaceId },
+        query: { name: file.name.slice(0, 255), ...(audienceId ? { audienceId } : {}) },
+      },
       // The file goes as it is, as text/csv: the browser reads it from disk as it sends it.
       body: file as unknown as string,
       bodySerializer: (body: unknown) => body as File,

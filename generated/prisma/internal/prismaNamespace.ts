@@ -2582,6 +2582,7 @@ export const ImportJobScalarFieldEnum = {
   id: 'id',
   audienceId: 'audienceId',
   kind: 'kind',
+  name: 'name',
   status: 'status',
   bytes: 'bytes',
   parts: 'parts',

@@ -346,6 +346,7 @@ export const ImportJobScalarFieldEnum = {
   id: 'id',
   audienceId: 'audienceId',
   kind: 'kind',
+  name: 'name',
   status: 'status',
   bytes: 'bytes',
   parts: 'parts',

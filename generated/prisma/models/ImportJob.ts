@@ -59,6 +59,7 @@ export type ImportJobMinAggregateOutputType = {
   id: string | null
   audienceId: string | null
   kind: string | null
+  name: string | null
   status: string | null
   bytes: bigint | null
   parts: number | null
@@ -83,6 +84,7 @@ export type ImportJobMaxAggregateOutputType = {
   id: string | null
   audienceId: string | null
   kind: string | null
+  name: string | null
   status: string | null
   bytes: bigint | null
   parts: number | null
@@ -107,6 +109,7 @@ export type ImportJobCountAggregateOutputType = {
   id: number
   audienceId: number
   kind: number
+  name: number
   status: number
   bytes: number
   parts: number
@@ -160,6 +163,7 @@ export type ImportJobMinAggregateInputType = {
   id?: true
   audienceId?: true
   kind?: true
+  name?: true
   status?: true
   bytes?: true
   parts?: true
@@ -184,6 +188,7 @@ export type ImportJobMaxAggregateInputType = {
   id?: true
   audienceId?: true
   kind?: true
+  name?: true
   status?: true
   bytes?: true
   parts?: true
@@ -208,6 +213,7 @@ export type ImportJobCountAggregateInputType = {
   id?: true
   audienceId?: true
   kind?: true
+  name?: true
   status?: true
   bytes?: true
   parts?: true
@@ -320,6 +326,7 @@ export type ImportJobGroupByOutputType = {
   id: string
   audienceId: string | null
   kind: string
+  name: string | null
   status: string
   bytes: bigint
   parts: number
@@ -368,6 +375,7 @@ export type ImportJobWhereInput = {
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   kind?: Prisma.StringFilter<"ImportJob"> | string
+  name?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -395,6 +403,7 @@ export type ImportJobOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  name?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -426,6 +435,7 @@ export type ImportJobWhereUniqueInput = Prisma.AtLeast<{
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   kind?: Prisma.StringFilter<"ImportJob"> | string
+  name?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -453,6 +463,7 @@ export type ImportJobOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  name?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -486,6 +497,7 @@ export type ImportJobScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableWithAggregatesFilter<"ImportJob"> | string | null
   kind?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
+  name?: Prisma.StringNullableWithAggregatesFilter<"ImportJob"> | string | null
   status?: Prisma.StringWithAggregatesFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntWithAggregatesFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntWithAggregatesFilter<"ImportJob"> | number
@@ -510,6 +522,7 @@ export type ImportJobCreateInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -537,6 +550,7 @@ export type ImportJobUncheckedCreateInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -562,6 +576,7 @@ export type ImportJobUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -589,6 +604,7 @@ export type ImportJobUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -615,6 +631,7 @@ export type ImportJobCreateManyInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -639,6 +656,7 @@ export type ImportJobUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -664,6 +682,7 @@ export type ImportJobUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -704,6 +723,7 @@ export type ImportJobCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  name?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -742,6 +762,7 @@ export type ImportJobMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  name?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -766,6 +787,7 @@ export type ImportJobMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   audienceId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  name?: Prisma.SortOrder
   status?: Prisma.SortOrder
   bytes?: Prisma.SortOrder
   parts?: Prisma.SortOrder
@@ -863,6 +885,7 @@ export type ImportJobCreateWithoutWorkspaceInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -888,6 +911,7 @@ export type ImportJobUncheckedCreateWithoutWorkspaceInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -943,6 +967,7 @@ export type ImportJobScalarWhereInput = {
   id?: Prisma.StringFilter<"ImportJob"> | string
   audienceId?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   kind?: Prisma.StringFilter<"ImportJob"> | string
+  name?: Prisma.StringNullableFilter<"ImportJob"> | string | null
   status?: Prisma.StringFilter<"ImportJob"> | string
   bytes?: Prisma.BigIntFilter<"ImportJob"> | bigint | number
   parts?: Prisma.IntFilter<"ImportJob"> | number
@@ -967,6 +992,7 @@ export type ImportJobCreateWithoutFilePartsInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -993,6 +1019,7 @@ export type ImportJobUncheckedCreateWithoutFilePartsInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -1033,6 +1060,7 @@ export type ImportJobUpdateWithoutFilePartsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1059,6 +1087,7 @@ export type ImportJobUncheckedUpdateWithoutFilePartsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1083,6 +1112,7 @@ export type ImportJobCreateManyWorkspaceInput = {
   id: string
   audienceId?: string | null
   kind?: string
+  name?: string | null
   status?: string
   bytes?: bigint | number
   parts?: number
@@ -1107,6 +1137,7 @@ export type ImportJobUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1132,6 +1163,7 @@ export type ImportJobUncheckedUpdateWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1157,6 +1189,7 @@ export type ImportJobUncheckedUpdateManyWithoutWorkspaceInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   audienceId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  name?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   bytes?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   parts?: Prisma.IntFieldUpdateOperationsInput | number
@@ -1213,6 +1246,7 @@ export type ImportJobSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   id?: boolean
   audienceId?: boolean
   kind?: boolean
+  name?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1241,6 +1275,7 @@ export type ImportJobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   id?: boolean
   audienceId?: boolean
   kind?: boolean
+  name?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1267,6 +1302,7 @@ export type ImportJobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   id?: boolean
   audienceId?: boolean
   kind?: boolean
+  name?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1293,6 +1329,7 @@ export type ImportJobSelectScalar = {
   id?: boolean
   audienceId?: boolean
   kind?: boolean
+  name?: boolean
   status?: boolean
   bytes?: boolean
   parts?: boolean
@@ -1313,7 +1350,7 @@ export type ImportJobSelectScalar = {
   finishedAt?: boolean
 }
 
-export type ImportJobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "audienceId" | "kind" | "status" | "bytes" | "parts" | "rowsRead" | "created" | "merged" | "unchanged" | "accepted" | "duplicates" | "expired" | "rejected" | "errors" | "failureReason" | "leaseToken" | "leasedUntil" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["importJob"]>
+export type ImportJobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "id" | "audienceId" | "kind" | "name" | "status" | "bytes" | "parts" | "rowsRead" | "created" | "merged" | "unchanged" | "accepted" | "duplicates" | "expired" | "rejected" | "errors" | "failureReason" | "leaseToken" | "leasedUntil" | "createdAt" | "updatedAt" | "finishedAt", ExtArgs["result"]["importJob"]>
 export type ImportJobInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   fileParts?: boolean | Prisma.ImportJob$filePartsArgs<ExtArgs>
@@ -1340,6 +1377,10 @@ export type $ImportJobPayload<ExtArgs extends runtime.Types.Extensions.InternalA
      * What the rows are: 'members' or 'activities'.
      */
     kind: string
+    /**
+     * The uploaded file's name, as the client gave it; null without one.
+     */
+    name: string | null
     status: string
     bytes: bigint
     /**
@@ -1800,6 +1841,7 @@ export interface ImportJobFieldRefs {
   readonly id: Prisma.FieldRef<"ImportJob", 'String'>
   readonly audienceId: Prisma.FieldRef<"ImportJob", 'String'>
   readonly kind: Prisma.FieldRef<"ImportJob", 'String'>
+  readonly name: Prisma.FieldRef<"ImportJob", 'String'>
   readonly status: Prisma.FieldRef<"ImportJob", 'String'>
   readonly bytes: Prisma.FieldRef<"ImportJob", 'BigInt'>
   readonly parts: Prisma.FieldRef<"ImportJob", 'Int'>

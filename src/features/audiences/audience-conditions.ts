@@ -1,4 +1,11 @@
-import { AppError, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
+import {
+  AppError,
+  AudienceArchivedError,
+  audienceLabel,
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+} from "../../domain/errors.ts";
 import type { AudienceRow } from "../membership/audience-repo.ts";
 import type { MembershipWriter } from "../membership/membership-service.ts";
 import { audienceGraph, checkNewRule, MAX_CHAIN, MAX_RULE_REACH } from "../membership/rules/audience-graph.ts";
@@ -12,10 +19,13 @@ const unknownAudience = ({ pointer }: Named) =>
     { pointer, message: "names no audience of this workspace" },
   ]);
 
-const archivedAudience = ({ id }: Named) =>
+/** The name, when the lock that refused it read the audience. */
+const nameIn = (error: unknown) => (error instanceof AudienceArchivedError ? error.audienceName : undefined);
+
+const archivedAudience = ({ id }: Named, name: string | undefined) =>
   new ConflictError(
     "audience_archived",
-    `The filter names audience ${id}, which is archived; restore it or name another.`,
+    `The filter names audience ${audienceLabel(id, name)}, which is archived; restore it or name another.`,
   );
 
 /**
@@ -36,7 +46,7 @@ export async function checkNamedAudiences(w: MembershipWriter, id: string, filte
     // The locks name the audience they refused in their detail.
     const condition = conditions.find((c) => error instanceof AppError && error.detail.includes(c.id));
     if (condition && error instanceof NotFoundError) throw unknownAudience(condition);
-    if (condition && error instanceof ConflictError) throw archivedAudience(condition);
+    if (condition && error instanceof ConflictError) throw archivedAudience(condition, nameIn(error));
     throw error;
   }
   throwChainProblem(problem, conditions);
@@ -70,12 +80,12 @@ export function throwChainProblem(problem: ReturnType<typeof checkNewRule>, cond
 /** A previewed filter names audiences as a saved one would: the workspace's, unarchived. */
 export async function checkPreviewAudiences(
   filter: Filter,
-  find: (id: string) => Promise<Pick<AudienceRow, "isArchived"> | null>,
+  find: (id: string) => Promise<Pick<AudienceRow, "isArchived" | "name"> | null>,
 ): Promise<void> {
   for (const condition of audienceConditions(filter)) {
     const row = await find(condition.id);
     if (!row) throw unknownAudience(condition);
-    if (row.isArchived) throw archivedAudience(condition);
+    if (row.isArchived) throw archivedAudience(condition, row.name);
   }
 }
 
@@ -86,7 +96,7 @@ export async function checkPreviewAudiences(
 export async function checkPreviewRule(
   id: string,
   filter: Filter | null,
-  find: (id: string) => Promise<Pick<AudienceRow, "isArchived"> | null>,
+  find: (id: string) => Promise<Pick<AudienceRow, "isArchived" | "name"> | null>,
   rules: () => Promise<{ id: string; filter: Filter | null }[]>,
 ): Promise<void> {
   if (filter === null) return;
@@ -158,7 +168,7 @@ export async function checkRestoredRule(w: MembershipWriter, filter: Filter | nu
     if (archived === undefined) throw error;
     throw new ConflictError(
       "audience_archived",
-      `The rule of this audience names audience ${archived}, which is archived; restore ${archived} first.`,
+      `The rule of this audience names audience ${audienceLabel(archived, nameIn(error))}, which is archived; restore it first.`,
       { audienceIds: [archived] },
     );
   }

@@ -26,6 +26,8 @@ export interface ImportRow {
   rejected: number;
   errors: ImportError[];
   failureReason: string | null;
+  /** The file's name, as the client gave it. */
+  name: string | null;
   createdAt: Date;
   finishedAt: Date | null;
 }
@@ -54,7 +56,7 @@ export interface Lease {
 
 const COLUMNS =
   Prisma.raw(`id, kind, audience_id AS "audienceId", status, bytes::float8 AS bytes, rows_read AS "rowsRead",
-  created, merged, unchanged, accepted, duplicates, expired, rejected, errors, failure_reason AS "failureReason", created_at AS "createdAt",
+  created, merged, unchanged, accepted, duplicates, expired, rejected, errors, failure_reason AS "failureReason", name, created_at AS "createdAt",
   finished_at AS "finishedAt"`);
 
 // clock_timestamp, not now(): a chunk's transaction can outlast the lease it renews, and now() is
@@ -72,14 +74,14 @@ export const importRepo = {
    */
   async begin(
     tx: SqlClient,
-    job: { workspaceId: string; id: string; kind: ImportKind; audienceId: string | null },
+    job: { workspaceId: string; id: string; kind: ImportKind; audienceId: string | null; name: string | null },
     limit: number,
   ): Promise<boolean> {
-    const { workspaceId, id, kind, audienceId } = job;
+    const { workspaceId, id, kind, audienceId, name } = job;
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`import uploads ${workspaceId}`}, 0))`;
     const inserted = await tx.$executeRaw`
-      INSERT INTO import_jobs (workspace_id, id, kind, audience_id)
-      SELECT ${workspaceId}, ${id}, ${kind}, ${audienceId}
+      INSERT INTO import_jobs (workspace_id, id, kind, audience_id, name)
+      SELECT ${workspaceId}, ${id}, ${kind}, ${audienceId}, ${name}
       WHERE (SELECT count(*) FROM import_jobs
              WHERE workspace_id = ${workspaceId} AND status IN ('uploading', 'queued', 'running')) < ${limit}`;
     return inserted > 0;

@@ -36,8 +36,10 @@ export interface ImportServiceDeps {
   queued: () => void;
 }
 
-export const toImport = (row: ImportRow): Import => ({
+/** A job without a name answers none: its shape is the one clients knew before names existed. */
+export const toImport = ({ name, ...row }: ImportRow): Import => ({
   ...row,
+  ...(name === null ? {} : { name }),
   createdAt: row.createdAt.toISOString(),
   finishedAt: row.finishedAt?.toISOString() ?? null,
 });
@@ -85,11 +87,11 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
      */
     async create(
       workspaceId: string,
-      query: { audienceId?: string | undefined; kind?: ImportKind | undefined },
+      query: { audienceId?: string | undefined; kind?: ImportKind | undefined; name?: string | undefined },
       body: AsyncIterable<Uint8Array>,
       declaredBytes: number | undefined,
     ): Promise<Import> {
-      const { audienceId, kind = "members" } = query;
+      const { audienceId, kind = "members", name = null } = query;
       if (audienceId !== undefined && kind === "activities") {
         throw new BadRequestError("invalid_request", "An import of activities takes no audienceId.", [
           { pointer: "/query/audienceId", message: "is not taken with kind=activities" },
@@ -98,12 +100,12 @@ export function createImportService({ store, imports, audiences, maxBytes, queue
       if (audienceId !== undefined) {
         const audience = await audiences.find(store.db, workspaceId, audienceId);
         if (!audience) throw audienceNotFound(audienceId);
-        if (audience.isArchived) throw audienceArchived(audienceId);
+        if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
       }
       if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge();
       const id = newId("imp");
       const begun = await store.transaction((tx) =>
-        imports.begin(tx, { workspaceId, id, kind, audienceId: audienceId ?? null }, MAX_UNFINISHED_IMPORTS),
+        imports.begin(tx, { workspaceId, id, kind, audienceId: audienceId ?? null, name }, MAX_UNFINISHED_IMPORTS),
       );
       if (!begun) {
         throw new ConflictError(

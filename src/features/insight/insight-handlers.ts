@@ -11,7 +11,12 @@ export interface InsightHandlerDeps {
 export function createInsightHandlers({ ruleInsight, sizeInsight }: InsightHandlerDeps) {
   return {
     previewAudienceFilterChange: (request) =>
-      ruleInsight.previewChange(request.params.workspaceId, request.params.audienceId, request.body.filter),
+      ruleInsight.previewChange(
+        request.params.workspaceId,
+        request.params.audienceId,
+        request.body.filter,
+        request.query?.include,
+      ),
     explainMembership: (request) =>
       ruleInsight.explain(request.params.workspaceId, request.params.audienceId, request.params.memberId),
     audienceOverlap: (request) => sizeInsight.overlap(request.params.workspaceId, request.body.audienceIds),

@@ -36,12 +36,13 @@ export function createRuleInsight(deps: RuleInsightDeps) {
       workspaceId: string,
       audienceId: string,
       rawFilter: unknown,
+      include?: "member",
     ): Promise<Schemas["FilterChangePreview"]> {
       const types = await fieldTypes.types(store.db, workspaceId);
       const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
       const audience = await audiences.find(store.db, workspaceId, audienceId);
       if (!audience) throw audienceNotFound(audienceId);
-      if (audience.isArchived) throw audienceArchived(audienceId);
+      if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
       await checkRule(workspaceId, audienceId, filter);
       await checkCost(store.db, workspaceId, filter, types, "dryRun");
       const change = await insight.filterChange(store.db, workspaceId, audienceId, filter, {
@@ -50,10 +51,14 @@ export function createRuleInsight(deps: RuleInsightDeps) {
         workspaceId,
         activityRetentionDays,
       });
+      const side = (count: number, sample: string[], emails: (string | null)[]): Schemas["MemberSample"] =>
+        include === "member"
+          ? { count, sample, members: sample.map((id, i) => ({ id, email: emails[i] ?? null })) }
+          : { count, sample };
       return {
         memberCount: change.memberCount,
-        entering: { count: change.entering, sample: change.enteringSample },
-        leaving: { count: change.leaving, sample: change.leavingSample },
+        entering: side(change.entering, change.enteringSample, change.enteringEmails),
+        leaving: side(change.leaving, change.leavingSample, change.leavingEmails),
       };
     },
 

@@ -61,7 +61,7 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     async writable(id: string): Promise<AudienceRow> {
       const row = await audience(id);
       if (!row) throw audienceNotFound(id);
-      if (row.isArchived) throw audienceArchived(id);
+      if (row.isArchived) throw audienceArchived(id, row.name);
       return row;
     },
 
@@ -79,7 +79,7 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
       for (const id of ids) {
         const source = byId.get(id);
         if (!source) throw audienceNotFound(id);
-        if (source.isArchived) throw audienceArchived(id);
+        if (source.isArchived) throw audienceArchived(id, source.name);
       }
       return byId;
     },

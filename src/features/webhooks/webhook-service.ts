@@ -69,7 +69,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     for (const id of audienceIds ?? []) {
       const audience = await deps.audiences.find(store.db, workspaceId, id);
       if (!audience) throw audienceNotFound(id);
-      if (audience.isArchived) throw audienceArchived(id);
+      if (audience.isArchived) throw audienceArchived(id, audience.name);
     }
   }
 

@@ -17,6 +17,9 @@ export interface FilterChangeRow {
   leaving: number;
   enteringSample: string[];
   leavingSample: string[];
+  /** The e-mail addresses of each sample, in its order (null for a member without one). */
+  enteringEmails: (string | null)[];
+  leavingEmails: (string | null)[];
 }
 
 export interface ExplainedMemberRow extends MemberRow {
@@ -28,9 +31,9 @@ export interface ExplainedMemberRow extends MemberRow {
   inAudiences: string[];
 }
 
-/** The first members (by number) of a set of chunks `source` (rows chunk, bits), as their ids. */
-const firstIds = (workspaceId: string, source: string) => Prisma.sql`ARRAY(
-  SELECT m.id FROM (
+/** The first members (by number) of a set of chunks `source` (rows chunk, bits), as `column`. */
+const firstMembers = (workspaceId: string, source: string, column: "id" | "email") => Prisma.sql`ARRAY(
+  SELECT m.${Prisma.raw(column)} FROM (
     SELECT c.chunk * ${Prisma.raw(String(CHUNK_BITS))} + b.i AS seq
     FROM (SELECT chunk, bits FROM ${Prisma.raw(source)} WHERE bits <> ${NO_BITS} ORDER BY chunk LIMIT ${SAMPLE}) AS c
     CROSS JOIN LATERAL (
@@ -80,8 +83,10 @@ export const ruleInsightRepo = {
       SELECT (SELECT coalesce(sum(bit_count(new)), 0)::int FROM d) AS "memberCount",
              (SELECT coalesce(sum(bit_count(bits)), 0)::int FROM entering) AS entering,
              (SELECT coalesce(sum(bit_count(bits)), 0)::int FROM leaving) AS leaving,
-             ${firstIds(workspaceId, "entering")} AS "enteringSample",
-             ${firstIds(workspaceId, "leaving")} AS "leavingSample"`;
+             ${firstMembers(workspaceId, "entering", "id")} AS "enteringSample",
+             ${firstMembers(workspaceId, "leaving", "id")} AS "leavingSample",
+             ${firstMembers(workspaceId, "entering", "email")} AS "enteringEmails",
+             ${firstMembers(workspaceId, "leaving", "email")} AS "leavingEmails"`;
     return row as FilterChangeRow;
   },
 
