@@ -5,7 +5,7 @@ import { ApiProvider, useApi } from "./api.tsx";
 import { useFeedRefresh } from "./feed-refresh.ts";
 import { AudienceScreen } from "./screens/audience.tsx";
 import { AudiencesScreen } from "./screens/audiences.tsx";
-import { EventsScreen } from "./screens/events.tsx";
+import { EventsScreen } from "./screens/events/events.tsx";
 import { FieldsScreen } from "./screens/fields.tsx";
 import { ImportsScreen } from "./screens/imports.tsx";
 import { MembersScreen } from "./screens/members.tsx";

@@ -2,7 +2,7 @@ import type { components } from "@audience-service/client";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../../api.tsx";
 import { ErrorNote } from "../../ui/error-note.tsx";
-import { EVENT_TYPES } from "../event-types.ts";
+import { EVENT_TYPES } from "../events/event-types.ts";
 
 type Webhook = components["schemas"]["Webhook"];
 type EventType = components["schemas"]["EventType"];

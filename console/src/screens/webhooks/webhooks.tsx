@@ -3,7 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../../api.tsx";
 import { ErrorNote } from "../../ui/error-note.tsx";
-import { EVENT_TYPES } from "../event-types.ts";
+import { EVENT_TYPES } from "../events/event-types.ts";
 import "../tools.css";
 import { DeliveryLog } from "./webhook-deliveries.tsx";
 import { WebhookEditor } from "./webhook-edit.tsx";

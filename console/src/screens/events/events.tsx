@@ -1,13 +1,13 @@
 import type { Event, EventType } from "@audience-service/client";
 import { useState } from "react";
 import { Link } from "wouter";
-import { useApi } from "../api.tsx";
-import { useFeedFromNow } from "../feed-refresh.ts";
-import { ErrorNote } from "../ui/error-note.tsx";
+import { useApi } from "../../api.tsx";
+import { useFeedFromNow } from "../../feed-refresh.ts";
+import { ErrorNote } from "../../ui/error-note.tsx";
+import { useMemberEmails } from "../member-lookup.ts";
 import { audienceOf, eventSummary, membersNamedBy } from "./event-summary.ts";
 import { EVENT_TYPES } from "./event-types.ts";
-import { useMemberEmails } from "./member-lookup.ts";
-import "./tools.css";
+import "../tools.css";
 
 /** The most events kept on screen: older ones drop off the end. */
 const MAX_ROWS = 200;
