@@ -82,18 +82,20 @@ describe("managing a webhook by hand", () => {
     // A test whose first attempt fails waits an hour for the next: the webhook shows as failing,
     // and Retry now delivers it at once once the receiver is fixed.
     await row.getByRole("button", { name: `Send test to ${receiver.url}` }).click();
-    await expect.poll(() => row.getByRole("cell").nth(1).textContent()).toMatch(/^failing since /);
+    // The attempt is the deliverer's, in the background, and the screen learns of it on its next read.
+    const delivered = { timeout: 20_000, interval: 100 };
+    await expect.poll(() => row.getByRole("cell").nth(1).textContent(), delivered).toMatch(/^failing since /);
     const delivery = page
       .getByRole("table", { name: `Deliveries to ${receiver.url}` })
       .getByRole("row")
       .nth(1);
-    await expect.poll(() => delivery.getByRole("cell").nth(3).textContent()).toBe("1");
+    await expect.poll(() => delivery.getByRole("cell").nth(3).textContent(), delivered).toBe("1");
     expect(await delivery.getByRole("cell").nth(2).textContent()).toMatch(/^pendingnext /);
     receiver.state.status = 204;
     await delivery.getByRole("button", { name: /^Retry now webhook.test/ }).click();
-    await expect.poll(() => delivery.getByRole("cell").nth(2).textContent()).toBe("succeeded");
+    await expect.poll(() => delivery.getByRole("cell").nth(2).textContent(), delivered).toBe("succeeded");
     expect(receiver.state.received).toBe(2);
-    await expect.poll(() => row.getByRole("cell").nth(1).textContent()).toBe("enabled");
+    await expect.poll(() => row.getByRole("cell").nth(1).textContent(), delivered).toBe("enabled");
     await c.screenshot("webhook-retried");
 
     // Deleted after a second click that says what goes with it.
