@@ -12,16 +12,10 @@ import { createActivityService } from "../../src/features/activities/activity-se
 import { createIngestCheck } from "../../src/features/activities/ingest-check.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { activityRepo } from "../../src/features/membership/activity-repo.ts";
-import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
-import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
-import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
-import { createMembershipService } from "../../src/features/membership/membership-service.ts";
-import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
-import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
-import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
+import { storeMembership } from "../support/store-membership.ts";
 
 const DAY = 86_400_000;
 const RETENTION_DAYS = 400;
@@ -39,16 +33,7 @@ describe("activity partitions and the retention", () => {
   it("keeps exactly the activities within the retention as months are created and dropped", async () => {
     let now = Date.UTC(2026, 10, 15, 12);
     const clock = () => now;
-    const membership = createMembershipService({
-      store,
-      locks: lockRepo,
-      sets: membershipRepo,
-      rules: ruleRepo,
-      members: memberRepo,
-      audiences: audienceRepo,
-      fieldTypes: fieldTypeRepo,
-      activities: activityRuleRepo,
-      events: { record: async () => {}, committed: () => {} },
+    const membership = storeMembership(store, {
       history: { record: async () => {} },
       transitions: { record: async () => undefined },
       clock,

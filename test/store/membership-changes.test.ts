@@ -16,26 +16,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { recordRepo } from "../../src/features/history/record-repo.ts";
-import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { activityRepo } from "../../src/features/membership/activity-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
-import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
-import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
-import {
-  createMembershipService,
-  type EventSink,
-  type MembershipService,
-} from "../../src/features/membership/membership-service.ts";
-import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
+import type { EventSink, MembershipService } from "../../src/features/membership/membership-service.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
-import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
-import { transitionRepo } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
+import { storeMembership } from "../support/store-membership.ts";
 import { fakeMembership } from "../unit/fakes/fake-stores.ts";
 import {
   AUDIENCES,
@@ -309,20 +300,10 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
   const names = new Map<number, string>();
   const seen: Seen = [];
   let now = START;
-  const membership = createMembershipService({
-    store,
-    locks: lockRepo,
-    sets: membershipRepo,
-    rules: ruleRepo,
-    members: memberRepo,
-    audiences: audienceRepo,
-    fieldTypes: fieldTypeRepo,
-    activities: activityRuleRepo,
+  const membership = storeMembership(store, {
     activityRetentionDays: RETENTION_DAYS,
     clock: () => now,
     events: recorder(() => (seq) => names.get(seq) as string, seen),
-    history: historyRepo,
-    transitions: transitionRepo,
   });
   const data = (fields: Data) => ({ email: null, fields, alternativeEmails: [] });
   const world: World = {

@@ -6,21 +6,16 @@
 // On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
-import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
-import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membersOf } from "../../src/features/membership/member-set.ts";
-import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
-import { createMembershipService, type EventSink } from "../../src/features/membership/membership-service.ts";
-import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
+import type { EventSink } from "../../src/features/membership/membership-service.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
-import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
-import { transitionRepo } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
+import { storeMembership } from "../support/store-membership.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -51,20 +46,7 @@ describe("relative-time rules and the clock", () => {
       },
       committed: () => {},
     };
-    const membership = createMembershipService({
-      store,
-      locks: lockRepo,
-      sets: membershipRepo,
-      rules: ruleRepo,
-      members: memberRepo,
-      audiences: audienceRepo,
-      fieldTypes: fieldTypeRepo,
-      activities: activityRuleRepo,
-      events,
-      history: historyRepo,
-      transitions: transitionRepo,
-      clock: () => now,
-    });
+    const membership = storeMembership(store, { events, clock: () => now });
     const dates: Record<string, string> = {
       leavesFirst: iso(t0 - 29.5 * DAY),
       alreadyOut: iso(t0 - 31 * DAY),

@@ -1,9 +1,10 @@
+import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
+import { storeMembership } from "../../../test/support/store-membership.ts";
 import type { Client } from "../http.ts";
 import { type RawDb, timed } from "../raw.ts";
 import { asInput, DAY, type Entry, rawInsert } from "./activity-data.ts";
-import { clockMembership } from "./clock-membership.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished } from "./scenario-context.ts";
 
@@ -69,7 +70,12 @@ export async function activityClock(ctx: Context, store: Store, setting: ClockSe
   const idleTicks = ctx.opts.quick ? 5 : 15;
   const crossingTicks = ctx.opts.quick ? 2 : 5;
   let now = Date.now();
-  const membership = clockMembership(store, () => now, RETENTION_DAYS);
+  const membership = storeMembership(store, {
+    clock: () => now,
+    activityRetentionDays: RETENTION_DAYS,
+    // The server's event workers publish the outbox; this process has none to wake.
+    events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
+  });
   const tick = async (at: number) => {
     const rawMs = await timed(() => rawRanges(ctx.raw, workspaceId, rangesOf(now, at, typeId)));
     now = at;

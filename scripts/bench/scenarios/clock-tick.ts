@@ -1,7 +1,8 @@
+import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
+import { storeMembership } from "../../../test/support/store-membership.ts";
 import { type RawDb, timed } from "../raw.ts";
-import { clockMembership } from "./clock-membership.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished, type StoreWriter } from "./scenario-context.ts";
 
@@ -116,7 +117,11 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
   await ctx.analyze();
 
   let now = Date.now();
-  const membership = clockMembership(store, () => now);
+  const membership = storeMembership(store, {
+    clock: () => now,
+    // The server's event workers publish the outbox; this process has none to wake.
+    events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
+  });
   /** A tick at `at`, beside the raw reads of its ranges (the raw first, as elsewhere), timed. */
   const tick = async (at: number) => {
     const rawMs = await timed(() => rawRanges(ctx.raw, workspace.id, now, at));
