@@ -1,7 +1,13 @@
-// Exports of an audience's members at an earlier instant (issue 49): the same members as the page
+// Exports of an audience's members at an earlier instant: the same members as the page
 // asOf the same instant, as CSV and NDJSON, with the page's horizon and refusals, on both stores.
 import { describe, expect } from "vitest";
-import { addMembers, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
+import {
+  addMembers,
+  createAudience,
+  instantBetweenWrites,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 import { urlOf } from "../support/live-server.ts";
 import { csvRows, download, ndjsonMembers } from "../support/member-files.ts";
@@ -15,23 +21,16 @@ const file = (server: { baseUrl: string }, ws: TestWorkspace, audienceId: string
 const pageAsOf = (ws: TestWorkspace, audienceId: string, asOf: string, sortDirection: "ASC" | "DESC") =>
   ws.api.GET(MEMBERS, { params: { path: { workspaceId: ws.id, audienceId }, query: { asOf, sortDirection } } });
 
-/** An instant between two writes (as in membership-history.test.ts): the record keeps microseconds. */
-async function instant(): Promise<string> {
-  const at = Date.now();
-  while (Date.now() <= at + 1) await new Promise((resolve) => setImmediate(resolve));
-  return new Date(at).toISOString();
-}
-
 /** m1 (with data) and m2 in, then m1 out and m3 in, then m2 deleted: the instants between. */
 async function story(ws: TestWorkspace) {
   const audienceId = await createAudience(ws);
-  const t0 = await instant();
+  const t0 = await instantBetweenWrites();
   await upsertMembers(ws, [{ id: "m1", email: "m1@example.com", fields: { firstName: "Ada", plan: "=pro" } }]);
   await addMembers(ws, audienceId, { memberIds: ["m1", "m2"] });
-  const t1 = await instant();
+  const t1 = await instantBetweenWrites();
   await ws.api.DELETE(MEMBERS, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds: ["m1"] } });
   await addMembers(ws, audienceId, { memberIds: ["m3"] });
-  const t2 = await instant();
+  const t2 = await instantBetweenWrites();
   await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
     params: { path: { workspaceId: ws.id } },
     body: { memberIds: ["m2"] },

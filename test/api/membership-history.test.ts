@@ -2,7 +2,13 @@
 // members who entered and left between two, a member's audiences at an instant, on both stores.
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
-import { addMembers, createAudience, type TestWorkspace, upsertMembers } from "../support/factories.ts";
+import {
+  addMembers,
+  createAudience,
+  instantBetweenWrites,
+  type TestWorkspace,
+  upsertMembers,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
 const AUDIENCE = "/v0/workspaces/{workspaceId}/audiences/{audienceId}";
@@ -36,29 +42,18 @@ const deleteMembers = (ws: TestWorkspace, memberIds: string[]) =>
     body: { memberIds },
   });
 
-/**
- * An instant between two writes: the last write committed before it, and the next one, started
- * after the clock has passed it by a millisecond, is recorded after it (the record keeps
- * microseconds, the contract milliseconds).
- */
-async function instant(): Promise<string> {
-  const at = Date.now();
-  while (Date.now() <= at + 1) await new Promise((resolve) => setImmediate(resolve));
-  return new Date(at).toISOString();
-}
-
 /** m1 and m2 in, then m1 out and m3 in, then m2 deleted: the instants between. */
 async function story(ws: TestWorkspace) {
   const audienceId = await createAudience(ws);
-  const t0 = await instant();
+  const t0 = await instantBetweenWrites();
   await upsertMembers(ws, [{ id: "m1", email: "m1@example.com" }]);
   await addMembers(ws, audienceId, { memberIds: ["m1", "m2"] });
-  const t1 = await instant();
+  const t1 = await instantBetweenWrites();
   await remove(ws, audienceId, ["m1"]);
   await addMembers(ws, audienceId, { memberIds: ["m3"] });
-  const t2 = await instant();
+  const t2 = await instantBetweenWrites();
   await deleteMembers(ws, ["m2"]);
-  const t3 = await instant();
+  const t3 = await instantBetweenWrites();
   return { audienceId, t0, t1, t2, t3 };
 }
 
@@ -91,7 +86,7 @@ describe("listAudienceMembers asOf", () => {
   it("pages forwards and backwards with cursors of the same instant", async ({ ws }) => {
     const audienceId = await createAudience(ws);
     await addMembers(ws, audienceId, { memberIds: ["a1", "a2", "a3", "a4", "a5"] });
-    const t = await instant();
+    const t = await instantBetweenWrites();
     await remove(ws, audienceId, ["a2", "a3", "a4", "a5"]);
     const first = await membersAsOf(ws, audienceId, { asOf: t, limit: 2, sortDirection: "ASC" });
     expect(first.results.map((m) => m.id)).toEqual(["a1", "a2"]);
@@ -188,9 +183,9 @@ describe("listAudienceChanges", () => {
 
   it("pages with cursors of the same span", async ({ ws }) => {
     const audienceId = await createAudience(ws);
-    const from = await instant();
+    const from = await instantBetweenWrites();
     await addMembers(ws, audienceId, { memberIds: ["c1", "c2", "c3"] });
-    const to = await instant();
+    const to = await instantBetweenWrites();
     const first = await changes(ws, audienceId, { from, to, limit: 2 });
     expect(first.results.map((c) => c.memberId)).toEqual(["c1", "c2"]);
     expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
@@ -226,7 +221,7 @@ describe("listMemberAudiences asOf", () => {
       params: { path: { workspaceId: ws.id, audienceId: ruled } },
       body: { filter: { field: "email", op: "contains", value: "m1@" } },
     });
-    const now = await instant();
+    const now = await instantBetweenWrites();
     expect((await audiencesAsOf(ws, "m1", t1)).results.map((a) => [a.id, a.reason])).toEqual([[audienceId, "manual"]]);
     expect((await audiencesAsOf(ws, "m1", t2)).results).toEqual([]);
     const later = await audiencesAsOf(ws, "m1", now);

@@ -74,3 +74,14 @@ export async function allMemberIds(ws: TestWorkspace, audienceId: string): Promi
   }
   return ids;
 }
+
+/**
+ * An instant between two writes: the last write committed before it, and the next one, started
+ * after the clock has passed it by a millisecond, is recorded after it (the membership record
+ * keeps microseconds, the contract milliseconds).
+ */
+export async function instantBetweenWrites(): Promise<string> {
+  const at = Date.now();
+  while (Date.now() <= at + 1) await new Promise((resolve) => setImmediate(resolve));
+  return new Date(at).toISOString();
+}
