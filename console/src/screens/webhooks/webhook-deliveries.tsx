@@ -33,12 +33,15 @@ export function DeliveryLog({ webhook }: { webhook: Webhook }) {
   );
   const deliveries = log.data?.results ?? [];
   const queryClient = useQueryClient();
-  const states = deliveries.map((delivery) => `${delivery.status}:${delivery.attempts}`).join();
+  const read = deliveries.length > 0 ? log.dataUpdatedAt : 0;
   useEffect(() => {
     // Each attempt can change its webhook's state (failing since…, even while the delivery is
-    // still pending its next attempt): refetch the list of webhooks.
-    if (states) void queryClient.invalidateQueries({ queryKey: ["get", "/v0/workspaces/{workspaceId}/webhooks"] });
-  }, [states, queryClient]);
+    // still pending its next attempt). An attempt is counted when the deliverer claims it and its
+    // outcome, with the webhook's state, is recorded when it ends: the list of webhooks is read
+    // again on every read of the log, not only when the count moves, or the state the outcome
+    // records would wait an hour for the next attempt.
+    if (read) void queryClient.invalidateQueries({ queryKey: ["get", "/v0/workspaces/{workspaceId}/webhooks"] });
+  }, [read, queryClient]);
   return (
     <section className="panel" aria-labelledby="deliveries-heading">
       <h2 id="deliveries-heading">Deliveries to {webhook.url}</h2>
