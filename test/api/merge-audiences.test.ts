@@ -1,6 +1,13 @@
 import { describe, expect } from "vitest";
 import { rejectionOf } from "../support/checked-client.ts";
-import { addMembers, allMemberIds, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import {
+  addMembers,
+  allMemberIds,
+  createAudience,
+  createAudiences,
+  createWorkspace,
+  type TestWorkspace,
+} from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
@@ -137,7 +144,7 @@ describe("mergeAudiences", () => {
 
 /** An audience whose rule names `count` new audiences, and an audience whose rule names it. */
 async function reaching(ws: TestWorkspace, count: number): Promise<string> {
-  const leaves = await Promise.all(Array.from({ length: count }, () => createAudience(ws)));
+  const leaves = await createAudiences(ws, count);
   const inA = (value: string) => ({ field: "audience" as const, op: "in" as const, value });
   const hub = await createAudience(ws);
   await ws.api.PUT(`${AUDIENCE}/filter`, {

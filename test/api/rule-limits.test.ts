@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { rejectionOf } from "../support/checked-client.ts";
-import { createAudience, type TestWorkspace } from "../support/factories.ts";
+import { createAudience, createAudiences, type TestWorkspace } from "../support/factories.ts";
 import { it } from "../support/fixture.ts";
 
 const AUDIENCES = "/v0/workspaces/{workspaceId}/audiences";
@@ -17,15 +17,6 @@ const inA = (id: string): Filter => ({ field: "audience", op: "in", value: id })
 const emails = (count: number, from = 0): Filter => ({
   any: Array.from({ length: count }, (_, i) => ({ field: "email", op: "eq", value: `m${from + i}@x.io` })),
 });
-/** Created ten at a time: a hundred at once can fill the PostgreSQL pool's queue, which answers 503. */
-const audiences = async (ws: TestWorkspace, count: number) => {
-  const ids: string[] = [];
-  while (ids.length < count) {
-    const batch = Math.min(10, count - ids.length);
-    ids.push(...(await Promise.all(Array.from({ length: batch }, () => createAudience(ws)))));
-  }
-  return ids;
-};
 /** An audience with this rule. */
 const ruled = async (ws: TestWorkspace, filter: Filter) => {
   const id = await createAudience(ws);
@@ -36,7 +27,7 @@ const ruled = async (ws: TestWorkspace, filter: Filter) => {
 describe("how far audience conditions reach", () => {
   it("refuses at once a rule over a wide layered graph whose chain would be too long", async ({ ws }) => {
     // Ten layers of three audiences, each naming the three below: 3^9 paths from a top audience.
-    let below = await audiences(ws, 3);
+    let below = await createAudiences(ws, 3);
     for (let layer = 1; layer < 10; layer++) {
       const filter: Filter = { any: below.map(inA) };
       // One after another: a key runs at most two rule changes at once (too_many_heavy_requests).
@@ -55,7 +46,7 @@ describe("how far audience conditions reach", () => {
   });
 
   it("refuses a rule that would reach more than 100 audiences, pointing at its condition", async ({ ws }) => {
-    const hub = await ruled(ws, { any: (await audiences(ws, 100)).map(inA) });
+    const hub = await ruled(ws, { any: (await createAudiences(ws, 100)).map(inA) });
     const target = await createAudience(ws);
     const error = await rejectionOf(setFilter(ws, target, { all: [{ field: "email", op: "exists" }, inA(hub)] }));
     expect(error.status).toBe(400);

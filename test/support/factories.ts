@@ -43,6 +43,19 @@ export async function createAudience(ws: TestWorkspace, name = unique("Audience"
   return created.id;
 }
 
+/**
+ * `count` new audiences, created ten at a time: a test is one client among many on a shared
+ * server, and a hundred requests at once can fill the PostgreSQL pool's queue, which answers 503.
+ */
+export async function createAudiences(ws: TestWorkspace, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  while (ids.length < count) {
+    const batch = Math.min(10, count - ids.length);
+    ids.push(...(await Promise.all(Array.from({ length: batch }, () => createAudience(ws)))));
+  }
+  return ids;
+}
+
 export function addMembers(ws: TestWorkspace, audienceId: string, body: AddMembersBody) {
   return ws.api.POST("/v0/workspaces/{workspaceId}/audiences/{audienceId}/members", {
     params: { path: { workspaceId: ws.id, audienceId } },
