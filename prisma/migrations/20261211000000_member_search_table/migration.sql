@@ -6,7 +6,7 @@
 -- in step with members in the same statement, so a count over it is exact in any snapshot.
 
 CREATE TABLE "member_search" (
-  "workspace_id" TEXT NOT NULL,
+  "workspace_id" TEXT COLLATE "C" NOT NULL,
   "seq" INTEGER NOT NULL,
   "searched" TEXT NOT NULL,
   CONSTRAINT "member_search_pkey" PRIMARY KEY ("workspace_id", "seq")
