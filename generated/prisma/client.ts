@@ -62,6 +62,13 @@ export type Audience = Prisma.AudienceModel
  */
 export type Member = Prisma.MemberModel
 /**
+ * Model MemberSearch
+ * What member search looks in, one row per member: the folded e-mail, names, role and company one
+ * per line. A narrow table of its own so that a common term's count rechecks small rows. Written
+ * only by the triggers on members (never by the service), so it is exact in every snapshot.
+ */
+export type MemberSearch = Prisma.MemberSearchModel
+/**
  * Model MemberEmail
  * Every e-mail (primary and alternative) of every member, case-folded: an address belongs to at
  * most one member of a workspace, which is what makes matching an input by e-mail unambiguous.

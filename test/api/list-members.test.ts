@@ -120,6 +120,53 @@ describe("listAudienceMembers", () => {
     expect(none.results).toEqual([]);
   });
 
+  it("search follows a member's data as it changes and as members are deleted, in both listings", async ({
+    ws,
+    seeded,
+  }) => {
+    const workspaceMembers = (search: string) =>
+      ws.api.GET("/v0/workspaces/{workspaceId}/members", {
+        params: { path: { workspaceId: ws.id }, query: { search } },
+      });
+    const found = async (search: string) => {
+      const [inAudience, inWorkspace] = await Promise.all([
+        page(ws, seeded.audience, { search }),
+        workspaceMembers(search),
+      ]);
+      return [inAudience, inWorkspace].map((p) => [p.totalCount, p.results.map((m) => m.id)]);
+    };
+    // An outsider matches in the workspace's listing only.
+    await addMembers(ws, await createAudience(ws), { members: [{ id: "out", fields: { company: "Zorabank" } }] });
+    expect(await found("zora")).toEqual([
+      [1, ["S"]],
+      [2, ["out", "S"]],
+    ]);
+    await ws.api.PATCH("/v0/workspaces/{workspaceId}/members/{memberId}", {
+      params: { path: { workspaceId: ws.id, memberId: "S" } },
+      body: { fields: { firstName: "Ingrid" } },
+    });
+    expect(await found("zora")).toEqual([
+      [0, []],
+      [1, ["out"]],
+    ]);
+    expect(await found("ingrid")).toEqual([
+      [1, ["S"]],
+      [1, ["S"]],
+    ]);
+    await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
+      params: { path: { workspaceId: ws.id } },
+      body: { memberIds: ["S", "out"] },
+    });
+    expect(await found("ingrid")).toEqual([
+      [0, []],
+      [0, []],
+    ]);
+    expect(await found("zorabank")).toEqual([
+      [0, []],
+      [0, []],
+    ]);
+  });
+
   it("searches literally: wildcards and backslashes are characters, short terms work, no term spans two fields", async ({
     ws,
     seeded,

@@ -159,7 +159,7 @@ const INDEX_KINDS = { id: "primary key", unique: "unique index", normal: "index"
  * indexes); the schema's comments name each, so a reader of the schema still finds them.
  */
 const MIGRATION_ONLY = [
-  facts.index("index", "members", "members_search_trgm", ["(expression)"], "gin"),
+  facts.index("index", "member_search", "member_search_trgm", ["searched"], "gin"),
   `${facts.index("index", "webhook_deliveries", "webhook_deliveries_leased_idx", ["workspace_id", "webhook_id"], "btree")} WHERE …`,
   `${facts.index("index", "audiences", "audiences_evaluated_at_idx", ["evaluated_at"], "btree")} WHERE …`,
   `${facts.index("index", "activities", "activities_workspace_id_id_idx", ["workspace_id", "id"], "btree")} WHERE …`,

@@ -401,6 +401,7 @@ export const ModelName = {
   ApiKey: 'ApiKey',
   Audience: 'Audience',
   Member: 'Member',
+  MemberSearch: 'MemberSearch',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   MembershipTransition: 'MembershipTransition',
@@ -437,7 +438,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberEmail" | "membershipChunk" | "membershipTransition" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipTransition" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -734,6 +735,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.MemberCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.MemberCountAggregateOutputType> | number
+        }
+      }
+    }
+    MemberSearch: {
+      payload: Prisma.$MemberSearchPayload<ExtArgs>
+      fields: Prisma.MemberSearchFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MemberSearchFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MemberSearchFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        findFirst: {
+          args: Prisma.MemberSearchFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MemberSearchFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        findMany: {
+          args: Prisma.MemberSearchFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>[]
+        }
+        create: {
+          args: Prisma.MemberSearchCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        createMany: {
+          args: Prisma.MemberSearchCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MemberSearchCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>[]
+        }
+        delete: {
+          args: Prisma.MemberSearchDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        update: {
+          args: Prisma.MemberSearchUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        deleteMany: {
+          args: Prisma.MemberSearchDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MemberSearchUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MemberSearchUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>[]
+        }
+        upsert: {
+          args: Prisma.MemberSearchUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MemberSearchPayload>
+        }
+        aggregate: {
+          args: Prisma.MemberSearchAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMemberSearch>
+        }
+        groupBy: {
+          args: Prisma.MemberSearchGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberSearchGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MemberSearchCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MemberSearchCountAggregateOutputType> | number
         }
       }
     }
@@ -2387,6 +2462,15 @@ export const MemberScalarFieldEnum = {
 export type MemberScalarFieldEnum = (typeof MemberScalarFieldEnum)[keyof typeof MemberScalarFieldEnum]
 
 
+export const MemberSearchScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  searched: 'searched'
+} as const
+
+export type MemberSearchScalarFieldEnum = (typeof MemberSearchScalarFieldEnum)[keyof typeof MemberSearchScalarFieldEnum]
+
+
 export const MemberEmailScalarFieldEnum = {
   workspaceId: 'workspaceId',
   emailKey: 'emailKey',
@@ -2988,6 +3072,7 @@ export type GlobalOmitConfig = {
   apiKey?: Prisma.ApiKeyOmit
   audience?: Prisma.AudienceOmit
   member?: Prisma.MemberOmit
+  memberSearch?: Prisma.MemberSearchOmit
   memberEmail?: Prisma.MemberEmailOmit
   membershipChunk?: Prisma.MembershipChunkOmit
   membershipTransition?: Prisma.MembershipTransitionOmit

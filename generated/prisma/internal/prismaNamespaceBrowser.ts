@@ -55,6 +55,7 @@ export const ModelName = {
   ApiKey: 'ApiKey',
   Audience: 'Audience',
   Member: 'Member',
+  MemberSearch: 'MemberSearch',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
   MembershipTransition: 'MembershipTransition',
@@ -149,6 +150,15 @@ export const MemberScalarFieldEnum = {
 } as const
 
 export type MemberScalarFieldEnum = (typeof MemberScalarFieldEnum)[keyof typeof MemberScalarFieldEnum]
+
+
+export const MemberSearchScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  seq: 'seq',
+  searched: 'searched'
+} as const
+
+export type MemberSearchScalarFieldEnum = (typeof MemberSearchScalarFieldEnum)[keyof typeof MemberSearchScalarFieldEnum]
 
 
 export const MemberEmailScalarFieldEnum = {

@@ -7,10 +7,10 @@ import {
   type Listing,
   MEMBER_JSON,
   membersOfJson,
-  searchSql,
   workspaceListing,
 } from "../membership/member-page-repo.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
+import { searchSql } from "../membership/member-search-sql.ts";
 import { membersAtSql } from "../membership/transition-repo.ts";
 
 /**

@@ -1,12 +1,11 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
-import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
 import type { MemberRow } from "./member-repo.ts";
+import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
 import { seqRange } from "./member-set.ts";
-import { fold } from "./rules/filter.ts";
 
 export interface PageQuery {
   sortDirection: "ASC" | "DESC";
@@ -66,7 +65,7 @@ export async function pageListing(
   db: SqlClient,
   listing: Listing,
   query: PageQuery,
-  audience?: { workspaceId: string; audienceId: string },
+  scope: ListingScope,
 ): Promise<PageRows & { count: number; found: boolean }> {
   const cursor = query.before ?? query.after;
   const ascending = scansAscending(query);
@@ -78,9 +77,12 @@ export async function pageListing(
     ? Prisma.sql`EXISTS (SELECT 1 FROM ${listing.from} WHERE ${listing.where} ${search}
         AND ${beyond(cursor, !ascending, true)})`
     : Prisma.sql`false`;
-  const found = audience
-    ? Prisma.sql`EXISTS (SELECT 1 FROM audiences AS a WHERE a.workspace_id = ${audience.workspaceId} AND a.id = ${audience.audienceId})`
+  const found = scope.audienceId
+    ? Prisma.sql`EXISTS (SELECT 1 FROM audiences AS a WHERE a.workspace_id = ${scope.workspaceId} AND a.id = ${scope.audienceId})`
     : Prisma.sql`true`;
+  const count =
+    searchedCount(scope, query.search) ??
+    Prisma.sql`(SELECT count(*)::int FROM ${listing.from} WHERE ${listing.where} ${search})`;
   const [row] = await db.$queryRaw<{ page: string | null; behind: boolean; count: number; found: boolean }[]>`
     SELECT
       (SELECT json_agg(${MEMBER_JSON} ORDER BY m.created_at ${direction}, m.id ${direction})::text FROM (
@@ -91,7 +93,7 @@ export async function pageListing(
         LIMIT ${query.limit + 1}
       ) AS m) AS page,
       ${behind} AS behind,
-      (SELECT count(*)::int FROM ${listing.from} WHERE ${listing.where} ${search}) AS count,
+      ${count} AS count,
       ${found} AS found`;
   return {
     ...finish(query, membersOfJson(row?.page ?? null), row?.behind ?? false),
@@ -243,46 +245,6 @@ async function membersBySeq(
     WHERE m.workspace_id = ${workspaceId} AND m.seq BETWEEN ${low}::int AND ${high}::int
       AND m.seq = ANY(${seqs}::int[])`;
   return membersOfJson(row?.page ?? null);
-}
-
-/** What search looks in: the folded e-mail and these fields. */
-const SEARCHED_FIELDS = ["firstName", "lastName", "role", "company"] as const;
-
-/**
- * The searched values one per line: the expression the members_search_trgm index is built on
- * (prisma/migrations/20261124100000_member_search_index), written the same way so the planner
- * recognises it.
- */
-const SEARCH_TEXT = Prisma.raw(
-  `(${["m.folded->>'email'", ...SEARCHED_FIELDS.map((key) => `m.folded->'fields'->>'${key}'`)]
-    .map((value) => `coalesce(${value}, '')`)
-    .join(" || E'\\n' || ")})`,
-);
-
-/** A LIKE pattern that finds the term anywhere, its %, _ and backslash taken literally. */
-const containing = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/**
- * Case-insensitive term in e-mail or a named field, % and _ taken literally. LIKE over the values
- * one per line is what the trigram index answers (a term of three characters or more has
- * trigrams to look up), and it is exact for a term without a line break, which cannot span two
- * values; a term with one is also tested value by value.
- */
-export function searchSql(search: string | undefined): Prisma.Sql {
-  if (!search) return Prisma.empty;
-  const term = fold(search);
-  // A rare term's plan reads the trigram index, a common one's may walk the page order instead.
-  const anywhere = Prisma.sql`AND ${PLANNED_PER_RUN} ${SEARCH_TEXT} LIKE ${containing(term)}`;
-  if (!term.includes("\n")) return anywhere;
-  const within = (value: Prisma.Sql) => Prisma.sql`strpos(coalesce(${value}, ''), ${term}::text) > 0`;
-  const exact = Prisma.join(
-    [
-      within(Prisma.sql`m.folded->>'email'`),
-      ...SEARCHED_FIELDS.map((key) => within(Prisma.sql`m.folded->'fields'->>${key}::text`)),
-    ],
-    " OR ",
-  );
-  return Prisma.sql`${anywhere} AND (${exact})`;
 }
 
 /** Members strictly (or, inclusive, also at) past the position in the given scan direction. */

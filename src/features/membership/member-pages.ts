@@ -58,12 +58,7 @@ export function createMemberPages({ store, pages }: MemberPagesDeps) {
         totalCount = paged.memberCount;
       } else {
         // An unknown audience matches nobody, so its page is empty, and the answer is 404 all the same.
-        const listed = await pages.pageListing(
-          store.db,
-          listing,
-          pageQuery,
-          audienceId === undefined ? undefined : { workspaceId, audienceId },
-        );
+        const listed = await pages.pageListing(store.db, listing, pageQuery, { workspaceId, audienceId });
         if (!listed.found) throw audienceNotFound(audienceId as string);
         page = listed;
         totalCount = listed.count;
