@@ -31,11 +31,22 @@ export const chunksAtSql = (
   ) AS s
   WHERE w.workspace_id = ${workspaceId} AND s.members IS NOT NULL AND s.members <> ${NO_BITS}`;
 
-/** The member numbers of a query of chunks (rows chunk, bits), as rows (seq). */
-export const seqsOfChunksSql = (chunks: Prisma.Sql) => Prisma.sql`
-  SELECT c.chunk * ${Prisma.raw(String(CHUNK_BITS))} + g.i AS seq
-  FROM (${chunks}) AS c CROSS JOIN LATERAL generate_series(0, ${Prisma.raw(String(CHUNK_BITS - 1))}) AS g(i)
-  WHERE get_bit(c.bits, g.i) = 1`;
+/**
+ * The member numbers of a query of chunks (rows chunk, bits), as rows (seq); with a range, only
+ * the bits of each chunk that fall in it are read (an export reads 256 numbers at a time).
+ */
+export const seqsOfChunksSql = (chunks: Prisma.Sql, range?: { from: number; to: number }) => {
+  const base = Prisma.sql`c.chunk * ${Prisma.raw(String(CHUNK_BITS))}`;
+  const first = range === undefined ? Prisma.sql`0` : Prisma.sql`greatest(${range.from}::int - ${base}, 0)`;
+  const last =
+    range === undefined
+      ? Prisma.raw(String(CHUNK_BITS - 1))
+      : Prisma.sql`least(${range.to}::int - ${base}, ${Prisma.raw(String(CHUNK_BITS))}) - 1`;
+  return Prisma.sql`
+    SELECT ${base} + g.i AS seq
+    FROM (${chunks}) AS c CROSS JOIN LATERAL generate_series(${first}, ${last}) AS g(i)
+    WHERE get_bit(c.bits, g.i) = 1`;
+};
 
 /**
  * The member numbers of one audience at instant `before` (as chunksAtSql), optionally within a
@@ -46,9 +57,7 @@ export const membersAtSql = (
   audienceId: string,
   before: Date,
   range?: { from: number; to: number },
-) => Prisma.sql`
-  SELECT s.seq FROM (${seqsOfChunksSql(chunksAtSql(workspaceId, audienceId, before, range))}) AS s
-  ${range === undefined ? Prisma.empty : Prisma.sql`WHERE s.seq >= ${range.from}::int AND s.seq < ${range.to}::int`}`;
+) => seqsOfChunksSql(chunksAtSql(workspaceId, audienceId, before, range), range);
 
 /**
  * The membership record (membership_record): every entry into and exit from an audience, by chunk
