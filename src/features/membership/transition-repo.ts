@@ -36,16 +36,13 @@ export const chunksAtSql = (
  * the bits of each chunk that fall in it are read (an export reads 256 numbers at a time).
  */
 export const seqsOfChunksSql = (chunks: Prisma.Sql, range?: { from: number; to: number }) => {
-  const base = Prisma.sql`c.chunk * ${Prisma.raw(String(CHUNK_BITS))}`;
-  const first = range === undefined ? Prisma.sql`0` : Prisma.sql`greatest(${range.from}::int - ${base}, 0)`;
-  const last =
-    range === undefined
-      ? Prisma.raw(String(CHUNK_BITS - 1))
-      : Prisma.sql`least(${range.to}::int - ${base}, ${Prisma.raw(String(CHUNK_BITS))}) - 1`;
+  // The bits as text, split into characters, and the positions of the ones: one call each per
+  // chunk, where get_bit for each of 8,192 positions cost ten times as much.
+  const seq = Prisma.sql`c.chunk * ${Prisma.raw(String(CHUNK_BITS))} + p.i - 1`;
   return Prisma.sql`
-    SELECT ${base} + g.i AS seq
-    FROM (${chunks}) AS c CROSS JOIN LATERAL generate_series(${first}, ${last}) AS g(i)
-    WHERE get_bit(c.bits, g.i) = 1`;
+    SELECT ${seq} AS seq
+    FROM (${chunks}) AS c CROSS JOIN LATERAL unnest(array_positions(string_to_array(c.bits::text, NULL), '1')) AS p(i)
+    ${range === undefined ? Prisma.empty : Prisma.sql`WHERE ${seq} >= ${range.from}::int AND ${seq} < ${range.to}::int`}`;
 };
 
 /**
