@@ -60,14 +60,14 @@ export type MemberEmail = Prisma.MemberEmailModel
  */
 export type MembershipChunk = Prisma.MembershipChunkModel
 /**
- * Model MembershipTransition
- * Every entry into and exit from an audience: one row per member and write that moved it (the
- * write's net change), written in the write's transaction (membership-service.ts), kept
- * MEMBERSHIP_HISTORY_DAYS; before the horizon, only the last row of a member still in at it.
- * No foreign key: audiences are never deleted, and a rule change on a million members would
- * check it a million times.
+ * Model MembershipRecord
+ * Every entry into and exit from an audience, by chunk of member numbers (as MembershipChunk):
+ * one row per write, audience, chunk it changed and reason, written in the write's transaction
+ * (membership-service.ts), kept MEMBERSHIP_HISTORY_DAYS; before the horizon, only each chunk's
+ * last row and the entries of members still in at it. No foreign key: audiences are never
+ * deleted. Rows are compressed from 128 bytes (a migration: toast_tuple_target).
  */
-export type MembershipTransition = Prisma.MembershipTransitionModel
+export type MembershipRecord = Prisma.MembershipRecordModel
 /**
  * Model DeletedMember
  * The members deleted within the record's horizon, so that a listing of an earlier instant can

@@ -4,6 +4,7 @@
 // waiting, so the rows are written at chosen instants. On the embedded store, and on PostgreSQL
 // when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { recordRepo } from "../../src/features/history/record-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
@@ -48,13 +49,7 @@ describe("the membership record", () => {
       await store.db.$executeRaw`
         INSERT INTO members (workspace_id, id, seq, created_at) VALUES (${ws}, ${`m${seq}`}, ${seq}, ${at("2026-01-01T00:00:00.000Z")})`;
     }
-    for (const [seq, rows] of Object.entries(TRANSITIONS)) {
-      for (const [instant, entered] of rows) {
-        await store.db.$executeRaw`
-          INSERT INTO membership_transitions (workspace_id, audience_id, seq, at, entered, reason)
-          VALUES (${ws}, ${AUDIENCE}, ${Number(seq)}, ${at(instant)}, ${entered}, 'manual')`;
-      }
-    }
+    await insertTransitions(TRANSITIONS);
     // Two members deleted, one before the cutoff and one after it.
     await store.db.$executeRaw`
       INSERT INTO deleted_members (workspace_id, seq, id, created_at, deleted_at) VALUES
@@ -62,6 +57,48 @@ describe("the membership record", () => {
         (${ws}, 6, 'gone-late', ${at("2026-01-01T00:00:00.000Z")}, ${at("2026-01-25T00:00:00.000Z")})`;
   });
   afterAll(() => close());
+
+  /** Bits of a chunk with these positions set (SQL; NULL for none). */
+  const bitsOf = (positions: number[]) =>
+    Prisma.sql`(SELECT bit_or(set_bit(B'0'::bit(8192), p, 1)) FROM unnest(${positions}::int[]) AS p)`;
+
+  /**
+   * Writes transitions as the record holds them: per instant (all members here are in chunk 0),
+   * who entered, who left, and the chunk's members after it, as a write would have left them.
+   */
+  async function insertTransitions(transitions: Record<number, [string, boolean][]>) {
+    const [known] = await store.db.$queryRaw<{ seqs: number[] | null }[]>`
+      SELECT array_agg(s.seq ORDER BY s.seq) AS seqs FROM membership_record AS r
+      CROSS JOIN LATERAL generate_series(0, 8191) AS s(seq)
+      WHERE r.workspace_id = ${ws} AND r.at = (SELECT max(at) FROM membership_record WHERE workspace_id = ${ws})
+        AND get_bit(r.members, s.seq) = 1`;
+    const members = new Set(known?.seqs ?? []);
+    const instants = [
+      ...new Set(Object.values(transitions).flatMap((rows) => rows.map(([instant]) => instant))),
+    ].sort();
+    for (const instant of instants) {
+      const moved = Object.entries(transitions).flatMap(([seq, rows]) =>
+        rows.filter(([i]) => i === instant).map(([, entered]) => [Number(seq), entered] as const),
+      );
+      for (const [seq, entered] of moved) {
+        if (entered) members.add(seq);
+        else members.delete(seq);
+      }
+      const entered = moved.filter(([, e]) => e).map(([seq]) => seq);
+      const exited = moved.filter(([, e]) => !e).map(([seq]) => seq);
+      await store.db.$executeRaw`
+        INSERT INTO membership_record (workspace_id, audience_id, chunk, at, reason, entered, exited, members)
+        VALUES (${ws}, ${AUDIENCE}, 0, ${at(instant)}, 'manual', ${bitsOf(entered)}, ${bitsOf(exited)},
+          coalesce(${bitsOf([...members])}, B'0'::bit(8192)))`;
+    }
+  }
+
+  /** The transitions the record holds, as (member number, instant), from its rows' bits. */
+  const keptTransitions = () => store.db.$queryRaw<{ seq: number; at: Date }[]>`
+    SELECT s.seq, r.at FROM membership_record AS r CROSS JOIN LATERAL generate_series(0, 8191) AS s(seq)
+    WHERE r.workspace_id = ${ws}
+      AND get_bit(coalesce(r.entered, B'0'::bit(8192)) | coalesce(r.exited, B'0'::bit(8192)), s.seq) = 1
+    ORDER BY s.seq, r.at`;
 
   const membersAt = async (iso: string) =>
     (await recordRepo.pageAsOf(store.db, ws, AUDIENCE, { before: asOf(iso), ascending: true, limit: 10 })).rows.map(
@@ -98,14 +135,14 @@ describe("the membership record", () => {
       { entered: 1, left: 1 },
     ]);
 
-    // m1's and m2's first two transitions, and the member deleted before the cutoff.
-    expect(await recordRepo.compactBefore(store.db, at(CUTOFF))).toBe(5);
+    // m1's and m2's first two transitions (the row of 01-05, and those members of the row of
+    // 01-02), and the member deleted before the cutoff: a row and a member deleted.
+    expect(await recordRepo.compactBefore(store.db, at(CUTOFF))).toBe(2);
     // A second pass finds nothing more to compact.
     expect(await recordRepo.compactBefore(store.db, at(CUTOFF))).toBe(0);
     expect(await sinceTheCutoff()).toEqual(before);
 
-    const kept = await store.db.$queryRaw<{ seq: number; at: Date }[]>`
-      SELECT seq, at FROM membership_transitions WHERE workspace_id = ${ws} ORDER BY seq, at`;
+    const kept = await keptTransitions();
     expect(kept.map((row) => [row.seq, row.at.toISOString()])).toEqual([
       [1, "2026-01-10T00:00:00.000Z"],
       [3, "2026-01-02T00:00:00.000Z"],
@@ -118,16 +155,13 @@ describe("the membership record", () => {
   });
 
   it("compacts, in a later pass, only the members that moved since the week before its cutoff", async () => {
-    await store.db.$executeRaw`
-      INSERT INTO membership_transitions (workspace_id, audience_id, seq, at, entered, reason)
-      VALUES (${ws}, ${AUDIENCE}, 4, ${at("2026-01-27T00:00:00.000Z")}, false, 'manual')`;
+    await insertTransitions({ 4: [["2026-01-27T00:00:00.000Z", false]] });
     const cutoff = at("2026-01-28T00:00:00.000Z");
-    // m3 and m4 moved since 01-21 and are out at the cutoff: their four rows go, m1's entry stays;
-    // and the member deleted on 01-25 is forgotten.
-    expect(await recordRepo.compactBefore(store.db, cutoff, at("2026-01-21T00:00:00.000Z"))).toBe(5);
+    // m3 and m4 moved since 01-21 and are out at the cutoff: their four transitions go (the rows
+    // of 01-02 and 01-25 with them), m1's entry stays; and the member deleted on 01-25 is forgotten.
+    expect(await recordRepo.compactBefore(store.db, cutoff, at("2026-01-21T00:00:00.000Z"))).toBe(3);
     expect(await membersAt("2026-01-28T00:00:00.000Z")).toEqual(["m1"]);
-    const kept = await store.db.$queryRaw<{ seq: number }[]>`
-      SELECT seq FROM membership_transitions WHERE workspace_id = ${ws} ORDER BY seq, at`;
+    const kept = await keptTransitions();
     expect(kept.map((row) => row.seq)).toEqual([1]);
   });
 });

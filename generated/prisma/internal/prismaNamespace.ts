@@ -404,7 +404,7 @@ export const ModelName = {
   MemberSearch: 'MemberSearch',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
-  MembershipTransition: 'MembershipTransition',
+  MembershipRecord: 'MembershipRecord',
   DeletedMember: 'DeletedMember',
   AudienceHistory: 'AudienceHistory',
   AudienceHistoryDay: 'AudienceHistoryDay',
@@ -438,7 +438,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipTransition" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipRecord" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -960,77 +960,77 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
-    MembershipTransition: {
-      payload: Prisma.$MembershipTransitionPayload<ExtArgs>
-      fields: Prisma.MembershipTransitionFieldRefs
+    MembershipRecord: {
+      payload: Prisma.$MembershipRecordPayload<ExtArgs>
+      fields: Prisma.MembershipRecordFieldRefs
       operations: {
         findUnique: {
-          args: Prisma.MembershipTransitionFindUniqueArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload> | null
+          args: Prisma.MembershipRecordFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload> | null
         }
         findUniqueOrThrow: {
-          args: Prisma.MembershipTransitionFindUniqueOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         findFirst: {
-          args: Prisma.MembershipTransitionFindFirstArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload> | null
+          args: Prisma.MembershipRecordFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload> | null
         }
         findFirstOrThrow: {
-          args: Prisma.MembershipTransitionFindFirstOrThrowArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         findMany: {
-          args: Prisma.MembershipTransitionFindManyArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+          args: Prisma.MembershipRecordFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>[]
         }
         create: {
-          args: Prisma.MembershipTransitionCreateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         createMany: {
-          args: Prisma.MembershipTransitionCreateManyArgs<ExtArgs>
+          args: Prisma.MembershipRecordCreateManyArgs<ExtArgs>
           result: BatchPayload
         }
         createManyAndReturn: {
-          args: Prisma.MembershipTransitionCreateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+          args: Prisma.MembershipRecordCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>[]
         }
         delete: {
-          args: Prisma.MembershipTransitionDeleteArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         update: {
-          args: Prisma.MembershipTransitionUpdateArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         deleteMany: {
-          args: Prisma.MembershipTransitionDeleteManyArgs<ExtArgs>
+          args: Prisma.MembershipRecordDeleteManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateMany: {
-          args: Prisma.MembershipTransitionUpdateManyArgs<ExtArgs>
+          args: Prisma.MembershipRecordUpdateManyArgs<ExtArgs>
           result: BatchPayload
         }
         updateManyAndReturn: {
-          args: Prisma.MembershipTransitionUpdateManyAndReturnArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>[]
+          args: Prisma.MembershipRecordUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>[]
         }
         upsert: {
-          args: Prisma.MembershipTransitionUpsertArgs<ExtArgs>
-          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipTransitionPayload>
+          args: Prisma.MembershipRecordUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MembershipRecordPayload>
         }
         aggregate: {
-          args: Prisma.MembershipTransitionAggregateArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.AggregateMembershipTransition>
+          args: Prisma.MembershipRecordAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMembershipRecord>
         }
         groupBy: {
-          args: Prisma.MembershipTransitionGroupByArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.MembershipTransitionGroupByOutputType>[]
+          args: Prisma.MembershipRecordGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipRecordGroupByOutputType>[]
         }
         count: {
-          args: Prisma.MembershipTransitionCountArgs<ExtArgs>
-          result: runtime.Types.Utils.Optional<Prisma.MembershipTransitionCountAggregateOutputType> | number
+          args: Prisma.MembershipRecordCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MembershipRecordCountAggregateOutputType> | number
         }
       }
     }
@@ -2492,16 +2492,18 @@ export const MembershipChunkScalarFieldEnum = {
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
 
 
-export const MembershipTransitionScalarFieldEnum = {
+export const MembershipRecordScalarFieldEnum = {
   workspaceId: 'workspaceId',
   audienceId: 'audienceId',
-  seq: 'seq',
+  chunk: 'chunk',
   at: 'at',
+  reason: 'reason',
   entered: 'entered',
-  reason: 'reason'
+  exited: 'exited',
+  members: 'members'
 } as const
 
-export type MembershipTransitionScalarFieldEnum = (typeof MembershipTransitionScalarFieldEnum)[keyof typeof MembershipTransitionScalarFieldEnum]
+export type MembershipRecordScalarFieldEnum = (typeof MembershipRecordScalarFieldEnum)[keyof typeof MembershipRecordScalarFieldEnum]
 
 
 export const DeletedMemberScalarFieldEnum = {
@@ -3075,7 +3077,7 @@ export type GlobalOmitConfig = {
   memberSearch?: Prisma.MemberSearchOmit
   memberEmail?: Prisma.MemberEmailOmit
   membershipChunk?: Prisma.MembershipChunkOmit
-  membershipTransition?: Prisma.MembershipTransitionOmit
+  membershipRecord?: Prisma.MembershipRecordOmit
   deletedMember?: Prisma.DeletedMemberOmit
   audienceHistory?: Prisma.AudienceHistoryOmit
   audienceHistoryDay?: Prisma.AudienceHistoryDayOmit

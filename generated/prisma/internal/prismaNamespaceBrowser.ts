@@ -58,7 +58,7 @@ export const ModelName = {
   MemberSearch: 'MemberSearch',
   MemberEmail: 'MemberEmail',
   MembershipChunk: 'MembershipChunk',
-  MembershipTransition: 'MembershipTransition',
+  MembershipRecord: 'MembershipRecord',
   DeletedMember: 'DeletedMember',
   AudienceHistory: 'AudienceHistory',
   AudienceHistoryDay: 'AudienceHistoryDay',
@@ -182,16 +182,18 @@ export const MembershipChunkScalarFieldEnum = {
 export type MembershipChunkScalarFieldEnum = (typeof MembershipChunkScalarFieldEnum)[keyof typeof MembershipChunkScalarFieldEnum]
 
 
-export const MembershipTransitionScalarFieldEnum = {
+export const MembershipRecordScalarFieldEnum = {
   workspaceId: 'workspaceId',
   audienceId: 'audienceId',
-  seq: 'seq',
+  chunk: 'chunk',
   at: 'at',
+  reason: 'reason',
   entered: 'entered',
-  reason: 'reason'
+  exited: 'exited',
+  members: 'members'
 } as const
 
-export type MembershipTransitionScalarFieldEnum = (typeof MembershipTransitionScalarFieldEnum)[keyof typeof MembershipTransitionScalarFieldEnum]
+export type MembershipRecordScalarFieldEnum = (typeof MembershipRecordScalarFieldEnum)[keyof typeof MembershipRecordScalarFieldEnum]
 
 
 export const DeletedMemberScalarFieldEnum = {

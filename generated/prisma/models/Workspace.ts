@@ -1681,7 +1681,7 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
      */
     memberClock: Date | null
     /**
-     * Since when the membership record (membership_transitions) is complete: the workspace's
+     * Since when the membership record (membership_record) is complete: the workspace's
      * creation, or the upgrade that began the record (which wrote a baseline row per member then).
      */
     membershipRecordSince: Date

@@ -11,7 +11,7 @@ import {
 } from "../membership/member-page-repo.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
 import { searchSql } from "../membership/member-search-sql.ts";
-import { membersAtSql } from "../membership/transition-repo.ts";
+import { chunksAtSql, membersAtSql } from "../membership/transition-repo.ts";
 
 /**
  * The reads of an export: every member of a workspace or of an audience, walked by member number
@@ -127,6 +127,12 @@ function csvLine(columns: string[], style: CsvStyle): Prisma.Sql {
     ELSE concat_ws(',', ${Prisma.join(values)}) END`;
 }
 
+/** The stretches of member numbers of some chunks, up to the workspace's next number. */
+const chunkSegments = (chunks: number[], end: number): SeqRange[] =>
+  chunks
+    .map((chunk) => ({ from: chunk * CHUNK_BITS, to: Math.min((chunk + 1) * CHUNK_BITS, end) }))
+    .filter((range) => range.from < range.to);
+
 export const memberExportRepo = {
   /**
    * The stretches of member numbers that hold the selection, in order: the workspace's numbers
@@ -136,12 +142,13 @@ export const memberExportRepo = {
    */
   async segments(db: SqlClient, { workspaceId, audienceId, asOf }: Selection): Promise<SeqRange[] | undefined> {
     if (asOf !== undefined) {
-      // The numbers the audience's record holds before the instant (its key's order); the
-      // audience itself was checked with the instant (the history's fileBound).
-      const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
-        SELECT min(t.seq) AS first, max(t.seq) AS last FROM membership_transitions AS t
-        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.at < ${asOf}::timestamptz`;
-      return row?.first == null || row.last == null ? [] : [{ from: row.first, to: row.last + 1 }];
+      // The chunks that hold the audience's members at the instant (the record's); the audience
+      // itself was checked with the instant (the history's fileBound).
+      const [row] = await db.$queryRaw<{ chunks: number[] | null; end: number }[]>`
+        SELECT w.member_seq AS "end",
+          (SELECT array_agg(c.chunk ORDER BY c.chunk) FROM (${chunksAtSql(workspaceId, audienceId as string, asOf)}) AS c) AS chunks
+        FROM workspaces AS w WHERE w.workspace_id = ${workspaceId}`;
+      return chunkSegments(row?.chunks ?? [], row?.end ?? 0);
     }
     if (audienceId === undefined) {
       const [row] = await db.$queryRaw<{ first: number | null; last: number | null }[]>`
@@ -156,10 +163,7 @@ export const memberExportRepo = {
       FROM audiences AS a JOIN workspaces AS w ON w.workspace_id = a.workspace_id
       WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
     if (!row) return undefined;
-    const { end } = row;
-    return (row.chunks ?? [])
-      .map((chunk) => ({ from: chunk * CHUNK_BITS, to: Math.min((chunk + 1) * CHUNK_BITS, end) }))
-      .filter((range) => range.from < range.to);
+    return chunkSegments(row.chunks ?? [], row.end);
   },
 
   /** The custom field keys (not the four named fields) that members of the range have. */

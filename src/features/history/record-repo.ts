@@ -1,7 +1,9 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { CHUNK_SHIFT, NO_BITS } from "../membership/member-bits-sql.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
-import { membersAtSql } from "../membership/transition-repo.ts";
+import { chunksAtSql, seqsOfChunksSql } from "../membership/transition-repo.ts";
+import { BIT, latestBefore, memberOf, pageChunks, SHIFT } from "./record-sql.ts";
 
 /** A member as an earlier instant's page lists it: as it is now, or as its deletion left it. */
 export interface RecordedMemberRow extends MemberRow {
@@ -32,14 +34,11 @@ export interface ChangeCounts {
   left: number;
 }
 
-/** The member's row by number: the member, or the record of its deletion. */
-const memberOf = (workspaceId: string, seq: Prisma.Sql) => Prisma.sql`
-  LEFT JOIN members AS m ON m.workspace_id = ${workspaceId} AND m.seq = ${seq}
-  LEFT JOIN deleted_members AS d ON d.workspace_id = ${workspaceId} AND d.seq = ${seq} AND m.id IS NULL`;
-
 /**
- * Reads of the membership record (membership_transitions, written by membership's
- * transition-repo.ts in every membership write) and its purge.
+ * Reads of the membership record (membership_record, written by membership's transition-repo.ts
+ * in every membership write) and its compaction. The members at an instant are, chunk by chunk,
+ * the members of the chunk's latest row before it; who came and went in a span, the difference
+ * between those at its two ends, chunk by chunk, in the chunks the span's rows touched.
  */
 export const recordRepo = {
   /** The workspace's record start, undefined when the workspace has no such audience. */
@@ -66,20 +65,25 @@ export const recordRepo = {
       cursor === undefined
         ? Prisma.sql`true`
         : ascending
-          ? Prisma.sql`i.seq > ${cursor}`
-          : Prisma.sql`i.seq < ${cursor}`;
+          ? Prisma.sql`s.seq > ${cursor}`
+          : Prisma.sql`s.seq < ${cursor}`;
     const behind =
       cursor === undefined
         ? Prisma.sql`false`
-        : Prisma.sql`EXISTS (SELECT 1 FROM i WHERE ${ascending ? Prisma.sql`i.seq <= ${cursor}` : Prisma.sql`i.seq >= ${cursor}`})`;
+        : Prisma.sql`(EXISTS (SELECT 1 FROM c WHERE c.chunk ${ascending ? Prisma.sql`<` : Prisma.sql`>`} ${cursor >> CHUNK_SHIFT})
+            OR EXISTS (SELECT 1 FROM (${seqsOfChunksSql(Prisma.sql`SELECT c.chunk, c.bits FROM c WHERE c.chunk = ${cursor >> CHUNK_SHIFT}`)}) AS s
+              WHERE ${ascending ? Prisma.sql`s.seq <= ${cursor}` : Prisma.sql`s.seq >= ${cursor}`}))`;
     const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const [head] = await db.$queryRaw<{ since: Date | null; total: number; behind: boolean; page: string }[]>`
-      WITH i AS MATERIALIZED (${membersAtSql(workspaceId, audienceId, query.before)}),
-      p AS (SELECT i.seq FROM i WHERE ${beyond} ORDER BY i.seq ${order} LIMIT ${query.limit + 1})
+      WITH c AS MATERIALIZED (
+        SELECT s.chunk, s.bits, bit_count(s.bits)::int AS n FROM (${chunksAtSql(workspaceId, audienceId, query.before)}) AS s
+      ),
+      pc AS (${pageChunks("c", ascending, query.limit, cursor)}),
+      p AS (SELECT s.seq FROM (${seqsOfChunksSql(Prisma.sql`SELECT * FROM pc`)}) AS s WHERE ${beyond} ORDER BY s.seq ${order} LIMIT ${query.limit + 1})
       SELECT
         (SELECT w.membership_record_since FROM workspaces AS w JOIN audiences AS a ON a.workspace_id = w.workspace_id
           WHERE w.workspace_id = ${workspaceId} AND a.id = ${audienceId}) AS since,
-        (SELECT count(*)::int FROM i) AS total,
+        (SELECT coalesce(sum(c.n), 0)::int FROM c) AS total,
         ${behind} AS behind,
         coalesce((
           SELECT json_agg(json_build_object(
@@ -109,10 +113,10 @@ export const recordRepo = {
   },
 
   /**
-   * The members whose state differs between two instants (transitions in [from, to), both a
-   * millisecond after the instants asked for; from at the record's start at the earliest), one keyset page by member number after `cursor`,
-   * each with its last transition in the span; with the span's exact net counts and moves, and
-   * the workspace's record start (undefined when it has no such audience).
+   * The members whose state differs between two instants (rows in [from, to), both a millisecond
+   * after the instants asked for; from at the record's start at the earliest), one keyset page by
+   * member number after `cursor`, each with its last transition in the span; with the span's exact
+   * net counts and moves, and the workspace's record start (undefined when it has no such audience).
    */
   async changes(
     db: SqlClient,
@@ -120,7 +124,8 @@ export const recordRepo = {
     audienceId: string,
     span: { from: Date; to: Date; limit: number; cursor?: number | undefined },
   ): Promise<{ since: Date | undefined; counts: ChangeCounts; moves: ChangeCounts; rows: ChangeRow[]; more: boolean }> {
-    const after = span.cursor === undefined ? Prisma.sql`true` : Prisma.sql`n.seq > ${span.cursor}`;
+    const after = span.cursor === undefined ? Prisma.sql`true` : Prisma.sql`s.seq > ${span.cursor}`;
+    const aud = Prisma.sql`${audienceId}`;
     const [head] = await db.$queryRaw<
       { since: Date | null; entered: number; exited: number; moved_in: number; moved_out: number; page: string }[]
     >`
@@ -130,34 +135,47 @@ export const recordRepo = {
         FROM workspaces AS w WHERE w.workspace_id = ${workspaceId}
       ),
       span AS MATERIALIZED (
-        SELECT t.seq, t.at, t.entered, t.reason FROM membership_transitions AS t, lo
-        WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
-          AND t.at >= lo.at AND t.at < ${span.to}::timestamptz
+        SELECT r.chunk, bit_count(coalesce(r.entered, ${NO_BITS}))::int AS moved_in,
+          bit_count(coalesce(r.exited, ${NO_BITS}))::int AS moved_out
+        FROM membership_record AS r, lo
+        WHERE r.workspace_id = ${workspaceId} AND r.audience_id = ${audienceId}
+          AND r.at >= lo.at AND r.at < ${span.to}::timestamptz
       ),
-      last AS (SELECT DISTINCT ON (seq) seq, at, entered, reason FROM span ORDER BY seq, at DESC),
       n AS MATERIALIZED (
-        SELECT last.* FROM last
-        WHERE last.entered IS DISTINCT FROM coalesce((
-          SELECT b.entered FROM membership_transitions AS b
-          WHERE b.workspace_id = ${workspaceId} AND b.audience_id = ${audienceId} AND b.seq = last.seq
-            AND b.at < (SELECT at FROM lo)
-          ORDER BY b.at DESC LIMIT 1
-        ), false)
+        SELECT k.chunk, coalesce(a.members, ${NO_BITS}) AS now, coalesce(b.members, ${NO_BITS}) AS was
+        FROM (SELECT DISTINCT span.chunk FROM span) AS k
+        CROSS JOIN LATERAL (${latestBefore(workspaceId, aud, Prisma.sql`k.chunk`, Prisma.sql`${span.to}::timestamptz`)} ORDER BY r.at DESC LIMIT 1) AS a
+        LEFT JOIN LATERAL (${latestBefore(workspaceId, aud, Prisma.sql`k.chunk`, Prisma.sql`(SELECT at FROM lo)`)} ORDER BY r.at DESC LIMIT 1) AS b ON true
       ),
-      p AS (SELECT n.* FROM n WHERE ${after} ORDER BY n.seq LIMIT ${span.limit + 1})
+      c AS MATERIALIZED (
+        SELECT n.chunk, n.now # n.was AS bits, bit_count(n.now & ~n.was)::int AS ins, bit_count(n.was & ~n.now)::int AS outs,
+          bit_count(n.now # n.was)::int AS n, n.now
+        FROM n WHERE n.now <> n.was
+      ),
+      pc AS (${pageChunks("c", true, span.limit, span.cursor)}),
+      p AS (SELECT s.seq FROM (${seqsOfChunksSql(Prisma.sql`SELECT * FROM pc`)}) AS s WHERE ${after} ORDER BY s.seq LIMIT ${span.limit + 1})
       SELECT
         (SELECT w.membership_record_since FROM workspaces AS w JOIN audiences AS a ON a.workspace_id = w.workspace_id
           WHERE w.workspace_id = ${workspaceId} AND a.id = ${audienceId}) AS since,
-        (SELECT count(*) FILTER (WHERE entered)::int FROM n) AS entered,
-        (SELECT count(*) FILTER (WHERE NOT entered)::int FROM n) AS exited,
-        (SELECT count(*) FILTER (WHERE entered)::int FROM span) AS moved_in,
-        (SELECT count(*) FILTER (WHERE NOT entered)::int FROM span) AS moved_out,
+        (SELECT coalesce(sum(c.ins), 0)::int FROM c) AS entered,
+        (SELECT coalesce(sum(c.outs), 0)::int FROM c) AS exited,
+        (SELECT coalesce(sum(span.moved_in), 0)::int FROM span) AS moved_in,
+        (SELECT coalesce(sum(span.moved_out), 0)::int FROM span) AS moved_out,
         coalesce((
           SELECT json_agg(json_build_object(
-            'seq', p.seq, 'memberId', coalesce(m.id, d.id), 'entered', p.entered, 'reason', p.reason,
-            'at', to_char(p.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            'seq', p.seq, 'memberId', coalesce(m.id, d.id),
+            'entered', get_bit((SELECT c.now FROM c WHERE c.chunk = p.seq >> ${SHIFT}), p.seq & ${BIT}) = 1,
+            'reason', l.reason, 'at', to_char(l.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
           ) ORDER BY p.seq)
-          FROM p ${memberOf(workspaceId, Prisma.sql`p.seq`)}
+          FROM p
+          CROSS JOIN LATERAL (
+            SELECT r.reason, r.at FROM membership_record AS r
+            WHERE r.workspace_id = ${workspaceId} AND r.audience_id = ${audienceId} AND r.chunk = p.seq >> ${SHIFT}
+              AND r.at >= (SELECT at FROM lo) AND r.at < ${span.to}::timestamptz
+              AND get_bit(coalesce(r.entered, ${NO_BITS}) | coalesce(r.exited, ${NO_BITS}), p.seq & ${BIT}) = 1
+            ORDER BY r.at DESC LIMIT 1
+          ) AS l
+          ${memberOf(workspaceId, Prisma.sql`p.seq`)}
         ), '[]')::text AS page`;
     const rows = (JSON.parse(head?.page ?? "[]") as (Omit<ChangeRow, "at"> & { at: string })[]).map((row) => ({
       ...row,
@@ -187,6 +205,8 @@ export const recordRepo = {
     found: boolean;
     rows: { id: string; name: string; isArchived: boolean; reason: string; at: Date }[];
   }> {
+    const bound = Prisma.sql`${before}::timestamptz`;
+    const chunk = Prisma.sql`who.seq >> ${SHIFT}`;
     const [head] = await db.$queryRaw<{ since: Date | null; seq: number | null; page: string }[]>`
       WITH who AS MATERIALIZED (
         SELECT seq FROM (
@@ -201,17 +221,17 @@ export const recordRepo = {
         (SELECT seq FROM who) AS seq,
         coalesce((
           SELECT json_agg(json_build_object(
-            'id', a.id, 'name', a.name, 'isArchived', a.is_archived, 'reason', s.reason,
-            'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            'id', a.id, 'name', a.name, 'isArchived', a.is_archived, 'reason', e.reason,
+            'at', to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
           ) ORDER BY a.created_at DESC, a.id DESC)
-          FROM (
-            SELECT DISTINCT ON (t.audience_id) t.audience_id, t.entered, t.reason, t.at
-            FROM membership_transitions AS t, who
-            WHERE t.workspace_id = ${workspaceId} AND t.seq = who.seq AND t.at < ${before}::timestamptz
-            ORDER BY t.audience_id, t.at DESC
-          ) AS s
-          JOIN audiences AS a ON a.workspace_id = ${workspaceId} AND a.id = s.audience_id
-          WHERE s.entered
+          FROM who CROSS JOIN audiences AS a
+          CROSS JOIN LATERAL (${latestBefore(workspaceId, Prisma.sql`a.id`, chunk, bound)} ORDER BY r.at DESC LIMIT 1) AS s
+          CROSS JOIN LATERAL (
+            ${latestBefore(workspaceId, Prisma.sql`a.id`, chunk, bound)}
+              AND get_bit(coalesce(r.entered, ${NO_BITS}), who.seq & ${BIT}) = 1
+            ORDER BY r.at DESC LIMIT 1
+          ) AS e
+          WHERE a.workspace_id = ${workspaceId} AND get_bit(coalesce(s.members, ${NO_BITS}), who.seq & ${BIT}) = 1
         ), '[]')::text AS page`;
     const rows = (
       JSON.parse(head?.page ?? "[]") as { id: string; name: string; isArchived: boolean; reason: string; at: string }[]
@@ -220,36 +240,51 @@ export const recordRepo = {
   },
 
   /**
-   * Compacts the record to the horizon, across workspaces: of the transitions before `cutoff`,
-   * keeps only each member's last one in each audience, and only if it entered (the member was
-   * still in at the horizon, and its state at any later instant needs it); forgets the members
-   * deleted before the cutoff (no later instant lists them). Audience by audience through the
-   * key's (workspace, audience, at) index, not a scan of the whole record.
+   * Compacts the record to the horizon, across workspaces. Of each chunk's rows before `cutoff`,
+   * keeps the last (its members are the chunk's at the horizon, which any later instant reads)
+   * and, of the others, only the entries of members still in at the cutoff (no later row of the
+   * chunk moved them before it: a member's audiences at a later instant tell when it entered);
+   * forgets the members deleted before the cutoff (no later instant lists them). Chunk by chunk
+   * through the key's (workspace, audience, at) index, not a scan of the whole record. Returns
+   * how many rows it deleted.
    *
-   * `from`: only the members with a transition since then are compacted. What an earlier pass
-   * compacted holds one row per member before its cutoff, so a pass needs to look only at the
-   * members that moved since the previous cutoff; rows left over by a pass skipped (the server
-   * stopped for longer) cost space, never an answer, since no instant before the cutoff is read.
+   * `from`: only the chunks with a row since then are compacted. What an earlier pass compacted
+   * is compacted already, so a pass needs to look only at the chunks written since the previous
+   * cutoff; rows left over by a pass skipped (the server stopped for longer) cost space, never an
+   * answer, since no instant before the cutoff is read.
    */
   async compactBefore(db: SqlClient, cutoff: Date, from?: Date): Promise<number> {
     const since = from === undefined ? Prisma.sql`true` : Prisma.sql`r.at >= ${from}::timestamptz`;
-    const transitions = await db.$executeRaw`
-      DELETE FROM membership_transitions AS t
-      USING (
-        SELECT DISTINCT r.workspace_id, r.audience_id, r.seq
+    const flips = Prisma.sql`coalesce(r.entered, ${NO_BITS}) | coalesce(r.exited, ${NO_BITS})`;
+    const same = Prisma.sql`r.workspace_id = x.workspace_id AND r.audience_id = x.audience_id AND r.chunk = x.chunk
+      AND r.at = x.at AND r.reason = x.reason`;
+    const [row] = await db.$queryRaw<{ gone: number }[]>`
+      WITH k AS (
+        SELECT DISTINCT r.workspace_id, r.audience_id, r.chunk
         FROM audiences AS a
-        JOIN membership_transitions AS r ON r.workspace_id = a.workspace_id AND r.audience_id = a.id
+        JOIN membership_record AS r ON r.workspace_id = a.workspace_id AND r.audience_id = a.id
         WHERE ${since} AND r.at < ${cutoff}::timestamptz
-      ) AS m
-      WHERE t.workspace_id = m.workspace_id AND t.audience_id = m.audience_id AND t.seq = m.seq
-        AND t.at < ${cutoff}::timestamptz
-        AND (NOT t.entered OR EXISTS (
-          SELECT 1 FROM membership_transitions AS n
-          WHERE n.workspace_id = t.workspace_id AND n.audience_id = t.audience_id AND n.seq = t.seq
-            AND n.at > t.at AND n.at < ${cutoff}::timestamptz
-        ))`;
+      ),
+      x AS MATERIALIZED (
+        SELECT r.workspace_id, r.audience_id, r.chunk, r.at, r.reason, r.entered, r.exited,
+          r.members IS NOT NULL AS snapshot, row_number() OVER w AS k,
+          nullif(coalesce(r.entered, ${NO_BITS}) & ~coalesce(bit_or(${flips}) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ${NO_BITS}), ${NO_BITS}) AS standing
+        FROM membership_record AS r JOIN k USING (workspace_id, audience_id, chunk)
+        WHERE r.at < ${cutoff}::timestamptz
+        WINDOW w AS (PARTITION BY r.workspace_id, r.audience_id, r.chunk ORDER BY r.at DESC, r.reason DESC)
+      ),
+      gone AS (
+        DELETE FROM membership_record AS r USING x WHERE ${same} AND x.k > 1 AND x.standing IS NULL RETURNING 1
+      ),
+      kept AS (
+        UPDATE membership_record AS r SET entered = x.standing, exited = NULL, members = CASE WHEN x.k = 1 THEN r.members END
+        FROM x WHERE ${same} AND (x.k = 1 OR x.standing IS NOT NULL)
+          AND (x.exited IS NOT NULL OR x.entered IS DISTINCT FROM x.standing OR (x.k > 1 AND x.snapshot))
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM gone)::int + (SELECT 0 * count(*) FROM kept)::int AS gone`;
     const deleted = await db.$executeRaw`DELETE FROM deleted_members WHERE deleted_at < ${cutoff}::timestamptz`;
-    return transitions + deleted;
+    return (row?.gone ?? 0) + deleted;
   },
 };
 

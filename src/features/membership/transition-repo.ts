@@ -1,71 +1,120 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
+import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { membersOf } from "./member-set.ts";
+import { bitsOfText, CHUNK_BITS, CHUNK_SHIFT, chunkText, NO_BITS } from "./member-bits-sql.ts";
+import { joinChunk, readsByKey } from "./membership-sql.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 
-/** The member numbers of one audience that moved one way for one reason in a write. */
-interface Group {
-  a: string;
-  e: boolean;
-  r: string;
-  s: number[];
-}
+/**
+ * Each chunk of an audience's members at instant `before` (exclusive: a millisecond after the
+ * instant asked for), as rows (chunk, bits): the chunk's members after its latest write before
+ * then, one probe of the record's key per chunk of the workspace's member numbers, however old the
+ * instant. Optionally only the chunks that hold a range of numbers.
+ */
+export const chunksAtSql = (
+  workspaceId: string,
+  audienceId: string,
+  before: Date,
+  range?: { from: number; to: number },
+) => Prisma.sql`
+  SELECT g.chunk, s.members AS bits
+  FROM workspaces AS w
+  CROSS JOIN LATERAL generate_series(
+    ${range === undefined ? Prisma.sql`0` : Prisma.sql`${range.from}::int >> ${Prisma.raw(String(CHUNK_SHIFT))}`},
+    ${range === undefined ? Prisma.sql`w.member_seq` : Prisma.sql`least(w.member_seq, ${range.to}::int - 1)`} >> ${Prisma.raw(String(CHUNK_SHIFT))}
+  ) AS g(chunk)
+  CROSS JOIN LATERAL (
+    SELECT r.members FROM membership_record AS r
+    WHERE r.workspace_id = ${workspaceId} AND r.audience_id = ${audienceId} AND r.chunk = g.chunk
+      AND r.at < ${before}::timestamptz
+    ORDER BY r.at DESC LIMIT 1
+  ) AS s
+  WHERE w.workspace_id = ${workspaceId} AND s.members IS NOT NULL AND s.members <> ${NO_BITS}`;
 
 /**
- * The member numbers of one audience at instant `before` (exclusive: a millisecond after the
- * instant asked for), optionally within a range of numbers: for each member number, its last
- * transition before it, kept if it entered. Read by the history's pages and by exports.
+ * The member numbers of a query of chunks (rows chunk, bits), as rows (seq); with a range, only
+ * the bits of each chunk that fall in it are read (an export reads 256 numbers at a time).
+ */
+export const seqsOfChunksSql = (chunks: Prisma.Sql, range?: { from: number; to: number }) => {
+  // The bits as text, split into characters, and the positions of the ones: one call each per
+  // chunk, where get_bit for each of 8,192 positions cost ten times as much.
+  const seq = Prisma.sql`c.chunk * ${Prisma.raw(String(CHUNK_BITS))} + p.i - 1`;
+  return Prisma.sql`
+    SELECT ${seq} AS seq
+    FROM (${chunks}) AS c CROSS JOIN LATERAL unnest(array_positions(string_to_array(c.bits::text, NULL), '1')) AS p(i)
+    ${range === undefined ? Prisma.empty : Prisma.sql`WHERE ${seq} >= ${range.from}::int AND ${seq} < ${range.to}::int`}`;
+};
+
+/**
+ * The member numbers of one audience at instant `before` (as chunksAtSql), optionally within a
+ * range of numbers, as rows (seq). Read by exports.
  */
 export const membersAtSql = (
   workspaceId: string,
   audienceId: string,
   before: Date,
   range?: { from: number; to: number },
-) => Prisma.sql`
-  SELECT s.seq FROM (
-    SELECT DISTINCT ON (t.seq) t.seq, t.entered
-    FROM membership_transitions AS t
-    WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.at < ${before}::timestamptz
-      ${range === undefined ? Prisma.empty : Prisma.sql`AND t.seq >= ${range.from}::int AND t.seq < ${range.to}::int`}
-    ORDER BY t.seq, t.at DESC
-  ) AS s WHERE s.entered`;
+) => seqsOfChunksSql(chunksAtSql(workspaceId, audienceId, before, range), range);
 
 /**
- * The membership record (membership_transitions): every entry into and exit from an audience, one
- * row per member and write. Written by membership-service.ts once per write, in its transaction,
- * from the same netted events as the feed and the size history, so the three cannot disagree.
- * Read by src/features/history/.
+ * The membership record (membership_record): every entry into and exit from an audience, by chunk
+ * of member numbers. Written by membership-service.ts once per write, in its transaction, from the
+ * same netted events as the feed and the size history, so the three cannot disagree. Read by
+ * src/features/history/ and exports.
  */
 export const transitionRepo = {
   /**
    * Records a write's netted audience.members_changed entries in one statement and returns the
    * instant it recorded them at (the statement's clock, kept to the microsecond so that two writes
    * never share one; returned to the millisecond, as the contract writes a time and the size
-   * history buckets it), or undefined when the write moved nobody. The members travel as their numbers,
-   * grouped by audience, way and reason: a million moved by a rule are one list, not a million
-   * repeated audience ids. A write holds the rows of the audiences it changed until it commits, so
-   * for one audience a later write's instant is never earlier (were two equal, the later's row
-   * stands: a member's state after both is the later's).
+   * history buckets it), or undefined when the write moved nobody.
+   *
+   * One row per audience, reason and chunk the write changed: who entered, who left (as they
+   * travel, chunkText's positions or hex), and the chunk's members as the write leaves them, read
+   * from membership_chunks in the same statement: a million members moved by a rule are ~123 rows,
+   * not a million. A write holds the rows of the audiences it changed until it commits, so for one
+   * audience a later write's instant is never earlier (were two equal, the rows merge, the later's
+   * members standing).
    */
   async record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<Date | undefined> {
-    const groups: Group[] = [];
+    const rows: { a: string; r: string; chunk: number; e: string; l: string }[] = [];
     for (const entry of entries) {
       if (entry.type !== "audience.members_changed") continue;
-      const entered = membersOf(entry.entered);
-      const left = membersOf(entry.left);
-      if (entered.length > 0) groups.push({ a: entry.audienceId, e: true, r: entry.reason, s: entered });
-      if (left.length > 0) groups.push({ a: entry.audienceId, e: false, r: entry.reason, s: left });
+      const chunks = new Set([...entry.entered.keys(), ...entry.left.keys()]);
+      for (const chunk of [...chunks].sort((x, y) => x - y)) {
+        const entered = entry.entered.get(chunk);
+        const left = entry.left.get(chunk);
+        rows.push({
+          a: entry.audienceId,
+          r: entry.reason,
+          chunk,
+          e: entered === undefined ? "" : chunkText(entered),
+          l: left === undefined ? "" : chunkText(left),
+        });
+      }
     }
-    if (groups.length === 0) return undefined;
+    if (rows.length === 0) return undefined;
+    const columns = {
+      a: rows.map((row) => row.a),
+      r: rows.map((row) => row.r),
+      chunk: rows.map((row) => row.chunk),
+      e: rows.map((row) => row.e),
+      l: rows.map((row) => row.l),
+    };
+    const bits = (text: string) =>
+      Prisma.sql`CASE WHEN ${Prisma.raw(text)} IN ('', 'p') THEN NULL ELSE ${bitsOfText(Prisma.raw(text))} END`;
     const [row] = await tx.$queryRaw<{ at: Date }[]>`
       WITH t AS MATERIALIZED (SELECT clock_timestamp() AS at),
+      v AS (SELECT v.a, v.r, v.chunk::int AS chunk, ${bits("v.e")} AS entered, ${bits("v.l")} AS exited FROM ${jsonRows("v", columns)}),
       ins AS (
-        INSERT INTO membership_transitions AS x (workspace_id, audience_id, seq, at, entered, reason)
-        SELECT ${workspaceId}, g.a, s.seq::int, t.at, g.e, g.r
-        FROM json_to_recordset(${JSON.stringify(groups)}::json) AS g(a text, e boolean, r text, s json)
-        CROSS JOIN LATERAL json_array_elements_text(g.s) AS s(seq)
-        CROSS JOIN t
-        ON CONFLICT (workspace_id, audience_id, seq, at) DO UPDATE SET entered = EXCLUDED.entered, reason = EXCLUDED.reason
+        INSERT INTO membership_record AS x (workspace_id, audience_id, chunk, at, reason, entered, exited, members)
+        SELECT ${workspaceId}, v.a, v.chunk, t.at, v.r, v.entered, v.exited, coalesce(c.bits, ${NO_BITS})
+        FROM v CROSS JOIN t
+        ${joinChunk("c", workspaceId, "member", { audience: Prisma.sql`v.a`, chunk: Prisma.sql`v.chunk` }, readsByKey(rows.length))}
+        ON CONFLICT (workspace_id, audience_id, chunk, at, reason) DO UPDATE SET
+          entered = nullif((coalesce(x.entered, ${NO_BITS}) & ~coalesce(EXCLUDED.exited, ${NO_BITS})) | coalesce(EXCLUDED.entered, ${NO_BITS}), ${NO_BITS}),
+          exited = nullif((coalesce(x.exited, ${NO_BITS}) & ~coalesce(EXCLUDED.entered, ${NO_BITS})) | coalesce(EXCLUDED.exited, ${NO_BITS}), ${NO_BITS}),
+          members = EXCLUDED.members
       )
       SELECT date_trunc('milliseconds', at) AS at FROM t`;
     return row?.at;
