@@ -334,7 +334,7 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
         id: undefined,
         properties: { amount: step.amount },
       }));
-      await activityRepo.insert(tx as never, ws, rows);
+      await activityRepo.store(tx as never, ws, rows);
       return seqs;
     },
     async createAudience(tx, id, filter) {

@@ -18,7 +18,7 @@ export interface ActivityServiceDeps {
   store: Pick<Store, "db">;
   membership: Pick<MembershipService, "workspaceWrite">;
   members: MemberWrites;
-  activities: Pick<ActivityRepo, "storedIds" | "insert">;
+  activities: Pick<ActivityRepo, "storedIds" | "store">;
   reads: ActivityReadRepo;
   /** Checks a request's entries (ingest-check.ts); throws invalid_activity at the first bad one. */
   check: (entries: unknown[], now: number) => CheckedActivity[];
@@ -59,9 +59,11 @@ export function createActivityService(deps: ActivityServiceDeps) {
   /**
    * Stores checked entries inside a write of the workspace that holds its member lock (the ingest's
    * own, or an import chunk's): entries older than the retention are counted as expired, an id
-   * repeated in the batch or already stored as a duplicate; the ids already stored are looked up,
-   * the members resolved (created as addAudienceMembers creates them), then the rows and their
-   * types written in one statement. Every way activities come in stores them through here.
+   * repeated in the batch or already stored as a duplicate. When every entry names an existing
+   * member by id and none is stored already, one statement stores them (the usual ingest);
+   * otherwise that statement wrote nothing and said which ids are stored, and the members of the
+   * entries left are resolved (created as addAudienceMembers creates them: a duplicate or expired
+   * entry creates none) before they are stored. Every way activities come in stores them here.
    */
   async function store(w: MembershipWriter, checked: CheckedActivity[], now: number): Promise<IngestCounts> {
     const workspaceId = w.workspaceId;
@@ -78,12 +80,24 @@ export function createActivityService(deps: ActivityServiceDeps) {
         fresh.push(entry);
       }
     }
-    const stored = await activities.storedIds(w.tx, workspaceId, [...ids]);
+    const counts = (accepted: number, createdMembers: number) => ({
+      accepted,
+      duplicates: repeated + fresh.length - accepted,
+      expired,
+      createdMembers,
+    });
+    const first = fresh.some((entry) => entry.memberId !== undefined)
+      ? await activities.store(w.tx, workspaceId, fresh.map(rowOf))
+      : undefined;
+    if (first?.written) {
+      // The audiences whose rules count these activities follow, in this transaction (`activity`).
+      await w.followActivities(first.stored);
+      return counts(fresh.length, 0);
+    }
+    const stored = first?.storedIds ?? (await activities.storedIds(w.tx, workspaceId, [...ids]));
     const kept = fresh.filter((entry) => entry.id === undefined || !stored.has(entry.id));
-    const duplicates = repeated + fresh.length - kept.length;
     const bareIds = [...new Set(kept.flatMap((entry) => entry.memberId ?? []))];
     const emails = [...new Set(kept.flatMap((entry) => entry.email ?? []))];
-    // Only the members of entries that are stored: a duplicate or expired entry creates none.
     const resolved = await resolveMemberInputs(
       members,
       w.tx,
@@ -94,24 +108,17 @@ export function createActivityService(deps: ActivityServiceDeps) {
     w.publish(...resolved.events);
     // One input per e-mail, so each outcome names the member of that e-mail.
     const byEmail = new Map(emails.map((email, i) => [email, resolved.outcomes[i]?.id as string]));
-    const rows: ActivityRow[] = kept.map((entry) => ({
+    const rows = kept.map((entry) => ({
+      ...rowOf(entry),
       seq: resolved.seqOf.get(entry.memberId ?? (byEmail.get(entry.email as string) as string)) as number,
-      type: entry.type,
-      occurredAt: entry.occurredAt,
-      id: entry.id,
-      properties: entry.properties,
     }));
-    await activities.insert(w.tx, workspaceId, rows);
-    // The audiences whose rules count these activities follow, in this transaction (`activity`);
-    // then the members created have every rule-based audience to follow, as when added otherwise.
-    await w.followActivities(rows.map((row) => ({ seq: row.seq, type: row.type })));
+    const second = await activities.store(w.tx, workspaceId, rows);
+    if (!second.written) throw new Error("activities of resolved members were not stored");
+    // The audiences whose rules count these activities follow (`activity`); then the members
+    // created have every rule-based audience to follow, as when added otherwise.
+    await w.followActivities(second.stored);
     await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
-    return {
-      accepted: kept.length,
-      duplicates,
-      expired,
-      createdMembers: resolved.created + resolved.createdBare.length,
-    };
+    return counts(kept.length, resolved.created + resolved.createdBare.length);
   }
 
   return {
@@ -193,6 +200,15 @@ function positionOf(cursor: string): { occurredAt: Date; num: string } {
   }
   return { occurredAt: createdAt, num: id };
 }
+
+/** An entry as a row to store, its member named by id (or by e-mail, then resolved first). */
+const rowOf = (entry: CheckedActivity): ActivityRow => ({
+  memberId: entry.memberId,
+  type: entry.type,
+  occurredAt: entry.occurredAt,
+  id: entry.id,
+  properties: entry.properties,
+});
 
 const toActivity = (row: TimelineRow): Schemas["Activity"] => ({
   id: row.id,

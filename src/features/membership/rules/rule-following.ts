@@ -1,3 +1,4 @@
+import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { isMember, type MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
@@ -5,7 +6,7 @@ import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from
 import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
-import { activityConditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
+import { activityConditionsOf, conditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
 import type { RuleRepo } from "./rule-repo.ts";
 import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
@@ -22,6 +23,9 @@ export interface RuleFollowingDeps {
 }
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
+const NO_TYPES: FieldTypes = new Map();
+/** What a rule that reads only activities is given for a member's data (it reads none of it). */
+const NO_DATA = { folded: { id: "", email: null, emails: [], fields: {} }, createdAt: new Date(0) };
 
 export type { Following } from "./settle.ts";
 
@@ -34,32 +38,34 @@ export type { Following } from "./settle.ts";
 export function createRuleFollowing(deps: RuleFollowingDeps) {
   const settle = createSettle(deps);
 
-  /** Which of `among` each rule (naming no audience) holds for, evaluated in process (as followMembers). */
+  /**
+   * Which of `among` (members whose activities were just stored) each rule naming no audience
+   * holds for, in process. Rules of activities only read neither members' data nor field types.
+   */
   async function matchedInProcess(
     tx: Following["tx"],
     workspaceId: string,
     asked: { audienceId: string; filter: Filter; among: number[] }[],
     seqs: number[],
-    context: { types: Awaited<ReturnType<FieldTypeRepo["types"]>>; now: number },
+    now: number,
   ): Promise<{ audienceId: string; among: number[]; seqs: number[] }[]> {
     const conditions = asked.flatMap((a) => activityConditionsOf(a.filter));
     const slots = new Map(conditions.map((condition, i) => [condition, i]));
-    const members = new Map((await deps.members.foldedBySeq(tx, workspaceId, seqs)).map((m) => [m.seq, m]));
-    const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, {
-      now: context.now,
-      activityRetentionDays: deps.activityRetentionDays,
-    });
+    const activityOnly = asked.every((a) => conditionsOf(a.filter).length === 0);
+    const types = activityOnly ? NO_TYPES : await deps.fieldTypes.types(tx, workspaceId);
+    const folded = activityOnly ? [] : await deps.members.foldedBySeq(tx, workspaceId, seqs);
+    const context = { now, activityRetentionDays: deps.activityRetentionDays };
+    const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, context);
+    const members = new Map(folded.map((m) => [m.seq, m]));
     const activityOf = (seq: number) => (condition: ActivityCondition) =>
       tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
+    const matching = { types, now, inAudience: () => false };
     return asked.map(({ audienceId, filter, among }) => ({
       audienceId,
       among,
       seqs: among.filter((seq) => {
-        const m = members.get(seq);
-        const activity = activityOf(seq);
-        return (
-          m !== undefined && matches(filter, m.folded, m.createdAt, { ...context, inAudience: () => false, activity })
-        );
+        const m = members.get(seq) ?? (activityOnly ? NO_DATA : undefined);
+        return m !== undefined && matches(filter, m.folded, m.createdAt, { ...matching, activity: activityOf(seq) });
       }),
     }));
   }
@@ -170,7 +176,6 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       // The audiences whose rules name none are evaluated together and written in one statement: a
       // round trip each for twenty audiences cost more than the ingest's own statements.
       const together = order.filter((id) => own.has(id) && !graph.uses.has(id));
-      const types = await deps.fieldTypes.types(tx, workspaceId);
       const asked = together.map((id) => ({
         audienceId: id,
         filter: filters.get(id) as Filter,
@@ -181,9 +186,9 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       // by the database per member and per audience, 10,000 activities under 20 audiences took 4 s.
       const matched =
         seqs.length <= FEW_MEMBERS
-          ? await matchedInProcess(tx, workspaceId, asked, seqs, { types, now })
+          ? await matchedInProcess(tx, workspaceId, asked, seqs, now)
           : await deps.rules.matchesAmongMany(tx, workspaceId, asked, {
-              types,
+              types: await deps.fieldTypes.types(tx, workspaceId),
               now,
               workspaceId,
               activityRetentionDays: deps.activityRetentionDays,
@@ -198,7 +203,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       const rest = order.filter((id) => !together.includes(id));
       return [
         ...changes,
-        ...(await settle(w, { graph, order: rest, filters, moved, own, ownReason: "activity", now, types })),
+        ...(await settle(w, { graph, order: rest, filters, moved, own, ownReason: "activity", now })),
       ];
     },
 

@@ -72,6 +72,8 @@ export function createSettle(deps: SettleDeps) {
   ): Promise<MembershipChange[]> {
     const { tx, workspaceId } = w;
     const { graph, order, filters, moved, own } = plan;
+    // Nothing to settle (an ingest whose audiences were all evaluated together): no statement.
+    if (order.length === 0) return [];
     await w.locks.following(order);
     const types = plan.types ?? (await deps.fieldTypes.types(tx, workspaceId));
     const context = { types, now: plan.now, workspaceId, activityRetentionDays: deps.activityRetentionDays };
