@@ -604,8 +604,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the declared fields
-         * @description The custom fields with a declared type, by key. Any other field is a string.
+         * List the fields
+         * @description The field catalogue, by key: the four named fields (`firstName`, `lastName`, `role`,
+         *     `company`), every custom field some member of the workspace holds a value of, and every
+         *     field with a declared type, even one no member holds. Each says its type (its declared
+         *     type, else `string`), how many members hold a value of it (`""` is no value) and up to 3
+         *     of its values (the smallest, in code point order). Exact: read from the members as they
+         *     are when it is asked.
          */
         get: operations["listFields"];
         put?: never;
@@ -1653,8 +1658,19 @@ export interface components {
             /** @description When the field got its current type. */
             createdAt: components["schemas"]["Timestamp"];
         };
+        FieldSummary: {
+            key: string;
+            /** @description Its declared type; `string` when it has none. */
+            type: components["schemas"]["FieldType"];
+            /** @description When the field got its declared type; null when it has none. */
+            createdAt: components["schemas"]["Timestamp"] | null;
+            /** @description How many members hold a value of it. */
+            memberCount: number;
+            /** @description Up to 3 of its values, the smallest first. */
+            sampleValues: string[];
+        };
         FieldList: {
-            results: components["schemas"]["FieldDefinition"][];
+            results: components["schemas"]["FieldSummary"][];
         };
         DeclareFieldRequest: {
             type: components["schemas"]["FieldType"];
@@ -2482,6 +2498,12 @@ export interface components {
             oldestAvailable?: components["schemas"]["Timestamp"];
             /** @description For `field_values_invalid`, up to 10 of those members. */
             memberIds?: string[];
+            /** @description For `field_values_invalid`, the members of `memberIds`, in its order, with their e-mail and the value that does not parse. */
+            misfits?: {
+                memberId: string;
+                email: string | null;
+                value: string;
+            }[];
         };
     };
     responses: {
@@ -4054,7 +4076,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The declared fields. */
+            /** @description The fields. */
             200: {
                 headers: {
                     [name: string]: unknown;

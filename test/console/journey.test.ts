@@ -102,7 +102,7 @@ describe("a new user's first session in the console", () => {
       .toEqual([
         "✓ The rule",
         expect.stringMatching(/^✓ fields\.score is over 50 — read: \d+$/),
-        "✓ fields.company is Acme — read: Acme",
+        "✓ company is Acme — read: Acme",
       ]);
     await c.screenshot("journey-explanation");
 

@@ -7,6 +7,7 @@ import { ActivityConditionRow, type ActivityTypeOption } from "./activity-row.ts
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import {
+  BUILT_IN_FIELDS,
   draftOf,
   type FieldType,
   type Filter,
@@ -24,12 +25,11 @@ import {
   removeRow,
   rowAtError,
   setMatch,
+  shownField,
   updateActivity,
   updateRow,
 } from "./rule-state.ts";
 import { useDebounced } from "./use-debounced.ts";
-
-const BUILT_IN_FIELDS = ["email", "anyEmail", "id", "createdAt", "audience"];
 
 /** The rule of an audience: loads the saved rule, then edits it (RuleEditor). */
 export function RuleBuilder({ audienceId }: { audienceId: string }) {
@@ -59,7 +59,8 @@ export function RuleBuilder({ audienceId }: { audienceId: string }) {
       types={types}
       audiences={others}
       activityTypes={activityTypes.data?.results ?? []}
-      fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => `fields.${field.key}`)]}
+      // The catalogue's keys by name (plan), as the builder shows them.
+      fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => shownField(`fields.${field.key}`))]}
     />
   );
 }

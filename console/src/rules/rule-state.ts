@@ -66,10 +66,27 @@ export const OP_LABELS: Record<Op, string> = {
   notWithinLast: "is not within the last",
 };
 
+/** The fields the API names itself; any other name in the builder is a custom field's key. */
+export const BUILT_IN_FIELDS = ["email", "anyEmail", "id", "createdAt", "audience"];
+const CUSTOM = "fields.";
+
+/** A field as the builder shows it: a custom field by its key (plan), unless a built-in has that name. */
+export function shownField(field: string): string {
+  const key = field.slice(CUSTOM.length);
+  return field.startsWith(CUSTOM) && !BUILT_IN_FIELDS.includes(key) ? key : field;
+}
+
+/** A field as the API names it: a key shown bare (plan) is the custom field fields.plan. */
+export function apiField(field: string): string {
+  const name = field.trim();
+  return BUILT_IN_FIELDS.includes(name) || name.startsWith(CUSTOM) ? name : `${CUSTOM}${name}`;
+}
+
 /** The kind of field a condition reads: its declared type for a custom field, else by name. */
 export function kindOf(field: string, types: Record<string, FieldType>): Kind {
-  if (field === "createdAt" || field === "audience") return field;
-  return field.startsWith("fields.") ? (types[field.slice("fields.".length)] ?? "string") : "string";
+  const name = apiField(field);
+  if (name === "createdAt" || name === "audience") return name;
+  return name.startsWith(CUSTOM) ? (types[name.slice(CUSTOM.length)] ?? "string") : "string";
 }
 
 /** The shape of each operator's value: a new operator fails the type check until it is given one. */
@@ -109,7 +126,7 @@ function rowOf(condition: Condition, id: number): ConditionRow {
   const { value } = condition;
   return {
     id,
-    field: condition.field,
+    field: shownField(condition.field),
     op: condition.op,
     value: Array.isArray(value) ? value.join(", ") : (value ?? ""),
   };
@@ -151,11 +168,12 @@ export function draftOf(filter: Filter | null): RuleDraft | undefined {
 export function conditionOf(row: Row, types: Record<string, FieldType>): Filter {
   if (isActivityRow(row)) return activityFilterOf(row);
   const shape = valueShape(row.op, kindOf(row.field, types));
-  if (shape === "none") return { field: row.field, op: row.op };
+  const field = apiField(row.field);
+  if (shape === "none") return { field, op: row.op };
   if (shape === "list" || shape === "pair") {
-    return { field: row.field, op: row.op, value: row.value.split(",").map((part) => part.trim()) };
+    return { field, op: row.op, value: row.value.split(",").map((part) => part.trim()) };
   }
-  return { field: row.field, op: row.op, value: row.value.trim() };
+  return { field, op: row.op, value: row.value.trim() };
 }
 
 const join = (match: Match, filters: Filter[]): Filter => (match === "all" ? { all: filters } : { any: filters });
