@@ -1686,6 +1686,8 @@ export interface components {
             memberCount?: number;
             /** @description With `include=stats`: whether it has a rule. */
             hasRule?: boolean;
+            /** @description With `include=stats` (`getAudience`): whether it is archived. */
+            isArchived?: boolean;
             /** @description With `include=stats`: when its name, rule or members last changed. */
             updatedAt?: components["schemas"]["Timestamp"];
         };
@@ -2799,7 +2801,7 @@ export interface components {
          *     does not run it as a formula; `none` writes every value exactly as stored.
          */
         CsvEscape: "formulas" | "none";
-        /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+        /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
         IncludeStats: "stats";
         /** @description Identifier of the member (URL-encoded). */
         MemberIdParam: components["schemas"]["MemberId"];
@@ -3067,7 +3069,7 @@ export interface operations {
                 search?: string;
                 /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
                 sortDirection?: components["parameters"]["SortDirection"];
-                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
             header?: {
@@ -3220,7 +3222,7 @@ export interface operations {
     getAudience: {
         parameters: {
             query?: {
-                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
             header?: {
