@@ -4633,6 +4633,12 @@ export interface operations {
             query?: {
                 /** @description Return the events after this cursor (a previous page's `endCursor`, or `events/latest`'s `cursor`); from the oldest retained event when absent. */
                 after?: components["schemas"]["Cursor"];
+                /**
+                 * @description Return the events up to this cursor's position, newest first: with `events/latest`'s
+                 *     `cursor`, the newest events. `endCursor` continues with older ones (as `before`), and
+                 *     `hasNextPage` says whether the feed keeps any. Not with `after` (400 `invalid_request`).
+                 */
+                before?: components["schemas"]["Cursor"];
                 /** @description Page size. */
                 limit?: number;
                 /** @description Only events of these types, comma-separated (`audience.members_changed,members.deleted`). */
