@@ -6,6 +6,7 @@ import {
   activityRowOf,
   newActivityRow,
 } from "./activity-state.ts";
+import { apiField, shownField } from "./field-names.ts";
 
 /**
  * The rule builder's state, apart from React: a rule is a list of conditions and groups of
@@ -66,21 +67,9 @@ export const OP_LABELS: Record<Op, string> = {
   notWithinLast: "is not within the last",
 };
 
-/** The fields the API names itself; any other name in the builder is a custom field's key. */
-export const BUILT_IN_FIELDS = ["email", "anyEmail", "id", "createdAt", "audience"];
+export { apiField, BUILT_IN_FIELDS, shownField } from "./field-names.ts";
+
 const CUSTOM = "fields.";
-
-/** A field as the builder shows it: a custom field by its key (plan), unless a built-in has that name. */
-export function shownField(field: string): string {
-  const key = field.slice(CUSTOM.length);
-  return field.startsWith(CUSTOM) && !BUILT_IN_FIELDS.includes(key) ? key : field;
-}
-
-/** A field as the API names it: a key shown bare (plan) is the custom field fields.plan. */
-export function apiField(field: string): string {
-  const name = field.trim();
-  return BUILT_IN_FIELDS.includes(name) || name.startsWith(CUSTOM) ? name : `${CUSTOM}${name}`;
-}
 
 /** The kind of field a condition reads: its declared type for a custom field, else by name. */
 export function kindOf(field: string, types: Record<string, FieldType>): Kind {
@@ -225,15 +214,27 @@ export function rowAtError(draft: RuleDraft, errorPointer: string): number | und
 
 /** Whether every condition has what its operator needs, so the draft is worth sending. */
 export function isComplete(draft: RuleDraft, types: Record<string, FieldType>): boolean {
+  return unfinishedRow(draft, types) === undefined;
+}
+
+/** The first condition (in reading order) that lacks what its operator needs: its id and its place from 1. */
+export function unfinishedRow(
+  draft: RuleDraft,
+  types: Record<string, FieldType>,
+): { id: number; position: number } | undefined {
   const rows = draft.items.flatMap((item) => (isGroup(item) ? item.rows : [item]));
-  return rows.every((row) => {
-    if (isActivityRow(row)) return activityComplete(row);
-    if (row.field.trim() === "") return false;
-    const shape = valueShape(row.op, kindOf(row.field, types));
-    if (shape === "none") return true;
-    if (shape === "pair") return row.value.split(",").filter((part) => part.trim() !== "").length === 2;
-    return row.value.trim() !== "";
-  });
+  const index = rows.findIndex((row) => !rowComplete(row, types));
+  const row = rows[index];
+  return row === undefined ? undefined : { id: row.id, position: index + 1 };
+}
+
+function rowComplete(row: Row, types: Record<string, FieldType>): boolean {
+  if (isActivityRow(row)) return activityComplete(row);
+  if (row.field.trim() === "") return false;
+  const shape = valueShape(row.op, kindOf(row.field, types));
+  if (shape === "none") return true;
+  if (shape === "pair") return row.value.split(",").filter((part) => part.trim() !== "").length === 2;
+  return row.value.trim() !== "";
 }
 
 /** A new activity condition at the end of the rule (of a type, when the workspace has one). */
