@@ -604,8 +604,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the declared fields
-         * @description The custom fields with a declared type, by key. Any other field is a string.
+         * List the fields
+         * @description The field catalogue, by key: the four named fields (`firstName`, `lastName`, `role`,
+         *     `company`), every custom field some member of the workspace holds a value of, and every
+         *     field with a declared type, even one no member holds. Each says its type (its declared
+         *     type, else `string`), how many members hold a value of it (`""` is no value) and up to 3
+         *     of its values (the smallest, in code point order). Exact: read from the members as they
+         *     are when it is asked.
          */
         get: operations["listFields"];
         put?: never;
@@ -1653,8 +1658,19 @@ export interface components {
             /** @description When the field got its current type. */
             createdAt: components["schemas"]["Timestamp"];
         };
+        FieldSummary: {
+            key: string;
+            /** @description Its declared type; `string` when it has none. */
+            type: components["schemas"]["FieldType"];
+            /** @description When the field got its declared type; null when it has none. */
+            createdAt: components["schemas"]["Timestamp"] | null;
+            /** @description How many members hold a value of it. */
+            memberCount: number;
+            /** @description Up to 3 of its values, the smallest first. */
+            sampleValues: string[];
+        };
         FieldList: {
-            results: components["schemas"]["FieldDefinition"][];
+            results: components["schemas"]["FieldSummary"][];
         };
         DeclareFieldRequest: {
             type: components["schemas"]["FieldType"];
@@ -1670,6 +1686,8 @@ export interface components {
             memberCount?: number;
             /** @description With `include=stats`: whether it has a rule. */
             hasRule?: boolean;
+            /** @description With `include=stats` (`getAudience`): whether it is archived. */
+            isArchived?: boolean;
             /** @description With `include=stats`: when its name, rule or members last changed. */
             updatedAt?: components["schemas"]["Timestamp"];
         };
@@ -2482,6 +2500,12 @@ export interface components {
             oldestAvailable?: components["schemas"]["Timestamp"];
             /** @description For `field_values_invalid`, up to 10 of those members. */
             memberIds?: string[];
+            /** @description For `field_values_invalid`, the members of `memberIds`, in its order, with their e-mail and the value that does not parse. */
+            misfits?: {
+                memberId: string;
+                email: string | null;
+                value: string;
+            }[];
         };
     };
     responses: {
@@ -2777,7 +2801,7 @@ export interface components {
          *     does not run it as a formula; `none` writes every value exactly as stored.
          */
         CsvEscape: "formulas" | "none";
-        /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+        /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
         IncludeStats: "stats";
         /** @description Identifier of the member (URL-encoded). */
         MemberIdParam: components["schemas"]["MemberId"];
@@ -3045,7 +3069,7 @@ export interface operations {
                 search?: string;
                 /** @description Order by creation time; `DESC` (the default) returns the most recent first. */
                 sortDirection?: components["parameters"]["SortDirection"];
-                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
             header?: {
@@ -3198,7 +3222,7 @@ export interface operations {
     getAudience: {
         parameters: {
             query?: {
-                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience; without it the answer's shape is unchanged. */
+                /** @description `stats` adds `memberCount`, `hasRule` and `updatedAt` to each audience (and `isArchived` to the audience `getAudience` answers, which a listed one always has); without it the answer's shape is unchanged. */
                 include?: components["parameters"]["IncludeStats"];
             };
             header?: {
@@ -4054,7 +4078,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The declared fields. */
+            /** @description The fields. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4609,6 +4633,12 @@ export interface operations {
             query?: {
                 /** @description Return the events after this cursor (a previous page's `endCursor`, or `events/latest`'s `cursor`); from the oldest retained event when absent. */
                 after?: components["schemas"]["Cursor"];
+                /**
+                 * @description Return the events up to this cursor's position, newest first: with `events/latest`'s
+                 *     `cursor`, the newest events. `endCursor` continues with older ones (as `before`), and
+                 *     `hasNextPage` says whether the feed keeps any. Not with `after` (400 `invalid_request`).
+                 */
+                before?: components["schemas"]["Cursor"];
                 /** @description Page size. */
                 limit?: number;
                 /** @description Only events of these types, comma-separated (`audience.members_changed,members.deleted`). */

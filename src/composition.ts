@@ -19,6 +19,7 @@ import { createEventWorkers } from "./features/events/event-workers.ts";
 import { outboxRepo } from "./features/events/outbox-repo.ts";
 import { memberExportRepo } from "./features/exports/export-repo.ts";
 import { createMemberExport } from "./features/exports/export-service.ts";
+import { fieldCatalogueRepo } from "./features/fields/field-catalogue-repo.ts";
 import { createFieldService } from "./features/fields/field-service.ts";
 import { recordRepo } from "./features/history/record-repo.ts";
 import { createRecordService } from "./features/history/record-service.ts";
@@ -224,7 +225,13 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       rules: ruleRepo,
       activityRetentionDays: settings.activities.retentionDays,
     }),
-    fields: createFieldService({ store, membership, fieldTypes: fieldTypeRepo, rules: ruleRepo }),
+    fields: createFieldService({
+      store,
+      membership,
+      fieldTypes: fieldTypeRepo,
+      rules: ruleRepo,
+      catalogue: fieldCatalogueRepo,
+    }),
     ruleInsight: createRuleInsight({
       store,
       checkCost: filterCost,

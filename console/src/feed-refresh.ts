@@ -9,27 +9,19 @@ const POLL_MS = 2_000;
 export interface FeedHandlers {
   /** The feed's head was read: what happens from now on follows. */
   onFollowing?(): void;
-  /**
-   * With `history`: the retained events were more than it reads, so none of them were shown and
-   * the feed is followed from its head instead (the feed lists oldest first only).
-   */
-  onHistoryTooLong?(): void;
   /** Events arrived, oldest first. */
   onEvents(events: Event[]): unknown;
   /** A look at the feed failed; the next one, after the interval, starts again from the head. */
   onError?(error: unknown): void;
 }
 
-/** How much retained history useFeedFromNow reads at most with `history`: pages of 1,000 events. */
-const HISTORY_PAGES = 5;
-const HISTORY_PAGE_SIZE = 1_000;
-
 /**
  * Follows the workspace's event feed from its head (events/latest) while the component is on
  * screen, looking for more every `pollMs`; a failed look is retried after the interval. With
- * `history`, first the events the feed still keeps (when they are at most 5,000), then onward.
+ * `history`, first the newest `history` events up to the head (one newest-first page, `before`
+ * the head's cursor), then onward.
  */
-export function useFeedFromNow(pollMs: number, handlers: FeedHandlers, history = false): void {
+export function useFeedFromNow(pollMs: number, handlers: FeedHandlers, history = 0): void {
   const { client, workspaceId } = useApi();
   // The latest handlers, without following the feed again each time the component renders.
   const current = useRef(handlers);
@@ -40,28 +32,19 @@ export function useFeedFromNow(pollMs: number, handlers: FeedHandlers, history =
     let readHistory = false;
     const head = async () =>
       (await client.GET("/v0/workspaces/{workspaceId}/events/latest", { params: { path: { workspaceId } } })).cursor;
-    const readRetained = async (): Promise<string | undefined> => {
+    const readRecent = async (): Promise<string> => {
       readHistory = true;
-      const events: Event[] = [];
-      let after: string | undefined;
-      for (let page = 0; page < HISTORY_PAGES; page++) {
-        const { results, pageInfo } = await client.GET("/v0/workspaces/{workspaceId}/events", {
-          params: { path: { workspaceId }, query: { limit: HISTORY_PAGE_SIZE, ...(after ? { after } : {}) } },
-        });
-        events.push(...results);
-        after = pageInfo.endCursor;
-        if (!pageInfo.hasNextPage) {
-          await current.current.onEvents(events);
-          return after;
-        }
-      }
-      current.current.onHistoryTooLong?.();
-      return undefined;
+      const cursor = await head();
+      const { results } = await client.GET("/v0/workspaces/{workspaceId}/events", {
+        params: { path: { workspaceId }, query: { before: cursor, limit: history } },
+      });
+      await current.current.onEvents([...results].reverse());
+      return cursor;
     };
     const follow = async () => {
       while (!stop.signal.aborted) {
         try {
-          const cursor = (history && !readHistory && (await readRetained())) || (await head());
+          const cursor = history > 0 && !readHistory ? await readRecent() : await head();
           current.current.onFollowing?.();
           const pages = client.feed({ workspaceId, after: cursor, pollIntervalMs: pollMs, signal: stop.signal });
           for await (const page of pages) await current.current.onEvents(page.events);

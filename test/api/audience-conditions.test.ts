@@ -126,6 +126,7 @@ describe("audience conditions", () => {
     expect(unknown.problem).toMatchObject({
       status: 400,
       code: "invalid_filter",
+      detail: "/body/filter/all/1/value names aud_nope, no audience of this workspace",
       errors: [{ pointer: "/body/filter/all/1/value", message: "names no audience of this workspace" }],
     });
     const other = await createAudience(await createWorkspace(server));
@@ -135,6 +136,16 @@ describe("audience conditions", () => {
       code: "filter_cycle",
     });
     await setFilter(ws, b, inA(a));
+    const customers = await createAudience(ws, "Customers");
+    await setFilter(ws, customers, inA(b));
+    const plain = await createAudience(ws, "Plain");
+    // The detail names the audience that leads back; the errors point at its condition only.
+    const cycle = await rejectionOf(setFilter(ws, a, { all: [{ not: inA(customers) }, inA(plain)] }));
+    expect(cycle.problem).toMatchObject({
+      code: "filter_cycle",
+      detail: `The filter names audience "Customers" (${customers}), whose rule leads back to this audience.`,
+      errors: [{ pointer: "/body/filter/all/0/not/value", message: "leads back to this audience" }],
+    });
     expect((await rejectionOf(setFilter(ws, a, { not: inA(b) }))).code).toBe("filter_cycle");
     const c = await createAudience(ws, "Last year");
     await archive(ws, c);

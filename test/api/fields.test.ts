@@ -13,8 +13,11 @@ const declare = (ws: TestWorkspace, fieldKey: string, type: FieldType) =>
   ws.api.PUT(FIELD, { params: { path: { workspaceId: ws.id, fieldKey } }, body: { type } });
 const undeclare = (ws: TestWorkspace, fieldKey: string) =>
   ws.api.DELETE(FIELD, { params: { path: { workspaceId: ws.id, fieldKey } } });
-const listFields = async (ws: TestWorkspace) =>
+const catalogue = async (ws: TestWorkspace) =>
   (await ws.api.GET(FIELDS, { params: { path: { workspaceId: ws.id } } })).results;
+/** The catalogue's declared fields, as declareField answers them. */
+const listFields = async (ws: TestWorkspace) =>
+  (await catalogue(ws)).flatMap(({ key, type, createdAt }) => (createdAt === null ? [] : [{ key, type, createdAt }]));
 const setRule = (ws: TestWorkspace, audienceId: string, key: string) =>
   ws.api.PUT("/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     params: { path: { workspaceId: ws.id, audienceId } },
@@ -71,6 +74,70 @@ describe("declaring, listing and removing field types", () => {
   });
 });
 
+describe("the field catalogue", () => {
+  it("lists the named fields on an empty workspace, with no member holding them", async ({ ws }) => {
+    expect(await catalogue(ws)).toEqual(
+      ["company", "firstName", "lastName", "role"].map((key) => ({
+        key,
+        type: "string",
+        createdAt: null,
+        memberCount: 0,
+        sampleValues: [],
+      })),
+    );
+  });
+
+  it("lists every field members hold, with its type, how many hold it and its smallest values", async ({ ws }) => {
+    await upsertMembers(ws, [
+      { id: "m1", email: "ada@example.com", fields: { plan: "pro", score: "42", company: "Acme" } },
+      { id: "m2", fields: { plan: "free", score: "7", Zone: "eu" } },
+      { id: "m3", fields: { plan: "pro", score: "" } },
+      { id: "m4", fields: { plan: "basic" } },
+      { id: "m5", fields: { plan: "Team" } },
+    ]);
+    const lastOrder = await declare(ws, "lastOrder", "date");
+    const score = await declare(ws, "score", "number");
+    const byKey = Object.fromEntries((await catalogue(ws)).map((field) => [field.key, field]));
+    expect(Object.keys(byKey)).toEqual([
+      "Zone",
+      "company",
+      "firstName",
+      "lastName",
+      "lastOrder",
+      "plan",
+      "role",
+      "score",
+    ]);
+    expect(byKey.plan).toEqual({
+      key: "plan",
+      type: "string",
+      createdAt: null,
+      memberCount: 5,
+      sampleValues: ["Team", "basic", "free"],
+    });
+    expect(byKey.score).toEqual({ ...score, memberCount: 2, sampleValues: ["42", "7"] });
+    expect(byKey.lastOrder).toEqual({ ...lastOrder, memberCount: 0, sampleValues: [] });
+    expect(byKey.company).toMatchObject({ memberCount: 1, sampleValues: ["Acme"] });
+    expect(byKey.firstName).toMatchObject({ memberCount: 0, sampleValues: [] });
+  });
+
+  it("follows the members: a value cleared or a member deleted is no longer counted", async ({ ws }) => {
+    await upsertMembers(ws, [
+      { id: "m1", fields: { plan: "pro" } },
+      { id: "m2", fields: { plan: "free" } },
+    ]);
+    await ws.api.PATCH(MEMBER, {
+      params: { path: { workspaceId: ws.id, memberId: "m1" } },
+      body: { fields: { plan: null } },
+    });
+    await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
+      params: { path: { workspaceId: ws.id } },
+      body: { memberIds: ["m2"] },
+    });
+    expect((await catalogue(ws)).map((field) => field.key)).toEqual(["company", "firstName", "lastName", "role"]);
+  });
+});
+
 describe("declaring over stored values", () => {
   it("answers 409 field_values_invalid with how many and the first 10, and changes nothing", async ({ ws }) => {
     const bad = Array.from({ length: 12 }, (_, i) => withScore(`bad${String(i).padStart(2, "0")}`, `n/a ${i}`));
@@ -79,6 +146,9 @@ describe("declaring over stored values", () => {
     expect([error.status, error.code]).toEqual([409, "field_values_invalid"]);
     expect(error.problem?.count).toBe(12);
     expect(error.problem?.memberIds).toEqual(bad.slice(0, 10).map((m) => m.id));
+    expect(error.problem?.misfits).toEqual(
+      bad.slice(0, 10).map((m) => ({ memberId: m.id, email: null, value: m.fields.score })),
+    );
     expect(await listFields(ws)).toEqual([]);
     // Nothing is checked: the field is still a string.
     await upsertMembers(ws, [withScore("good", "still text")]);

@@ -148,11 +148,13 @@ describe("previewAudienceFilterChange", () => {
       code: "invalid_filter",
       errors: [{ pointer: "/body/filter/not/value", message: "names no audience of this workspace" }],
     });
-    const follower = await createAudience(ws);
+    const follower = await createAudience(ws, "Followers");
     await setFilter(ws, follower, inA(a));
     expect((await rejectionOf(dryRun(ws, a, { any: [inA(vip), inA(follower)] }))).problem).toMatchObject({
       status: 400,
       code: "filter_cycle",
+      detail: `The filter names audience "Followers" (${follower}), whose rule leads back to this audience.`,
+      errors: [{ pointer: "/body/filter/any/1/value", message: "leads back to this audience" }],
     });
   });
 });

@@ -125,7 +125,11 @@ describe("audienceOverlap", () => {
 });
 
 describe("include=stats", () => {
-  it("adds size, rule and last change to listAudiences and getAudience", async ({ ws, api, workspaceId }) => {
+  it("adds size, rule, last change (and to getAudience whether it is archived) to listAudiences and getAudience", async ({
+    ws,
+    api,
+    workspaceId,
+  }) => {
     const manual = await createAudience(ws, "Manual");
     await addMembers(ws, manual, { memberIds: ["s1", "s2", "s3"] });
     const ruled = await createAudience(ws, "Ruled");
@@ -146,6 +150,7 @@ describe("include=stats", () => {
       name: "Manual",
       memberCount: 3,
       hasRule: false,
+      isArchived: false,
       updatedAt: listed.results[1]?.updatedAt,
     });
     // Read fresh, not from the cache of names that a plain read fills.
@@ -155,6 +160,12 @@ describe("include=stats", () => {
       params: { path: { workspaceId, audienceId: manual }, query: { include: "stats" } },
     });
     expect(after.memberCount).toBe(2);
+    // Archived, it says so: a client need not list the audiences to know.
+    await api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: manual } } });
+    const archived = await api.GET(AUDIENCE, {
+      params: { path: { workspaceId, audienceId: manual }, query: { include: "stats" } },
+    });
+    expect(archived.isArchived).toBe(true);
   });
 
   it("leaves the answers without it byte for byte as they were", async ({ ws, server, api, workspaceId }) => {

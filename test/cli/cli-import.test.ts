@@ -47,6 +47,8 @@ describe("audience-service import", () => {
     // Streamed: sent in chunks of unknown length, not as one buffer with a Content-Length.
     expect(upload?.headers["transfer-encoding"]).toBe("chunked");
     expect(upload?.query.get("audienceId")).toBe(fake.audiences[0]?.id);
+    // The job is known by the file's name, not its path.
+    expect(upload?.query.get("name")).toBe("members.csv");
     expect(fake.requestsTo("POST", "/audiences")).toEqual([]);
   });
 

@@ -42,6 +42,18 @@ describe("an audience's screen", () => {
       .toMatch(/\+4 entering, −0 leaving, then 4 members/);
     await c.screenshot("audience-rule");
 
+    // An unfinished condition: said so, and no count or change of an earlier draft is shown as this one's.
+    await page.getByRole("button", { name: "Add a condition" }).click();
+    await page.getByLabel("Condition 3 value").waitFor();
+    await page.getByText("Condition 3 is unfinished: finish it (or remove it) to see the counts").waitFor();
+    expect(await page.getByText(/entering/).count()).toBe(0);
+    expect(await first.getByLabel("Condition 1 count").textContent()).toBe("…");
+    await c.screenshot("audience-rule-unfinished");
+    await page.getByRole("button", { name: "Remove condition 3" }).click();
+    await expect
+      .poll(() => page.locator(".diff").last().textContent())
+      .toMatch(/\+4 entering, −0 leaving, then 4 members/);
+
     await page.getByRole("button", { name: "Save rule" }).click();
     await page.getByText("Saved.", { exact: true }).waitFor();
     await expect.poll(() => page.locator(".diff").first().textContent()).toBe("4 members");

@@ -10,7 +10,10 @@ describe("the Fields screen", () => {
     ]);
     await c.open("/fields");
     const { page } = c;
-    await page.getByText("No declared fields: every field is text.").waitFor();
+    // Every field the members hold is listed, typed or not, with how many hold it and its values.
+    const plan = page.getByRole("row", { name: /^plan/ });
+    expect(await plan.getByLabel("Type of plan").inputValue()).toBe("string");
+    expect((await plan.getByRole("cell").allTextContents()).slice(1)).toEqual(["2", "free, pro", "—", ""]);
 
     await page.getByLabel("Field key").fill("score");
     await page.getByLabel("Type", { exact: true }).selectOption("number");
@@ -54,7 +57,14 @@ describe("the Fields screen", () => {
 
     await page.getByRole("button", { name: "Delete lastOrder" }).click();
     await page.getByRole("row", { name: /^lastOrder/ }).waitFor({ state: "detached" });
-    expect(await page.getByRole("table").getByRole("rowheader").allTextContents()).toEqual(["score"]);
+    expect(await page.getByRole("table").getByRole("rowheader").allTextContents()).toEqual([
+      "company",
+      "firstName",
+      "lastName",
+      "plan",
+      "role",
+      "score",
+    ]);
 
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("fields");
@@ -63,5 +73,36 @@ describe("the Fields screen", () => {
     await score.getByRole("button", { name: "Delete score" }).waitFor();
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("fields-narrow");
+  });
+
+  it("names the members a declaration is refused for, links them, and clears their values", async ({
+    console: c,
+    ws,
+  }) => {
+    await upsertMembers(ws, [
+      { email: "ada@example.com", fields: { score: "42" } },
+      { email: "grace@example.com", fields: { score: "n/a" } },
+      { id: "mem_noaddress", fields: { score: "soon" } },
+    ]);
+    await c.open("/fields");
+    const { page } = c;
+    const score = page.getByRole("row", { name: /^score/ });
+    await score.getByLabel("Type of score").selectOption("number");
+    await score.getByRole("button", { name: "Change type of score" }).click();
+    const misfits = score.getByRole("listitem");
+    await expect.poll(() => misfits.count()).toBe(2);
+    expect(await misfits.allTextContents()).toEqual([
+      expect.stringMatching(/^grace@example\.com \(mem_\w+\) holds n\/a Clear/),
+      "mem_noaddress holds soon Clear the score of mem_noaddress",
+    ]);
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("fields-refused");
+
+    await score.getByRole("button", { name: "Clear the score of mem_noaddress" }).click();
+    await misfits.nth(1).getByText("cleared").waitFor();
+    // The member's own page, to correct a value rather than clear it.
+    await misfits.first().getByRole("link").click();
+    await page.getByRole("heading", { name: "Members" }).waitFor();
+    await page.getByRole("heading", { name: /grace@example\.com/ }).waitFor();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { allMemberIds, createAudience } from "../support/factories.ts";
+import { allMemberIds, createAudience, upsertMembers } from "../support/factories.ts";
 import { startLiveServer } from "../support/live-server.ts";
 import { it } from "./console-fixture.ts";
 
@@ -65,6 +65,47 @@ describe("the Imports screen", () => {
     await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/id.*email|email.*id/);
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("imports-refused-narrow");
+  });
+});
+
+describe("typing fields at import", () => {
+  it("declares the types chosen for the file's fields before its rows, and names who blocks one", async ({
+    console: c,
+    ws,
+  }) => {
+    await upsertMembers(ws, [{ email: "old@example.com", fields: { renewal: "next spring" } }]);
+    await c.open("/imports");
+    const { page } = c;
+    const form = page.getByRole("form", { name: "Upload a CSV file" });
+    await page
+      .getByLabel("CSV file", { exact: true })
+      .setInputFiles(csvFile('\uFEFFemail,firstName,plan,"score",renewal\nada@example.com,Ada,pro,42,2026-01-31\n'));
+    const types = form.getByRole("group", { name: "Types of the file's fields" });
+    await types.getByLabel("score").waitFor();
+    expect(await types.getByRole("combobox").count()).toBe(3);
+    await types.getByLabel("score").selectOption("number");
+    await types.getByLabel("renewal").selectOption("date");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+
+    // renewal is refused: who holds what, and nothing imported.
+    await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/^1 member holds a value of renewal/);
+    expect(await form.getByRole("listitem").textContent()).toMatch(
+      /^old@example\.com \(mem_\w+\) holds next spring Clear/,
+    );
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("imports-typing-refused");
+    await form.getByRole("button", { name: /^Clear the renewal of old@example\.com/ }).click();
+    await form.getByText("cleared").waitFor();
+
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const job = page.getByRole("region", { name: /^Import of members\.csv \(imp_/ });
+    await job.getByText("succeeded").waitFor();
+    const { results } = await ws.api.GET("/v0/workspaces/{workspaceId}/fields", {
+      params: { path: { workspaceId: ws.id } },
+    });
+    const typeOf = Object.fromEntries(results.map((field) => [field.key, field.type]));
+    expect([typeOf.plan, typeOf.score, typeOf.renewal]).toEqual(["string", "number", "date"]);
+    await c.screenshot("imports-typed");
   });
 });
 

@@ -101,8 +101,8 @@ describe("a new user's first session in the console", () => {
       .poll(() => page.locator(".explanation li").allTextContents())
       .toEqual([
         "✓ The rule",
-        expect.stringMatching(/^✓ fields\.score is over 50 — read: \d+$/),
-        "✓ fields.company is Acme — read: Acme",
+        expect.stringMatching(/^✓ score is over 50 — read: \d+$/),
+        "✓ company is Acme — read: Acme",
       ]);
     await c.screenshot("journey-explanation");
 

@@ -31,6 +31,49 @@ describe("listEvents", () => {
     expect((await api.GET(LATEST, { params: { path: { workspaceId } } })).cursor).toBe(second.pageInfo.endCursor);
   });
 
+  it("reads newest first with before: from the head's cursor down to the oldest kept", async ({
+    api,
+    workspaceId,
+    ws,
+  }) => {
+    const readers = await createAudience(ws, "Readers");
+    for (const name of ["B", "C", "D"]) await createAudience(ws, name);
+    await addMembers(ws, readers, { memberIds: ["m1"] });
+    const all = await settledFeed(api, workspaceId, 5);
+    const head = (await api.GET(LATEST, { params: { path: { workspaceId } } })).cursor;
+
+    const newest = await api.GET(FEED, { params: { path: { workspaceId }, query: { before: head, limit: 2 } } });
+    const reversed = [...all].reverse();
+    expect(newest.results).toEqual(reversed.slice(0, 2));
+    expect(newest.pageInfo.hasNextPage).toBe(true);
+    const older = await api.GET(FEED, {
+      params: { path: { workspaceId }, query: { before: newest.pageInfo.endCursor, limit: all.length - 2 } },
+    });
+    expect(older.results).toEqual(reversed.slice(2));
+    expect(older.pageInfo.hasNextPage).toBe(false);
+    const none = await api.GET(FEED, {
+      params: { path: { workspaceId }, query: { before: older.pageInfo.endCursor } },
+    });
+    expect(none.results).toEqual([]);
+    expect(none.pageInfo.hasNextPage).toBe(false);
+
+    // Filters apply as they do going forward.
+    const changes = await api.GET(FEED, {
+      params: { path: { workspaceId }, query: { before: head, types: ["audience.created"], audienceId: readers } },
+    });
+    expect(changes.results.map((e) => e.sequence)).toEqual([all[0]?.sequence]);
+
+    // One direction at a time.
+    const both = await rejectionOf(
+      api.GET(FEED, { params: { path: { workspaceId }, query: { before: head, after: head } } }),
+    );
+    expect([both.status, both.code, both.problem?.errors?.[0]?.pointer]).toEqual([
+      400,
+      "invalid_request",
+      "/query/before",
+    ]);
+  });
+
   it("filters by type and audience, and a filtered page's end skips what did not match", async ({
     api,
     workspaceId,

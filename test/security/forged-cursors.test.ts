@@ -40,6 +40,7 @@ describe("forged cursors are refused by the check they name", () => {
         forgedCursors(cursorScope("listAudiences", path, { sortDirection: "ASC" }) as string),
       ],
       ["listEvents", `${base}/events`, "after", forgedSequenceCursors(cursorScope("listEvents", path) as string)],
+      ["listEvents", `${base}/events`, "before", forgedSequenceCursors(cursorScope("listEvents", path) as string)],
       [
         "listAudienceChanges",
         `${base}/audiences/${audienceId}/changes?from=${span}&to=${span}`,

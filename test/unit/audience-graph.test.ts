@@ -5,6 +5,7 @@ import {
   checkNewRule,
   followersInOrder,
   inDependencyOrder,
+  leadsTo,
   MAX_RULE_REACH,
 } from "../../src/features/membership/rules/audience-graph.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
@@ -22,6 +23,26 @@ const graph = audienceGraph([
   { id: "f", filter: plain },
   { id: "g", filter: null },
 ]);
+
+describe("leadsTo", () => {
+  it("follows rules through the audiences they name, not against them", () => {
+    expect(leadsTo(graph, "e", "a")).toBe(true);
+    expect(leadsTo(graph, "d", "b")).toBe(true);
+    expect(leadsTo(graph, "a", "e")).toBe(false);
+    expect(leadsTo(graph, "c", "b")).toBe(false);
+    expect(leadsTo(graph, "f", "a")).toBe(false);
+    expect(leadsTo(graph, "g", "g")).toBe(true);
+  });
+
+  it("ends on a cycle the graph already holds", () => {
+    const looped = audienceGraph([
+      { id: "x", filter: inA("y") },
+      { id: "y", filter: inA("x") },
+    ]);
+    expect(leadsTo(looped, "x", "z")).toBe(false);
+    expect(leadsTo(looped, "x", "y")).toBe(true);
+  });
+});
 
 describe("the graph of audience conditions", () => {
   it("knows which audiences each rule names, once each, and the reverse", () => {

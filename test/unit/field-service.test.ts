@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { AppError } from "../../src/domain/errors.ts";
 import type { FieldType } from "../../src/domain/field-types.ts";
+import type { HeldField } from "../../src/features/fields/field-catalogue-repo.ts";
 import { createFieldService } from "../../src/features/fields/field-service.ts";
 import type { FieldTypeRow } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { fakeStore, fakeTx } from "./fakes/fake-stores.ts";
 
 /** The service on fakes: declarations in a map, rules in a list, every step logged. */
-function setUp(options: { rules?: { id: string; filter: Filter }[]; misfits?: number } = {}) {
+function setUp(options: { rules?: { id: string; filter: Filter }[]; misfits?: number; held?: HeldField[] } = {}) {
   const declared = new Map<string, FieldTypeRow>();
   const log: string[] = [];
   const service = createFieldService({
@@ -33,10 +34,12 @@ function setUp(options: { rules?: { id: string; filter: Filter }[]; misfits?: nu
       misfits: async (_tx, _ws, key, type) => {
         log.push(`misfits ${key} ${type}`);
         const count = options.misfits ?? 0;
-        return { count, memberIds: Array.from({ length: Math.min(count, 10) }, (_, i) => `m${i}`) };
+        const memberIds = Array.from({ length: Math.min(count, 10) }, (_, i) => `m${i}`);
+        return { count, memberIds, misfits: memberIds.map((memberId) => ({ memberId, email: null, value: "x" })) };
       },
     },
     rules: { rules: async () => (options.rules ?? []).map((rule) => ({ ...rule, isArchived: false })) },
+    catalogue: { held: async () => options.held ?? [] },
   });
   const failure = (promise: Promise<unknown>) =>
     promise.then(
@@ -75,7 +78,15 @@ describe("declaring a field's type", () => {
     const error = await failure(service.declare("ws", "score", "date"));
     expect([error.code, error.extensions]).toEqual([
       "field_values_invalid",
-      { count: 12, memberIds: ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"] },
+      {
+        count: 12,
+        memberIds: ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"],
+        misfits: ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"].map((memberId) => ({
+          memberId,
+          email: null,
+          value: "x",
+        })),
+      },
     ]);
     expect(log).not.toContain("declare score date");
     expect(declared.size).toBe(0);
@@ -127,5 +138,41 @@ describe("removing a field's type", () => {
     free.declared.set("score", { key: "score", type: "number", createdAt: new Date(0) });
     await free.service.remove("ws", "score");
     expect(free.declared.has("score")).toBe(false);
+  });
+});
+
+describe("the field catalogue", () => {
+  it("lists the named fields, the held ones and the declared ones by code point, each with its type", async () => {
+    const held = [
+      { key: "plan", memberCount: 2, sampleValues: ["free", "pro"] },
+      { key: "Zone", memberCount: 1, sampleValues: ["eu"] },
+      { key: "company", memberCount: 1, sampleValues: ["Acme"] },
+    ];
+    const { service, declared } = setUp({ held });
+    declared.set("score", { key: "score", type: "number", createdAt: new Date("2026-11-21T09:41:00Z") });
+    const { results } = await service.list("ws");
+    expect(results.map((field) => field.key)).toEqual([
+      "Zone",
+      "company",
+      "firstName",
+      "lastName",
+      "plan",
+      "role",
+      "score",
+    ]);
+    expect(results.find((field) => field.key === "plan")).toEqual({
+      key: "plan",
+      type: "string",
+      createdAt: null,
+      memberCount: 2,
+      sampleValues: ["free", "pro"],
+    });
+    expect(results.find((field) => field.key === "score")).toEqual({
+      key: "score",
+      type: "number",
+      createdAt: "2026-11-21T09:41:00.000Z",
+      memberCount: 0,
+      sampleValues: [],
+    });
   });
 });

@@ -15,6 +15,17 @@ const parse = (input: unknown) => parseFilter(input, { types: TYPES });
 const cond = (field: string, op: string, value?: unknown) =>
   value === undefined ? { field, op } : { field, op, value };
 
+const FIELDS = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
+/** The detail: the pointer and the message, then the condition's field when it has one and the message does not say it. */
+function detailOf(input: unknown, pointer: string, message: string): string {
+  if (typeof input !== "object" || input === null || ["all", "any", "not"].some((key) => key in input)) {
+    return `${pointer} ${message}`;
+  }
+  const field = (input as { field?: unknown }).field;
+  const named = typeof field === "string" && FIELDS.test(field) && !message.includes(field);
+  return named ? `${pointer} ${message} (the condition on ${field})` : `${pointer} ${message}`;
+}
+
 function refusal(input: unknown): { code?: string; detail?: string; pointer?: string; message?: string } {
   try {
     parse(input);
@@ -288,13 +299,18 @@ describe("parseFilter refuses typed conditions, pointing at the bad node", () =>
     ["no audience id", cond("audience", "in"), V, AUDIENCE],
     ["an audience id with text after a line", cond("audience", "in", "aud_1\nx"), V, AUDIENCE],
   ])("%s", (_case, input, pointer, message) => {
-    expect(refusal(input)).toEqual({ code: "invalid_filter", detail: `${pointer} ${message}`, pointer, message });
+    expect(refusal(input)).toEqual({
+      code: "invalid_filter",
+      detail: detailOf(input, pointer, message),
+      pointer,
+      message,
+    });
   });
 
   it("inside combinators, at the condition's own pointer", () => {
     expect(refusal({ all: [cond("fields.score", "exists"), { not: cond("fields.vip", "eq", "1") }] })).toEqual({
       code: "invalid_filter",
-      detail: `/body/filter/all/1/not/value ${BOOLEAN}`,
+      detail: `/body/filter/all/1/not/value ${BOOLEAN} (the condition on fields.vip)`,
       pointer: "/body/filter/all/1/not/value",
       message: BOOLEAN,
     });

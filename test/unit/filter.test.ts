@@ -11,6 +11,17 @@ const NO_TYPES = { types: new Map() };
 const parse = (input: unknown, pointer?: string) => parseFilter(input, NO_TYPES, pointer);
 
 /** The problem a filter is refused with: its code, the detail and the one field error. */
+const FIELDS = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
+/** The detail: the pointer and the message, then the condition's field when it has one and the message does not say it. */
+function detailOf(input: unknown, pointer: string, message: string): string {
+  if (typeof input !== "object" || input === null || ["all", "any", "not"].some((key) => key in input)) {
+    return `${pointer} ${message}`;
+  }
+  const field = (input as { field?: unknown }).field;
+  const named = typeof field === "string" && FIELDS.test(field) && !message.includes(field);
+  return named ? `${pointer} ${message} (the condition on ${field})` : `${pointer} ${message}`;
+}
+
 function refusal(input: unknown): { code?: string; detail?: string; pointer?: string; message?: string } {
   try {
     parse(input);
@@ -111,7 +122,12 @@ describe("parseFilter refuses, pointing at the bad node", () => {
     ["the year 10000", cond("createdAt", "after", "+010000-01-01T00:00:00.000Z"), V, TIME],
     ["a time of 1,025 characters", cond("createdAt", "after", `2026-01-01T${"0".repeat(1014)}`), V, STRING],
   ])("%s", (_case, input, pointer, message) => {
-    expect(refusal(input)).toEqual({ code: "invalid_filter", detail: `${pointer} ${message}`, pointer, message });
+    expect(refusal(input)).toEqual({
+      code: "invalid_filter",
+      detail: detailOf(input, pointer, message),
+      pointer,
+      message,
+    });
   });
 
   it("a filter nested 11 levels deep, but not one of 10", () => {

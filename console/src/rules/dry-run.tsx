@@ -29,7 +29,10 @@ export function DryRun(props: {
   );
   if (props.unchanged) return <p className="muted">The rule as saved.</p>;
   const result = dryRun.data;
-  if (!result || dryRun.error) return <p className="muted">{props.body ? "Working out the change…" : ""}</p>;
+  // An earlier draft's answer (kept while the next is asked) is not shown as this draft's.
+  if (!result || dryRun.error || dryRun.isPlaceholderData || !props.body) {
+    return <p className="muted">{props.body ? "Working out the change…" : ""}</p>;
+  }
   return (
     <div className="panel" aria-live="polite">
       <p className="diff">

@@ -7,6 +7,7 @@ import { ActivityConditionRow, type ActivityTypeOption } from "./activity-row.ts
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import {
+  BUILT_IN_FIELDS,
   draftOf,
   type FieldType,
   type Filter,
@@ -24,12 +25,12 @@ import {
   removeRow,
   rowAtError,
   setMatch,
+  shownField,
+  unfinishedRow,
   updateActivity,
   updateRow,
 } from "./rule-state.ts";
 import { useDebounced } from "./use-debounced.ts";
-
-const BUILT_IN_FIELDS = ["email", "anyEmail", "id", "createdAt", "audience"];
 
 /** The rule of an audience: loads the saved rule, then edits it (RuleEditor). */
 export function RuleBuilder({ audienceId }: { audienceId: string }) {
@@ -59,7 +60,8 @@ export function RuleBuilder({ audienceId }: { audienceId: string }) {
       types={types}
       audiences={others}
       activityTypes={activityTypes.data?.results ?? []}
-      fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => `fields.${field.key}`)]}
+      // The catalogue's keys by name (plan), as the builder shows them.
+      fieldNames={[...BUILT_IN_FIELDS, ...fields.data.results.map((field) => shownField(`fields.${field.key}`))]}
     />
   );
 }
@@ -127,9 +129,13 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
   });
 
   const pointers = useMemo(() => (draft ? pointersOf(draft) : new Map<number, string>()), [draft]);
+  // Counts are of the rule as drawn, or of none: an unfinished draft, or one not counted yet, shows
+  // no count rather than the counts of an earlier state that the rows no longer say.
+  const current = filter !== undefined && JSON.stringify(settled) === JSON.stringify(filter);
   const countAt = new Map(
-    (counts.isPlaceholderData ? [] : (counts.data?.nodes ?? [])).map((n) => [n.pointer, n.count]),
+    (counts.isPlaceholderData || !current ? [] : (counts.data?.nodes ?? [])).map((n) => [n.pointer, n.count]),
   );
+  const unfinished = draft && filter === undefined ? unfinishedRow(draft, types) : undefined;
   const problem = (save.error ?? (counts.isPlaceholderData ? undefined : counts.error)) as
     | { errors?: { pointer: string; message: string }[] }
     | undefined;
@@ -247,7 +253,19 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
         </p>
       ))}
       {!problem?.errors && <ErrorNote error={save.error ?? counts.error} />}
-      <DryRun audienceId={audienceId} body={body} total={counts.data?.totalCount} unchanged={unchanged} />
+      {unfinished ? (
+        <p className="muted" role="status">
+          Condition {unfinished.position} is unfinished: finish it (or remove it) to see the counts and what saving
+          would do.
+        </p>
+      ) : (
+        <DryRun
+          audienceId={audienceId}
+          body={current ? body : undefined}
+          total={current ? counts.data?.totalCount : undefined}
+          unchanged={unchanged}
+        />
+      )}
       <div className="row">
         {/* aria-disabled, not disabled: the button keeps the focus it has once the rule is saved. */}
         <button

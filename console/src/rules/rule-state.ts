@@ -6,6 +6,7 @@ import {
   activityRowOf,
   newActivityRow,
 } from "./activity-state.ts";
+import { apiField, shownField } from "./field-names.ts";
 
 /**
  * The rule builder's state, apart from React: a rule is a list of conditions and groups of
@@ -66,10 +67,15 @@ export const OP_LABELS: Record<Op, string> = {
   notWithinLast: "is not within the last",
 };
 
+export { apiField, BUILT_IN_FIELDS, shownField } from "./field-names.ts";
+
+const CUSTOM = "fields.";
+
 /** The kind of field a condition reads: its declared type for a custom field, else by name. */
 export function kindOf(field: string, types: Record<string, FieldType>): Kind {
-  if (field === "createdAt" || field === "audience") return field;
-  return field.startsWith("fields.") ? (types[field.slice("fields.".length)] ?? "string") : "string";
+  const name = apiField(field);
+  if (name === "createdAt" || name === "audience") return name;
+  return name.startsWith(CUSTOM) ? (types[name.slice(CUSTOM.length)] ?? "string") : "string";
 }
 
 /** The shape of each operator's value: a new operator fails the type check until it is given one. */
@@ -109,7 +115,7 @@ function rowOf(condition: Condition, id: number): ConditionRow {
   const { value } = condition;
   return {
     id,
-    field: condition.field,
+    field: shownField(condition.field),
     op: condition.op,
     value: Array.isArray(value) ? value.join(", ") : (value ?? ""),
   };
@@ -151,11 +157,12 @@ export function draftOf(filter: Filter | null): RuleDraft | undefined {
 export function conditionOf(row: Row, types: Record<string, FieldType>): Filter {
   if (isActivityRow(row)) return activityFilterOf(row);
   const shape = valueShape(row.op, kindOf(row.field, types));
-  if (shape === "none") return { field: row.field, op: row.op };
+  const field = apiField(row.field);
+  if (shape === "none") return { field, op: row.op };
   if (shape === "list" || shape === "pair") {
-    return { field: row.field, op: row.op, value: row.value.split(",").map((part) => part.trim()) };
+    return { field, op: row.op, value: row.value.split(",").map((part) => part.trim()) };
   }
-  return { field: row.field, op: row.op, value: row.value.trim() };
+  return { field, op: row.op, value: row.value.trim() };
 }
 
 const join = (match: Match, filters: Filter[]): Filter => (match === "all" ? { all: filters } : { any: filters });
@@ -207,15 +214,27 @@ export function rowAtError(draft: RuleDraft, errorPointer: string): number | und
 
 /** Whether every condition has what its operator needs, so the draft is worth sending. */
 export function isComplete(draft: RuleDraft, types: Record<string, FieldType>): boolean {
+  return unfinishedRow(draft, types) === undefined;
+}
+
+/** The first condition (in reading order) that lacks what its operator needs: its id and its place from 1. */
+export function unfinishedRow(
+  draft: RuleDraft,
+  types: Record<string, FieldType>,
+): { id: number; position: number } | undefined {
   const rows = draft.items.flatMap((item) => (isGroup(item) ? item.rows : [item]));
-  return rows.every((row) => {
-    if (isActivityRow(row)) return activityComplete(row);
-    if (row.field.trim() === "") return false;
-    const shape = valueShape(row.op, kindOf(row.field, types));
-    if (shape === "none") return true;
-    if (shape === "pair") return row.value.split(",").filter((part) => part.trim() !== "").length === 2;
-    return row.value.trim() !== "";
-  });
+  const index = rows.findIndex((row) => !rowComplete(row, types));
+  const row = rows[index];
+  return row === undefined ? undefined : { id: row.id, position: index + 1 };
+}
+
+function rowComplete(row: Row, types: Record<string, FieldType>): boolean {
+  if (isActivityRow(row)) return activityComplete(row);
+  if (row.field.trim() === "") return false;
+  const shape = valueShape(row.op, kindOf(row.field, types));
+  if (shape === "none") return true;
+  if (shape === "pair") return row.value.split(",").filter((part) => part.trim() !== "").length === 2;
+  return row.value.trim() !== "";
 }
 
 /** A new activity condition at the end of the rule (of a type, when the workspace has one). */

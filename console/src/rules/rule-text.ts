@@ -1,4 +1,4 @@
-import { type Filter, kindOf, OP_LABELS, valueShape } from "./rule-state.ts";
+import { type Filter, kindOf, OP_LABELS, shownField, valueShape } from "./rule-state.ts";
 
 /** The node a pointer names in a filter ("" the whole filter, "/all/1/not" …), if it has one. */
 export function nodeAt(filter: Filter, pointer: string): Filter | undefined {
@@ -10,7 +10,7 @@ export function nodeAt(filter: Filter, pointer: string): Filter | undefined {
   return typeof node === "object" && node !== null ? (node as Filter) : undefined;
 }
 
-/** A node in words: "fields.score is over 50", "in audience Customers", "all of 3 conditions". */
+/** A node in words: "score is over 50", "in audience Customers", "all of 3 conditions". */
 export function describeNode(node: Filter, audienceNames: ReadonlyMap<string, string> = new Map()): string {
   if ("all" in node) return `all of ${node.all.length}`;
   if ("any" in node) return `any of ${node.any.length}`;
@@ -22,9 +22,10 @@ export function describeNode(node: Filter, audienceNames: ReadonlyMap<string, st
     return `${node.op === "in" ? "in" : "not in"} audience ${name}`;
   }
   const shape = valueShape(node.op, kindOf(node.field, {}));
-  if (shape === "none") return `${node.field} ${op}`;
+  const field = shownField(node.field);
+  if (shape === "none") return `${field} ${op}`;
   const value = Array.isArray(node.value) ? node.value.join(shape === "pair" ? " and " : ", ") : (node.value ?? "");
-  return `${node.field} ${op} ${value}`;
+  return `${field} ${op} ${value}`;
 }
 
 const COUNT_WORDS = {

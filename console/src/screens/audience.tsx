@@ -20,20 +20,8 @@ export function AudienceScreen({ id }: { id: string }) {
   const audience = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
     params: { path: { workspaceId, audienceId: id }, query: { include: "stats" } },
   });
-  // getAudience does not say whether the audience is archived; the list (archived ones included,
-  // searched by its name) does.
-  const listed = $api.useQuery(
-    "get",
-    "/v0/workspaces/{workspaceId}/audiences",
-    {
-      params: {
-        path: { workspaceId },
-        query: { search: audience.data?.name ?? "", includeArchived: true, limit: 100 },
-      },
-    },
-    { enabled: audience.data !== undefined },
-  );
-  const isArchived = listed.data?.results.find((item) => item.id === id)?.isArchived;
+  // undefined until the audience is read: nothing editable shows before it is known.
+  const isArchived = audience.data?.isArchived;
   const explain = (memberId: string | undefined) =>
     navigate(memberId ? `/audiences/${id}?member=${encodeURIComponent(memberId)}` : `/audiences/${id}`);
 

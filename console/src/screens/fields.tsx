@@ -4,13 +4,19 @@ import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { fieldKeyProblem } from "../ui/field-key.ts";
+import { FieldMisfits } from "./field-misfits.tsx";
 import "./tools.css";
 
 type FieldType = components["schemas"]["FieldType"];
-type FieldDefinition = components["schemas"]["FieldDefinition"];
+type FieldSummary = components["schemas"]["FieldSummary"];
 const TYPES: FieldType[] = ["string", "number", "date", "boolean"];
+/** The fields that stay text (the API refuses to type them). */
+export const NAMED_FIELDS = ["firstName", "lastName", "role", "company"];
 
-/** The custom fields with a declared type; declare one (or change its type), or make it a string again. */
+/**
+ * The field catalogue: every field members hold (and every declared one), with its type, how many
+ * hold it and a few values; declare a type (or change it), or make a field a string again.
+ */
 export function FieldsScreen() {
   const { $api, inWorkspace } = useApi();
   const list = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", inWorkspace);
@@ -18,9 +24,9 @@ export function FieldsScreen() {
     <>
       <h1>Fields</h1>
       <p className="muted">
-        A custom field is text until it is declared a number, a date or a boolean; then every value written to it is
-        checked, and rules compare it as that type. <code>firstName</code>, <code>lastName</code>, <code>role</code> and{" "}
-        <code>company</code> stay text.
+        Every field your members hold. A custom field is text until it is declared a number, a date or a boolean; then
+        every value written to it is checked, and rules compare it as that type. <code>firstName</code>,{" "}
+        <code>lastName</code>, <code>role</code> and <code>company</code> stay text.
       </p>
       <DeclareField />
       <ErrorNote error={list.error} />
@@ -30,6 +36,8 @@ export function FieldsScreen() {
             <tr>
               <th scope="col">Field</th>
               <th scope="col">Type</th>
+              <th scope="col">Members</th>
+              <th scope="col">Values</th>
               <th scope="col">Declared</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -44,7 +52,6 @@ export function FieldsScreen() {
         </table>
       </div>
       {list.isPending && <p className="muted">Loading…</p>}
-      {list.data && list.data.results.length === 0 && <p className="muted">No declared fields: every field is text.</p>}
     </>
   );
 }
@@ -114,16 +121,18 @@ function DeclareField() {
         </p>
       )}
       <ErrorNote id="field-declare-error" error={declare.error} />
+      <FieldMisfits error={declare.error} fieldKey={key.trim()} />
     </form>
   );
 }
 
-function FieldRow({ field }: { field: FieldDefinition }) {
+function FieldRow({ field }: { field: FieldSummary }) {
   const { workspaceId } = useApi();
   const [type, setType] = useState<FieldType>(field.type);
   const { declare, remove } = useFieldWrites();
   const path = { params: { path: { workspaceId, fieldKey: field.key } } };
   const errorId = `field-error-${field.key}`;
+  const named = NAMED_FIELDS.includes(field.key);
   const change = (event: FormEvent) => {
     event.preventDefault();
     remove.reset();
@@ -134,47 +143,63 @@ function FieldRow({ field }: { field: FieldDefinition }) {
       <th scope="row">
         <code>{field.key}</code>
       </th>
+      <td data-label="Type">
+        {named ? (
+          "string"
+        ) : (
+          <form className="inline-form" onSubmit={change}>
+            <label htmlFor={`type-${field.key}`} className="visually-hidden">
+              Type of {field.key}
+            </label>
+            <select
+              id={`type-${field.key}`}
+              value={type}
+              aria-describedby={errorId}
+              onChange={(event) => {
+                setType(event.target.value as FieldType);
+                declare.reset();
+              }}
+            >
+              {TYPES.map((option) => (
+                <option key={option} value={option}>
+                  {option}
+                </option>
+              ))}
+            </select>
+            {type !== field.type && (
+              <button type="submit" disabled={declare.isPending}>
+                Change type<span className="visually-hidden"> of {field.key}</span>
+              </button>
+            )}
+          </form>
+        )}
+        <ErrorNote id={errorId} error={declare.error ?? remove.error} />
+        <FieldMisfits error={declare.error} fieldKey={field.key} />
+      </td>
+      <td data-label="Members">{field.memberCount.toLocaleString()}</td>
+      <td data-label="Values">
+        {field.sampleValues.map((value, i) => (
+          <span key={value}>
+            {i > 0 && ", "}
+            <q>{value}</q>
+          </span>
+        ))}
+      </td>
+      <td data-label="Declared">{field.createdAt ? new Date(field.createdAt).toLocaleString() : "—"}</td>
       <td>
-        <form className="inline-form" onSubmit={change}>
-          <label htmlFor={`type-${field.key}`} className="visually-hidden">
-            Type of {field.key}
-          </label>
-          <select
-            id={`type-${field.key}`}
-            value={type}
-            aria-describedby={errorId}
-            onChange={(event) => {
-              setType(event.target.value as FieldType);
+        {field.createdAt && (
+          <button
+            type="button"
+            className="quiet"
+            disabled={remove.isPending}
+            onClick={() => {
               declare.reset();
+              remove.mutate(path);
             }}
           >
-            {TYPES.map((option) => (
-              <option key={option} value={option}>
-                {option}
-              </option>
-            ))}
-          </select>
-          {type !== field.type && (
-            <button type="submit" disabled={declare.isPending}>
-              Change type<span className="visually-hidden"> of {field.key}</span>
-            </button>
-          )}
-        </form>
-        <ErrorNote id={errorId} error={declare.error ?? remove.error} />
-      </td>
-      <td>{new Date(field.createdAt).toLocaleString()}</td>
-      <td>
-        <button
-          type="button"
-          className="quiet"
-          disabled={remove.isPending}
-          onClick={() => {
-            declare.reset();
-            remove.mutate(path);
-          }}
-        >
-          Delete<span className="visually-hidden"> {field.key}</span>
-        </button>
+            Delete<span className="visually-hidden"> {field.key}</span>
+          </button>
+        )}
       </td>
     </tr>
   );

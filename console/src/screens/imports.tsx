@@ -1,8 +1,11 @@
+import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
+import { FieldMisfits } from "./field-misfits.tsx";
 import { ImportJob, isEnded } from "./import-job.tsx";
+import { ColumnTypes, customColumnsOf } from "./import-types.tsx";
 import "./tools.css";
 
 /** Upload a CSV file of members, follow its job (progress, per-row errors, cancel), and the past imports. */
@@ -87,11 +90,21 @@ export function ImportsScreen() {
   );
 }
 
+type FieldType = components["schemas"]["FieldType"];
+
 function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
-  const { $api, workspaceId } = useApi();
+  const { $api, client, workspaceId } = useApi();
   const queryClient = useQueryClient();
   const [file, setFile] = useState<File | undefined>();
   const [audienceId, setAudienceId] = useState("");
+  // The file's custom fields, and the type chosen for each (its current type until changed).
+  const [columns, setColumns] = useState<string[]>([]);
+  const [chosen, setChosen] = useState<Record<string, FieldType>>({});
+  const [declaring, setDeclaring] = useState(false);
+  const [refused, setRefused] = useState<{ key: string; error: unknown } | undefined>();
+  const catalogue = $api.useQuery("get", "/v0/workspaces/{workspaceId}/fields", { params: { path: { workspaceId } } });
+  const current = Object.fromEntries((catalogue.data?.results ?? []).map((field) => [field.key, field.type]));
+  const types = { ...current, ...chosen };
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
     params: { path: { workspaceId }, query: { limit: 100 } },
   });
@@ -101,9 +114,29 @@ function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
       await queryClient.invalidateQueries();
     },
   });
-  const submit = (event: FormEvent) => {
+  /** Declares each type chosen that is not the field's type yet; false (and why) at the first refused. */
+  const declareChosen = async (): Promise<boolean> => {
+    for (const key of columns) {
+      const type = types[key] ?? "string";
+      if (type === (current[key] ?? "string")) continue;
+      const { error } = await client.raw.PUT("/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+        params: { path: { workspaceId, fieldKey: key } },
+        body: { type },
+      });
+      if (error) {
+        setRefused({ key, error });
+        return false;
+      }
+    }
+    return true;
+  };
+  const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (!file) return;
+    setRefused(undefined);
+    setDeclaring(true);
+    const declared = await declareChosen().finally(() => setDeclaring(false));
+    if (!declared) return;
     upload.mutate({
       // The file's name goes with it (the body is its bytes alone), so the job is known by it.
       params: {
@@ -131,8 +164,12 @@ function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
           accept=".csv,text/csv"
           aria-describedby="import-upload-error"
           onChange={(event) => {
-            setFile(event.target.files?.[0]);
+            const chosenFile = event.target.files?.[0];
+            setFile(chosenFile);
+            setChosen({});
+            setRefused(undefined);
             upload.reset();
+            void (chosenFile ? customColumnsOf(chosenFile) : Promise.resolve([])).then(setColumns);
           }}
         />
         <label htmlFor="import-audience">Add everyone to</label>
@@ -144,11 +181,20 @@ function Upload({ onQueued }: { onQueued(id: string, file: File): void }) {
             </option>
           ))}
         </select>
-        <button type="submit" disabled={!file || upload.isPending}>
-          {upload.isPending ? "Uploading…" : "Import"}
+        <button type="submit" disabled={!file || upload.isPending || declaring}>
+          {upload.isPending ? "Uploading…" : declaring ? "Typing fields…" : "Import"}
         </button>
       </div>
-      <ErrorNote id="import-upload-error" error={upload.error} />
+      <ColumnTypes
+        columns={columns}
+        types={types}
+        onChange={(key, type) => {
+          setChosen((was) => ({ ...was, [key]: type }));
+          setRefused(undefined);
+        }}
+      />
+      <ErrorNote id="import-upload-error" error={upload.error ?? refused?.error} />
+      {refused && <FieldMisfits error={refused.error} fieldKey={refused.key} />}
     </form>
   );
 }

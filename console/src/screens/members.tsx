@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { useSearch } from "wouter";
 import { useApi } from "../api.tsx";
 import { AddToAudience } from "../ui/add-to-audience.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
@@ -16,7 +17,9 @@ export function MembersScreen() {
   const { $api, workspaceId } = useApi();
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(FIRST_PAGE);
-  const [openId, setOpenId] = useState<string | undefined>();
+  // A link to one member (from the Fields screen's refused declaration) opens it.
+  const linked = new URLSearchParams(useSearch()).get("member") ?? undefined;
+  const [openId, setOpenId] = useState<string | undefined>(linked);
   // Selected members by id, with what names them, kept across pages and searches until acted on.
   const [selected, setSelected] = useState<ReadonlyMap<string, string>>(new Map());
   const term = search.trim();

@@ -8,14 +8,21 @@ import {
 } from "../../domain/errors.ts";
 import type { AudienceRow } from "../membership/audience-repo.ts";
 import type { MembershipWriter } from "../membership/membership-service.ts";
-import { audienceGraph, checkNewRule, MAX_CHAIN, MAX_RULE_REACH } from "../membership/rules/audience-graph.ts";
+import {
+  type AudienceGraph,
+  audienceGraph,
+  checkNewRule,
+  leadsTo,
+  MAX_CHAIN,
+  MAX_RULE_REACH,
+} from "../membership/rules/audience-graph.ts";
 import { audienceConditions, audiencesOf, type Filter } from "../membership/rules/filter.ts";
 import { filterLimitProblem, workspaceBoundProblem } from "../membership/rules/rule-bounds.ts";
 
 type Named = { id: string; pointer: string };
 
-const unknownAudience = ({ pointer }: Named) =>
-  new BadRequestError("invalid_filter", `${pointer} names no audience of this workspace`, [
+const unknownAudience = ({ id, pointer }: Named) =>
+  new BadRequestError("invalid_filter", `${pointer} names ${id}, no audience of this workspace`, [
     { pointer, message: "names no audience of this workspace" },
   ]);
 
@@ -39,9 +46,11 @@ export async function checkNamedAudiences(w: MembershipWriter, id: string, filte
   const conditions = audienceConditions(filter);
   if (conditions.length === 0) return;
   const named = [...new Set(conditions.map((c) => c.id))];
-  const problem = checkNewRule(audienceGraph(await w.namingAudiences()), id, named);
+  const graph = audienceGraph(await w.namingAudiences());
+  const problem = checkNewRule(graph, id, named);
+  let locked: Map<string, AudienceRow>;
   try {
-    await w.locks.sources(named);
+    locked = await w.locks.sources(named);
   } catch (error) {
     // The locks name the audience they refused in their detail.
     const condition = conditions.find((c) => error instanceof AppError && error.detail.includes(c.id));
@@ -49,16 +58,33 @@ export async function checkNamedAudiences(w: MembershipWriter, id: string, filte
     if (condition && error instanceof ConflictError) throw archivedAudience(condition, nameIn(error));
     throw error;
   }
-  throwChainProblem(problem, conditions);
+  throwChainProblem(problem, conditions, { graph, id, nameOf: (named) => locked.get(named)?.name });
 }
 
-/** 400 for a rule that would lead back to its audience, chain or reach too many audiences. */
-export function throwChainProblem(problem: ReturnType<typeof checkNewRule>, conditions: Named[]): void {
+/** What names the audience a cycle goes through: the graph the rule was checked on, and names by id. */
+interface CycleContext {
+  graph: AudienceGraph;
+  /** The audience whose rule is checked. */
+  id: string;
+  nameOf(id: string): string | undefined;
+}
+
+/**
+ * 400 for a rule that would lead back to its audience (filter_cycle, naming the audiences that
+ * do, at their conditions), chain or reach too many audiences.
+ */
+export function throwChainProblem(
+  problem: ReturnType<typeof checkNewRule>,
+  conditions: Named[],
+  cycle: CycleContext,
+): void {
   if (problem === "cycle") {
+    const back = conditions.filter((c) => leadsTo(cycle.graph, c.id, cycle.id));
+    const labels = [...new Set(back.map((c) => audienceLabel(c.id, cycle.nameOf(c.id))))];
     throw new BadRequestError(
       "filter_cycle",
-      "The filter names an audience whose rule leads back to this audience.",
-      conditions.map(({ pointer }) => ({ pointer, message: "leads back to this audience" })),
+      `The filter names ${labels.length === 1 ? "audience" : "audiences"} ${labels.join(", ")}, whose rule leads back to this audience.`,
+      back.map(({ pointer }) => ({ pointer, message: "leads back to this audience" })),
     );
   }
   if (problem === "too deep") {
@@ -102,9 +128,15 @@ export async function checkPreviewRule(
   if (filter === null) return;
   const conditions = audienceConditions(filter);
   if (conditions.length === 0) return;
-  await checkPreviewAudiences(filter, find);
+  const found = new Map<string, string>();
+  await checkPreviewAudiences(filter, async (named) => {
+    const row = await find(named);
+    if (row) found.set(named, row.name);
+    return row;
+  });
   const named = [...new Set(conditions.map((c) => c.id))];
-  throwChainProblem(checkNewRule(audienceGraph(await rules()), id, named), conditions);
+  const graph = audienceGraph(await rules());
+  throwChainProblem(checkNewRule(graph, id, named), conditions, { graph, id, nameOf: (n) => found.get(n) });
 }
 
 /**

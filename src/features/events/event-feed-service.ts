@@ -8,6 +8,7 @@ type Schemas = components["schemas"];
 
 export interface EventFeedQuery {
   after?: string | undefined;
+  before?: string | undefined;
   limit?: number | undefined;
   types?: Schemas["EventType"][] | undefined;
   audienceId?: string | undefined;
@@ -24,8 +25,42 @@ export function createEventFeed({
   // A cursor names its workspace, so another workspace's feed refuses it.
   const scope = (workspaceId: string) => `events:${workspaceId}`;
 
+  /**
+   * The events up to `before`'s position, newest first; endCursor is the position just older than
+   * the last one returned, to continue from (as before). A position older than what is kept has
+   * nothing before it: an empty last page, not an expired cursor.
+   */
+  async function newestFirst(workspaceId: string, query: EventFeedQuery): Promise<Schemas["EventPage"]> {
+    if (query.after !== undefined) {
+      throw new BadRequestError("invalid_request", "after and before cannot go together: one direction at a time.", [
+        { pointer: "/query/before", message: "is not allowed with after" },
+      ]);
+    }
+    const before = decodeSequenceCursor(scope(workspaceId), query.before as string, "before");
+    const limit = query.limit ?? 100;
+    const types = query.types ? [...new Set(query.types)] : undefined;
+    const pageQuery = { after: 0, before, limit, types, audienceId: query.audienceId };
+    let page = await events.page(store.db, workspaceId, pageQuery);
+    if (before > page.lastSequence && store.replicated)
+      page = await events.page(store.primaryDb, workspaceId, pageQuery);
+    if (before > page.lastSequence) {
+      throw new BadRequestError("invalid_cursor", "before is not a cursor issued by this feed.", [
+        { pointer: "/query/before", message: "is past the newest event" },
+      ]);
+    }
+    const results = page.events.slice(0, limit);
+    const hasNextPage = page.events.length > limit;
+    const oldest = results.at(-1)?.sequence;
+    const end = oldest === undefined ? before : oldest - 1;
+    return {
+      results: results as unknown as Schemas["Event"][],
+      pageInfo: { hasNextPage, endCursor: encodeSequenceCursor(scope(workspaceId), end) },
+    };
+  }
+
   return {
     async list(workspaceId: string, query: EventFeedQuery): Promise<Schemas["EventPage"]> {
+      if (query.before !== undefined) return newestFirst(workspaceId, query);
       const cursor =
         query.after === undefined ? undefined : decodeSequenceCursor(scope(workspaceId), query.after, "after");
       const limit = query.limit ?? 100;

@@ -220,8 +220,20 @@ export const eventRepo = {
   async page(
     db: SqlClient,
     workspaceId: string,
-    query: { after: number; limit: number; types?: readonly string[] | undefined; audienceId?: string | undefined },
+    query: {
+      after: number;
+      /** Instead of after: the events up to this sequence, newest first. */
+      before?: number | undefined;
+      limit: number;
+      types?: readonly string[] | undefined;
+      audienceId?: string | undefined;
+    },
   ): Promise<FeedPage> {
+    const newestFirst = query.before !== undefined;
+    const range = newestFirst
+      ? Prisma.sql`e.sequence <= ${query.before}::bigint`
+      : Prisma.sql`e.sequence > ${query.after}::bigint`;
+    const order = newestFirst ? Prisma.sql`DESC` : Prisma.sql`ASC`;
     const types = query.types ? Prisma.sql`AND e.type = ANY(${[...query.types]}::text[])` : Prisma.empty;
     const audience = query.audienceId ? Prisma.sql`AND e.audience_id = ${query.audienceId}` : Prisma.empty;
     // The page is built as one JSON document by the database: a hundred events with their id
@@ -232,11 +244,11 @@ export const eventRepo = {
       SELECT h.last_sequence::float8 AS "lastSequence", h.first_retained::float8 AS "firstRetained",
         (SELECT json_agg(json_build_object('id', p.id, 'type', p.type, 'sequence', p.sequence,
                  'createdAt', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                 'data', p.data) ORDER BY p.sequence)::text
+                 'data', p.data) ORDER BY p.sequence ${order})::text
          FROM (
            SELECT e.id, e.type, e.sequence, e.created_at, e.data FROM events AS e
-           WHERE e.workspace_id = ${workspaceId} AND e.sequence > ${query.after}::bigint ${types} ${audience}
-           ORDER BY e.sequence LIMIT ${query.limit + 1}
+           WHERE e.workspace_id = ${workspaceId} AND ${range} ${types} ${audience}
+           ORDER BY e.sequence ${order} LIMIT ${query.limit + 1}
          ) AS p) AS events
       FROM event_heads AS h WHERE h.workspace_id = ${workspaceId}`;
     return {

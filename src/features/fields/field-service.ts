@@ -7,14 +7,18 @@ import type { MembershipService } from "../membership/membership-service.ts";
 import type { FieldTypeRepo, FieldTypeRow } from "../membership/rules/field-type-repo.ts";
 import { fieldsOf } from "../membership/rules/filter.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
+import type { FieldCatalogueRepo } from "./field-catalogue-repo.ts";
 
 type Schemas = components["schemas"];
+
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export interface FieldServiceDeps {
   store: Pick<Store, "db">;
   membership: Pick<MembershipService, "workspaceWrite">;
   fieldTypes: Pick<FieldTypeRepo, "list" | "declare" | "remove" | "misfits">;
   rules: Pick<RuleRepo, "rules">;
+  catalogue: Pick<FieldCatalogueRepo, "held">;
 }
 
 const toDefinition = (row: FieldTypeRow): Schemas["FieldDefinition"] => ({
@@ -24,7 +28,7 @@ const toDefinition = (row: FieldTypeRow): Schemas["FieldDefinition"] => ({
 });
 
 /** Typed custom fields: declaring a field's type, which every member write then respects. */
-export function createFieldService({ store, membership, fieldTypes, rules }: FieldServiceDeps) {
+export function createFieldService({ store, membership, fieldTypes, rules, catalogue }: FieldServiceDeps) {
   /** 409 field_in_use when a rule (of any audience, archived ones too) reads the field. */
   async function refuseIfUsed(db: Parameters<RuleRepo["rules"]>[0], workspaceId: string, key: string) {
     const users = (await rules.rules(db, workspaceId)).filter((a) => fieldsOf(a.filter).includes(key));
@@ -38,8 +42,27 @@ export function createFieldService({ store, membership, fieldTypes, rules }: Fie
   }
 
   return {
+    /**
+     * The catalogue: the named fields, every field a member holds and every declared one, by key
+     * in code point order. The declarations are read first: a field declared meanwhile is listed
+     * as a string at worst, never typed with values the declaration refused.
+     */
     async list(workspaceId: string): Promise<Schemas["FieldList"]> {
-      return { results: (await fieldTypes.list(store.db, workspaceId)).map(toDefinition) };
+      const declared = new Map((await fieldTypes.list(store.db, workspaceId)).map((row) => [row.key, row]));
+      const held = new Map((await catalogue.held(store.db, workspaceId)).map((field) => [field.key, field]));
+      const keys = [...new Set([...NAMED_FIELDS, ...declared.keys(), ...held.keys()])].sort(byCodePoint);
+      return {
+        results: keys.map((key) => {
+          const declaration = declared.get(key);
+          return {
+            key,
+            type: declaration?.type ?? "string",
+            createdAt: declaration ? declaration.createdAt.toISOString() : null,
+            memberCount: held.get(key)?.memberCount ?? 0,
+            sampleValues: held.get(key)?.sampleValues ?? [],
+          };
+        }),
+      };
     },
 
     /**

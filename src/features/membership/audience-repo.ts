@@ -83,11 +83,12 @@ export const audienceRepo = {
     db: SqlClient,
     workspaceId: string,
     id: string,
-  ): Promise<({ id: string; name: string } & AudienceStats) | null> {
+  ): Promise<({ id: string; name: string; isArchived: boolean } & AudienceStats) | null> {
     const [row] = await db.$queryRaw<
-      { id: string; name: string; memberCount: number; hasRule: boolean; updatedAt: Date }[]
+      { id: string; name: string; memberCount: number; hasRule: boolean; isArchived: boolean; updatedAt: Date }[]
     >`
-      SELECT id, name, member_count AS "memberCount", filter IS NOT NULL AS "hasRule", updated_at AS "updatedAt"
+      SELECT id, name, member_count AS "memberCount", filter IS NOT NULL AS "hasRule",
+        is_archived AS "isArchived", updated_at AS "updatedAt"
       FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id}`;
     return row ? { ...row, updatedAt: row.updatedAt.toISOString() } : null;
   },

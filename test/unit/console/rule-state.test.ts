@@ -92,7 +92,8 @@ describe("the rule builder's state", () => {
 
   it("opens the filters it can draw as they were saved, and no others", () => {
     const condition = fc.record({
-      field: fc.constantFrom("email", "fields.score", "fields.city"),
+      // fields.email keeps its prefix: a bare email is the built-in field.
+      field: fc.constantFrom("email", "fields.score", "fields.city", "fields.email"),
       op: fc.constantFrom("eq", "ne", "contains"),
       value: fc.string({ minLength: 1, maxLength: 5 }).filter((s) => !s.includes(",") && s.trim() === s && s !== ""),
     }) as fc.Arbitrary<Filter>;
@@ -115,6 +116,21 @@ describe("the rule builder's state", () => {
     expect(draftOf(null)).toEqual(emptyDraft());
   });
 
+  it("shows custom fields by their key and sends them as fields.<key>", () => {
+    const draft = draftOf({ all: [{ field: "fields.plan", op: "eq", value: "pro" }] });
+    expect(draft?.items[0]).toMatchObject({ field: "plan" });
+    const typed = updateRow(
+      newCondition(emptyDraft()),
+      1,
+      { field: "score", op: "gt", value: "5" },
+      { score: "number" },
+    );
+    expect(filterOf(typed, { score: "number" })).toEqual({ all: [{ field: "fields.score", op: "gt", value: "5" }] });
+    expect(filterOf(updateRow(typed, 1, { field: "anyEmail", op: "endsWith", value: "@a.com" }, {}), {})).toEqual({
+      all: [{ field: "anyEmail", op: "endsWith", value: "@a.com" }],
+    });
+  });
+
   it("names the node an explanation points at", () => {
     const filter: Filter = {
       all: [
@@ -123,7 +139,7 @@ describe("the rule builder's state", () => {
       ],
     };
     const node = nodeAt(filter, "/all/0");
-    expect(node && describeNode(node)).toBe("fields.score is between 10 and 20");
+    expect(node && describeNode(node)).toBe("score is between 10 and 20");
     const inner = nodeAt(filter, "/all/1/not");
     expect(inner && describeNode(inner, new Map([["aud_1", "Customers"]]))).toBe("in audience Customers");
     expect(nodeAt(filter, "/all/7")).toBeUndefined();

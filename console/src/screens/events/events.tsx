@@ -17,10 +17,9 @@ const POLL_MS = 1_000;
  * The last MAX_ROWS events, newest first: the recent history the feed keeps, then each new one
  * as it happens.
  */
-function useTail(): { events: Event[]; since: Date | undefined; historyCut: boolean; error: unknown } {
+function useTail(): { events: Event[]; since: Date | undefined; error: unknown } {
   const [events, setEvents] = useState<Event[]>([]);
   const [since, setSince] = useState<Date>();
-  const [historyCut, setHistoryCut] = useState(false);
   const [error, setError] = useState<unknown>();
   useFeedFromNow(
     POLL_MS,
@@ -29,19 +28,18 @@ function useTail(): { events: Event[]; since: Date | undefined; historyCut: bool
         setSince((current) => current ?? new Date());
         setError(undefined);
       },
-      onHistoryTooLong: () => setHistoryCut(true),
       onEvents: (page) => setEvents((current) => [...[...page].reverse(), ...current].slice(0, MAX_ROWS)),
       // Shown until the next look succeeds; the tail goes on from the head then.
       onError: setError,
     },
-    true,
+    MAX_ROWS,
   );
-  return { events, since, historyCut, error };
+  return { events, since, error };
 }
 
 export function EventsScreen() {
   const { $api, workspaceId } = useApi();
-  const { events, since, historyCut, error } = useTail();
+  const { events, since, error } = useTail();
   const [type, setType] = useState<EventType | "">("");
   // Names of the audiences the events are about (the first page of them; others show their id).
   const audiences = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences", {
@@ -75,16 +73,11 @@ export function EventsScreen() {
         </select>
         <span className="muted" role="status">
           {since
-            ? `${historyCut ? "Following since" : "Recent history, following since"} ${since.toLocaleTimeString()} · ${shown.length.toLocaleString()} ${shown.length === 1 ? "event" : "events"}${events.length === MAX_ROWS ? ` (the last ${MAX_ROWS})` : ""}`
+            ? `Recent history, following since ${since.toLocaleTimeString()} · ${shown.length.toLocaleString()} ${shown.length === 1 ? "event" : "events"}${events.length === MAX_ROWS ? ` (the last ${MAX_ROWS})` : ""}`
             : "Connecting…"}
         </span>
       </div>
       <ErrorNote error={error} />
-      {historyCut && (
-        <p className="muted">
-          The feed holds more than 5,000 recent events, too many to read back here: new ones appear as they happen.
-        </p>
-      )}
       {since && shown.length === 0 && (
         <p className="muted">
           Nothing yet{type ? ` of type ${type}` : ""}: changes to audiences and members appear here as they happen.

@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { basename } from "node:path";
 import type { components } from "../index.js";
 import { usageError } from "./cli-errors.js";
 import { createRecordCounter } from "./line-count.js";
@@ -61,7 +62,13 @@ export async function uploadCsv(
     { workspaceId: service.config.workspaceId },
     {
       method: "POST",
-      query: { audienceId: options.audienceId, kind: options.kind },
+      // The file's name goes with it (the body is its bytes alone), so that the job is known by
+      // it in the console and in listImports; at most the contract's 255 characters.
+      query: {
+        audienceId: options.audienceId,
+        kind: options.kind,
+        name: Array.from(basename(path)).slice(0, 255).join(""),
+      },
       headers: { "content-type": "text/csv" },
       body: pullStream(chunks()),
       duplex: "half",

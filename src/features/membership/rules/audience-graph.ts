@@ -102,6 +102,18 @@ export function checkNewRule(graph: AudienceGraph, audienceId: string, named: st
   return null;
 }
 
+/** Whether audience `from`'s rule reaches audience `to`, directly or through the rules it names. */
+export function leadsTo(graph: AudienceGraph, from: string, to: string): boolean {
+  const seen = new Set<string>();
+  const visit = (id: string): boolean => {
+    if (id === to) return true;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return (graph.uses.get(id) ?? []).some(visit);
+  };
+  return visit(from);
+}
+
 /** `audienceId` and every audience whose rule names it, directly or not, with the longest chain above each (itself included). */
 function ancestorsOf(graph: AudienceGraph, audienceId: string): Map<string, number> {
   const chain = new Map<string, number>();

@@ -16,6 +16,8 @@ export interface MisfitValues {
   count: number;
   /** The first of them by member number, at most `sample`. */
   memberIds: string[];
+  /** The same members with their e-mail and the value that does not parse: what a person corrects. */
+  misfits: { memberId: string; email: string | null; value: string }[];
 }
 
 /**
@@ -81,17 +83,19 @@ export const fieldTypeRepo = {
    * so no write changes the values meanwhile.
    */
   async misfits(tx: SqlClient, workspaceId: string, key: string, type: FieldType, sample = 10): Promise<MisfitValues> {
-    const found: MisfitValues = { count: 0, memberIds: [] };
+    const found: MisfitValues = { count: 0, memberIds: [], misfits: [] };
     let after = -1;
     for (;;) {
-      const rows = await tx.$queryRaw<{ id: string; seq: number; value: string }[]>`
-        SELECT m.id, m.seq, m.fields ->> ${key} AS value FROM members AS m
+      const rows = await tx.$queryRaw<{ id: string; seq: number; email: string | null; value: string }[]>`
+        SELECT m.id, m.seq, m.email, m.fields ->> ${key} AS value FROM members AS m
         WHERE m.workspace_id = ${workspaceId} AND m.seq > ${after} AND m.fields ->> ${key} <> ''
         ORDER BY m.seq LIMIT ${PAGE}`;
       for (const row of rows) {
         if (fitsType(type, row.value)) continue;
         found.count += 1;
-        if (found.memberIds.length < sample) found.memberIds.push(row.id);
+        if (found.memberIds.length >= sample) continue;
+        found.memberIds.push(row.id);
+        found.misfits.push({ memberId: row.id, email: row.email, value: row.value });
       }
       if (rows.length < PAGE) return found;
       after = (rows[rows.length - 1] as { seq: number }).seq;

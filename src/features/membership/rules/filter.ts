@@ -62,8 +62,8 @@ export function kindOf(field: string, types: FieldTypes): FieldKind {
  */
 export function parseFilter(input: unknown, schema: FilterSchema, pointer = "/body/filter"): Filter {
   let conditions = 0;
-  const fail = (at: string, message: string): never => {
-    throw new BadRequestError("invalid_filter", `${at} ${message}`, [{ pointer: at, message }]);
+  const fail = (at: string, message: string, detail = `${at} ${message}`): never => {
+    throw new BadRequestError("invalid_filter", detail, [{ pointer: at, message }]);
   };
 
   const visit = (node: unknown, at: string, depth: number): Filter => {
@@ -93,7 +93,16 @@ export function parseFilter(input: unknown, schema: FilterSchema, pointer = "/bo
       const limits = { retentionDays: schema.activityRetentionDays, now: schema.now ?? Date.now() };
       return parseActivityCondition(record, at, limits, fail, count);
     }
-    return parseCondition(record, at, schema.types, fail);
+    // Once a condition's field is known, the detail names it: a person reads "fields.score", not only a pointer.
+    const field = record.field;
+    const named =
+      typeof field === "string" && FIELD_PATTERN.test(field)
+        ? (where: string, message: string): never =>
+            message.includes(field)
+              ? fail(where, message)
+              : fail(where, message, `${where} ${message} (the condition on ${field})`)
+        : fail;
+    return parseCondition(record, at, schema.types, named);
   };
   return visit(input, pointer, 1);
 }
