@@ -1,9 +1,9 @@
 // parseFilter on typed fields, relative time and audience conditions (issue 30); the string
 // language and the structural limits are in filter.test.ts.
 import { describe, expect, it } from "vitest";
-import type { AppError } from "../../src/domain/errors.ts";
 import type { FieldType } from "../../src/domain/field-types.ts";
 import { kindOf, parseFilter } from "../../src/features/membership/rules/filter.ts";
+import { detailOf, refusalOf } from "../support/filter-refusal.ts";
 
 const TYPES = new Map<string, FieldType>([
   ["score", "number"],
@@ -15,26 +15,7 @@ const parse = (input: unknown) => parseFilter(input, { types: TYPES });
 const cond = (field: string, op: string, value?: unknown) =>
   value === undefined ? { field, op } : { field, op, value };
 
-const FIELDS = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
-/** The detail: the pointer and the message, then the condition's field when it has one and the message does not say it. */
-function detailOf(input: unknown, pointer: string, message: string): string {
-  if (typeof input !== "object" || input === null || ["all", "any", "not"].some((key) => key in input)) {
-    return `${pointer} ${message}`;
-  }
-  const field = (input as { field?: unknown }).field;
-  const named = typeof field === "string" && FIELDS.test(field) && !message.includes(field);
-  return named ? `${pointer} ${message} (the condition on ${field})` : `${pointer} ${message}`;
-}
-
-function refusal(input: unknown): { code?: string; detail?: string; pointer?: string; message?: string } {
-  try {
-    parse(input);
-  } catch (error) {
-    const { code, detail, errors } = error as AppError;
-    return { code, detail, pointer: errors?.[0]?.pointer, message: errors?.[0]?.message };
-  }
-  return {};
-}
+const refusal = (input: unknown) => refusalOf(parse, input);
 
 const O = "/body/filter/op";
 const V = "/body/filter/value";

@@ -4,33 +4,14 @@ import { FILTER_OPERATORS } from "../../generated/filter-operators.ts";
 import type { AppError } from "../../src/domain/errors.ts";
 import { type Filter, foldMember, parseFilter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import { matches } from "../../src/features/membership/rules/filter-match.ts";
+import { detailOf, refusalOf } from "../support/filter-refusal.ts";
 import { opsOf } from "../support/operator-shapes.ts";
 import { type PlainMember, referenceMatches } from "../support/reference-filter.ts";
 
 const NO_TYPES = { types: new Map() };
 const parse = (input: unknown, pointer?: string) => parseFilter(input, NO_TYPES, pointer);
 
-/** The problem a filter is refused with: its code, the detail and the one field error. */
-const FIELDS = /^(id|email|anyEmail|createdAt|audience|fields\.[A-Za-z][A-Za-z0-9_]{0,63})$/;
-/** The detail: the pointer and the message, then the condition's field when it has one and the message does not say it. */
-function detailOf(input: unknown, pointer: string, message: string): string {
-  if (typeof input !== "object" || input === null || ["all", "any", "not"].some((key) => key in input)) {
-    return `${pointer} ${message}`;
-  }
-  const field = (input as { field?: unknown }).field;
-  const named = typeof field === "string" && FIELDS.test(field) && !message.includes(field);
-  return named ? `${pointer} ${message} (the condition on ${field})` : `${pointer} ${message}`;
-}
-
-function refusal(input: unknown): { code?: string; detail?: string; pointer?: string; message?: string } {
-  try {
-    parse(input);
-  } catch (error) {
-    const { code, detail, errors } = error as AppError;
-    return { code, detail, pointer: errors?.[0]?.pointer, message: errors?.[0]?.message };
-  }
-  return {};
-}
+const refusal = (input: unknown) => refusalOf(parse, input);
 
 const cond = (field: unknown, op: unknown, value?: unknown) =>
   value === undefined ? { field, op } : { field, op, value };
