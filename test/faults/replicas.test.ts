@@ -97,7 +97,9 @@ const listed = async (name: string, token?: string | null) => {
 describe.runIf(process.env.TEST_DATABASE_URL)("reads on a streaming replica", () => {
   it("answers a read without a token from the replica (stale), and with the write's token fresh", async () => {
     await until(async () => (await metric(ctx(), "audience_db_replica_available")) === 1, "the replica is read from");
-    await delayReplay(2_000);
+    // Held back long enough that the read without a token comes before the replay on a busy
+    // machine too (two seconds did not, once).
+    await delayReplay(10_000);
     const before = await metric(ctx(), 'audience_db_reads_total{target="replica"}');
     const { name, token } = await createAudience("Replica stale");
     expect(token).toMatch(/^[0-9A-F]{16}$/);
