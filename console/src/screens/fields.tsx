@@ -98,20 +98,14 @@ function DeclareField() {
         }}
       />
       <label htmlFor="field-type">Type</label>
-      <select
+      <TypeSelect
         id="field-type"
         value={type}
-        onChange={(event) => {
-          setType(event.target.value as FieldType);
+        onChange={(next) => {
+          setType(next);
           declare.reset();
         }}
-      >
-        {TYPES.map((option) => (
-          <option key={option} value={option}>
-            {option}
-          </option>
-        ))}
-      </select>
+      />
       <button type="submit" disabled={declare.isPending || key.trim() === "" || keyProblem !== undefined}>
         Declare
       </button>
@@ -123,6 +117,29 @@ function DeclareField() {
       <ErrorNote id="field-declare-error" error={declare.error} />
       <FieldMisfits error={declare.error} fieldKey={key.trim()} />
     </form>
+  );
+}
+
+/** The four field types to choose from, for a new field and for a field's row alike. */
+function TypeSelect(props: {
+  id: string;
+  value: FieldType;
+  describedBy?: string;
+  onChange: (type: FieldType) => void;
+}) {
+  return (
+    <select
+      id={props.id}
+      value={props.value}
+      aria-describedby={props.describedBy}
+      onChange={(event) => props.onChange(event.target.value as FieldType)}
+    >
+      {TYPES.map((option) => (
+        <option key={option} value={option}>
+          {option}
+        </option>
+      ))}
+    </select>
   );
 }
 
@@ -151,21 +168,15 @@ function FieldRow({ field }: { field: FieldSummary }) {
             <label htmlFor={`type-${field.key}`} className="visually-hidden">
               Type of {field.key}
             </label>
-            <select
+            <TypeSelect
               id={`type-${field.key}`}
               value={type}
-              aria-describedby={errorId}
-              onChange={(event) => {
-                setType(event.target.value as FieldType);
+              describedBy={errorId}
+              onChange={(next) => {
+                setType(next);
                 declare.reset();
               }}
-            >
-              {TYPES.map((option) => (
-                <option key={option} value={option}>
-                  {option}
-                </option>
-              ))}
-            </select>
+            />
             {type !== field.type && (
               <button type="submit" disabled={declare.isPending}>
                 Change type<span className="visually-hidden"> of {field.key}</span>
