@@ -59,6 +59,10 @@ describe("ingestActivities", () => {
     // A batch of retries only changes nothing.
     expect(await ingest(ws, [retry])).toEqual({ accepted: 0, duplicates: 1, expired: 0, createdMembers: 0 });
     expect((await timeline(ws, "r")).results.map((a) => a.id)).toEqual(["r1", "r2"]);
+    // Beside a member to create, the retry creates none and is counted again.
+    const another = { id: "r3", memberId: "r-new", type: "order.placed", occurredAt: ago(DAY) };
+    expect(await ingest(ws, [retry, another])).toEqual({ accepted: 1, duplicates: 1, expired: 0, createdMembers: 1 });
+    expect((await types(ws)).results.map((t) => t.count)).toEqual([3]);
   });
 
   it("finds members by any of their e-mails and creates the missing ones", async ({ ws }) => {
