@@ -191,11 +191,17 @@ export type MemberDate = Prisma.MemberDateModel
  * Model Activity
  * What a member did, keyed by its member's number. Partitioned by month of occurredAt (the
  * migration does it; Prisma cannot describe partitions): the retention drops whole partitions.
- * The index of the client's ids is partial (WHERE id IS NOT NULL), which Prisma cannot describe:
- * activities_workspace_id_id_idx, in the migration. No foreign key to members: the statement that
- * deletes members deletes these.
+ * The client's ids are looked up in activity_ids, not here. No foreign key to members: the
+ * statement that deletes members deletes these.
  */
 export type Activity = Prisma.ActivityModel
+/**
+ * Model ActivityId
+ * The client's ids of a workspace's activities (unique per workspace), with the member and time
+ * of each: one probe of this key finds a repeated id, where activities (partitioned by month)
+ * would need one per month. Written and deleted by the statements that store and delete activities.
+ */
+export type ActivityId = Prisma.ActivityIdModel
 /**
  * Model ActivityType
  * A workspace's activity types, kept exact as activities are stored and deleted.

@@ -44,6 +44,27 @@ describe("ingestActivities", () => {
     expect((await timeline(ws, "m1")).results.map((a) => a.id)).toEqual(["o1", "o2"]);
   });
 
+  it("stores the new entries of a batch beside a retried one, and the types count only what was stored", async ({
+    ws,
+  }) => {
+    const first = { id: "r1", memberId: "r", type: "order.placed", occurredAt: ago(DAY), properties: { amount: 5 } };
+    expect(await ingest(ws, [first])).toMatchObject({ accepted: 1, createdMembers: 1 });
+    // The retry carries a property the stored activity has not: it is not stored, nor its key.
+    const retry = { ...first, properties: { amount: 5, note: "again" } };
+    const next = { id: "r2", memberId: "r", type: "order.placed", occurredAt: ago(2 * DAY), properties: { amount: 7 } };
+    expect(await ingest(ws, [retry, next])).toEqual({ accepted: 1, duplicates: 1, expired: 0, createdMembers: 0 });
+    expect((await types(ws)).results).toEqual([
+      { type: "order.placed", count: 2, lastAt: first.occurredAt, properties: [{ key: "amount", types: ["number"] }] },
+    ]);
+    // A batch of retries only changes nothing.
+    expect(await ingest(ws, [retry])).toEqual({ accepted: 0, duplicates: 1, expired: 0, createdMembers: 0 });
+    expect((await timeline(ws, "r")).results.map((a) => a.id)).toEqual(["r1", "r2"]);
+    // Beside a member to create, the retry creates none and is counted again.
+    const another = { id: "r3", memberId: "r-new", type: "order.placed", occurredAt: ago(DAY) };
+    expect(await ingest(ws, [retry, another])).toEqual({ accepted: 1, duplicates: 1, expired: 0, createdMembers: 1 });
+    expect((await types(ws)).results.map((t) => t.count)).toEqual([3]);
+  });
+
   it("finds members by any of their e-mails and creates the missing ones", async ({ ws }) => {
     await upsertMembers(ws, [{ id: "ada", email: "ada@example.com", alternativeEmails: ["ada@work.example"] }]);
     const result = await ingest(ws, [
@@ -206,5 +227,16 @@ describe("listActivityTypes and deleting members", () => {
     // A member created again under the same id starts with no activities.
     await upsertMembers(ws, [{ id: "p2" }]);
     expect((await timeline(ws, "p2")).results).toEqual([]);
+  });
+
+  it("forgets a deleted member's client ids with its activities", async ({ ws }) => {
+    const entry = { id: "d1", memberId: "d", type: "session.attended", occurredAt: ago(DAY) };
+    expect(await ingest(ws, [entry])).toMatchObject({ accepted: 1 });
+    await ws.api.DELETE("/v0/workspaces/{workspaceId}/members", {
+      params: { path: { workspaceId: ws.id } },
+      body: { memberIds: ["d"] },
+    });
+    expect(await ingest(ws, [entry])).toEqual({ accepted: 1, duplicates: 0, expired: 0, createdMembers: 1 });
+    expect((await timeline(ws, "d")).results.map((a) => a.id)).toEqual(["d1"]);
   });
 });

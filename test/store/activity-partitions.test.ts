@@ -117,5 +117,17 @@ describe("activity partitions and the retention", () => {
     // A run with nothing to do changes nothing.
     await purge.run();
     expect(await count()).toBe(left.length);
+
+    // The client ids went with their activities (the youngest gone in the cutoff's month, the
+    // oldest in a dropped one): sent again within the retention they are stored; a kept one is not.
+    const gone = ages.filter((age) => age + 100 > RETENTION_DAYS).map((age) => `a${age}`);
+    const again = [gone[0], gone.at(-1), `a${left[0]}`].map((id) => ({
+      id,
+      memberId: "m1",
+      type: "session.attended",
+      occurredAt: new Date(now - DAY).toISOString(),
+    }));
+    expect(await activities.ingest(ws, { activities: again })).toMatchObject({ accepted: 2, duplicates: 1 });
+    expect(await count()).toBe(left.length + 2);
   });
 });

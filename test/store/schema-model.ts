@@ -162,7 +162,6 @@ const MIGRATION_ONLY = [
   facts.index("index", "member_search", "member_search_trgm", ["searched"], "gin"),
   `${facts.index("index", "webhook_deliveries", "webhook_deliveries_leased_idx", ["workspace_id", "webhook_id"], "btree")} WHERE …`,
   `${facts.index("index", "audiences", "audiences_evaluated_at_idx", ["evaluated_at"], "btree")} WHERE …`,
-  `${facts.index("index", "activities", "activities_workspace_id_id_idx", ["workspace_id", "id"], "btree")} WHERE …`,
 ];
 
 export function schemaFacts(dm: Datamodel): string[] {

@@ -422,6 +422,7 @@ export const ModelName = {
   FieldType: 'FieldType',
   MemberDate: 'MemberDate',
   Activity: 'Activity',
+  ActivityId: 'ActivityId',
   ActivityType: 'ActivityType'
 } as const
 
@@ -438,7 +439,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipRecord" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipRecord" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityId" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2292,6 +2293,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ActivityId: {
+      payload: Prisma.$ActivityIdPayload<ExtArgs>
+      fields: Prisma.ActivityIdFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ActivityIdFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ActivityIdFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        findFirst: {
+          args: Prisma.ActivityIdFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ActivityIdFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        findMany: {
+          args: Prisma.ActivityIdFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>[]
+        }
+        create: {
+          args: Prisma.ActivityIdCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        createMany: {
+          args: Prisma.ActivityIdCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ActivityIdCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>[]
+        }
+        delete: {
+          args: Prisma.ActivityIdDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        update: {
+          args: Prisma.ActivityIdUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        deleteMany: {
+          args: Prisma.ActivityIdDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ActivityIdUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ActivityIdUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>[]
+        }
+        upsert: {
+          args: Prisma.ActivityIdUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ActivityIdPayload>
+        }
+        aggregate: {
+          args: Prisma.ActivityIdAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateActivityId>
+        }
+        groupBy: {
+          args: Prisma.ActivityIdGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityIdGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ActivityIdCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ActivityIdCountAggregateOutputType> | number
+        }
+      }
+    }
     ActivityType: {
       payload: Prisma.$ActivityTypePayload<ExtArgs>
       fields: Prisma.ActivityTypeFieldRefs
@@ -2735,6 +2810,16 @@ export const ActivityScalarFieldEnum = {
 export type ActivityScalarFieldEnum = (typeof ActivityScalarFieldEnum)[keyof typeof ActivityScalarFieldEnum]
 
 
+export const ActivityIdScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  memberSeq: 'memberSeq',
+  occurredAt: 'occurredAt'
+} as const
+
+export type ActivityIdScalarFieldEnum = (typeof ActivityIdScalarFieldEnum)[keyof typeof ActivityIdScalarFieldEnum]
+
+
 export const ActivityTypeScalarFieldEnum = {
   workspaceId: 'workspaceId',
   typeId: 'typeId',
@@ -3095,6 +3180,7 @@ export type GlobalOmitConfig = {
   fieldType?: Prisma.FieldTypeOmit
   memberDate?: Prisma.MemberDateOmit
   activity?: Prisma.ActivityOmit
+  activityId?: Prisma.ActivityIdOmit
   activityType?: Prisma.ActivityTypeOmit
 }
 

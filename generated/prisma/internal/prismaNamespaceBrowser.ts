@@ -76,6 +76,7 @@ export const ModelName = {
   FieldType: 'FieldType',
   MemberDate: 'MemberDate',
   Activity: 'Activity',
+  ActivityId: 'ActivityId',
   ActivityType: 'ActivityType'
 } as const
 
@@ -423,6 +424,16 @@ export const ActivityScalarFieldEnum = {
 } as const
 
 export type ActivityScalarFieldEnum = (typeof ActivityScalarFieldEnum)[keyof typeof ActivityScalarFieldEnum]
+
+
+export const ActivityIdScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  id: 'id',
+  memberSeq: 'memberSeq',
+  occurredAt: 'occurredAt'
+} as const
+
+export type ActivityIdScalarFieldEnum = (typeof ActivityIdScalarFieldEnum)[keyof typeof ActivityIdScalarFieldEnum]
 
 
 export const ActivityTypeScalarFieldEnum = {

@@ -16,9 +16,8 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
  * Model Activity
  * What a member did, keyed by its member's number. Partitioned by month of occurredAt (the
  * migration does it; Prisma cannot describe partitions): the retention drops whole partitions.
- * The index of the client's ids is partial (WHERE id IS NOT NULL), which Prisma cannot describe:
- * activities_workspace_id_id_idx, in the migration. No foreign key to members: the statement that
- * deletes members deletes these.
+ * The client's ids are looked up in activity_ids, not here. No foreign key to members: the
+ * statement that deletes members deletes these.
  */
 export type ActivityModel = runtime.Types.Result.DefaultSelection<Prisma.$ActivityPayload>
 

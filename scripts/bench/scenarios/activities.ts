@@ -219,18 +219,19 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
   });
   api.close();
 
-  // Storage: the service's table (its partitions and indexes) beside a plain table of the raw rows.
+  // Storage: the service's table (its partitions and indexes) and its client ids beside a plain
+  // table of the raw rows with activities' former index of ids.
   await plainCopy(ctx.raw);
   const raw = await bytesPerActivity(ctx.raw, "plain_activities");
   let service = { bytes: 0, rows: 0 };
   await writeServiceStore(async (db) => {
-    service = await bytesPerActivity(db);
+    service = await bytesPerActivity(db, "activities", ["activity_ids"]);
   });
   const perService = service.bytes / service.rows;
   const perRaw = raw.bytes / raw.rows;
   ctx.rows.push({
     metric: "activity_storage",
-    label: `bytes per activity, the table with its indexes (${thousands(service.rows)} activities, ${(service.bytes / 2 ** 20).toFixed(0)} MiB)`,
+    label: `bytes per activity, the table with its indexes and activity_ids (${thousands(service.rows)} activities, ${(service.bytes / 2 ** 20).toFixed(0)} MiB)`,
     unit: "bytes/activity",
     value: perService,
     baseline: perRaw,

@@ -63,6 +63,12 @@ export async function fillActivities(
      JOIN activity_types AS t ON t.workspace_id = $1 AND t.type = ${TYPE_SQL}`,
     [workspaceId, members, count, base.toISOString()],
   );
+  // Their client ids, as an ingest claims them (activity-repo.ts).
+  await db.query(
+    `INSERT INTO activity_ids (workspace_id, id, member_seq, occurred_at)
+     SELECT workspace_id, id, member_seq, occurred_at FROM activities WHERE workspace_id = $1 AND id IS NOT NULL`,
+    [workspaceId],
+  );
   await db.query(
     `UPDATE activity_types AS t SET count = c.n FROM (
        SELECT type_id, count(*) AS n FROM activities WHERE workspace_id = $1 GROUP BY type_id) AS c
@@ -151,12 +157,20 @@ export const rawTimeline = (db: RawDb, workspaceId: string, id: string, limit: n
     [workspaceId, id, limit],
   );
 
-/** Bytes of a table (every partition of a partitioned one, with their indexes and TOAST) per row. */
-export async function bytesPerActivity(db: RawDb, table = "activities"): Promise<{ bytes: number; rows: number }> {
+/**
+ * Bytes of a table (every partition of a partitioned one, with their indexes and TOAST) per row,
+ * with those of the tables `also` (the service's activity_ids, which holds the client ids).
+ */
+export async function bytesPerActivity(
+  db: RawDb,
+  table = "activities",
+  also: string[] = [],
+): Promise<{ bytes: number; rows: number }> {
   // pg_partition_tree names a partitioned table's parts; a plain table is none of them.
+  const extra = also.map((name) => ` + pg_total_relation_size('${name}')`).join("");
   const [row] = await db.query<{ bytes: string; rows: string }>(
-    `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('${table}')),
-                     pg_total_relation_size('${table}'))::int8 AS bytes,
+    `SELECT (coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('${table}')),
+                      pg_total_relation_size('${table}'))${extra})::int8 AS bytes,
             (SELECT count(*) FROM ${table})::int8 AS rows`,
   );
   return { bytes: Number(row?.bytes ?? 0), rows: Number(row?.rows ?? 0) };

@@ -29,7 +29,8 @@ const table = (month: Month) => Prisma.raw(`"${month.name}"`);
 /**
  * The partitions of activities and what goes with them: creating months ahead (rows that arrived
  * before their month existed move out of the default partition), and purging what the retention
- * no longer keeps, with activity_types' counts taken down in the same transaction.
+ * no longer keeps, with activity_types' counts taken down and activity_ids' rows deleted in the
+ * same transaction.
  */
 export const activityPartitionRepo = {
   /**
@@ -78,7 +79,8 @@ export const activityPartitionRepo = {
   },
 
   /**
-   * Drops a month wholly older than the retention, its rows first taken off their types' counts.
+   * Drops a month wholly older than the retention, its rows first taken off their types' counts,
+   * and deletes the month's client ids.
    * The table is locked before any activity_types row (as every writer of activities does, by
    * touching activities first), so this cannot deadlock with an ingest.
    */
@@ -89,17 +91,21 @@ export const activityPartitionRepo = {
       FROM (SELECT workspace_id, type_id, count(*) AS n FROM ${table(month)} GROUP BY workspace_id, type_id) AS g
       WHERE t.workspace_id = g.workspace_id AND t.type_id = g.type_id`;
     await tx.$executeRaw`DROP TABLE ${table(month)}`;
+    // The month's client ids, found by their time (activity_ids holds each activity's).
+    await tx.$executeRaw`DELETE FROM activity_ids WHERE occurred_at >= ${month.from} AND occurred_at < ${month.to}`;
   },
 
   /**
    * Deletes the activities older than the cutoff that no dropped month took (those of the month
-   * the cutoff falls in, and any in the default partition), taking them off their types' counts.
+   * the cutoff falls in, and any in the default partition), taking them off their types' counts,
+   * with the client ids of every activity older than the cutoff.
    */
   async deleteBefore(tx: SqlClient, cutoff: Date): Promise<number> {
     const [row] = await tx.$queryRaw<{ removed: number }[]>`
       WITH gone AS (
         DELETE FROM activities WHERE occurred_at < ${cutoff} RETURNING workspace_id, type_id
       ),
+      ids_gone AS (DELETE FROM activity_ids WHERE occurred_at < ${cutoff}),
       counted AS (
         UPDATE activity_types AS t SET count = t.count - g.n
         FROM (SELECT workspace_id, type_id, count(*) AS n FROM gone GROUP BY workspace_id, type_id) AS g

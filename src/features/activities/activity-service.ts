@@ -60,10 +60,10 @@ export function createActivityService(deps: ActivityServiceDeps) {
    * Stores checked entries inside a write of the workspace that holds its member lock (the ingest's
    * own, or an import chunk's): entries older than the retention are counted as expired, an id
    * repeated in the batch or already stored as a duplicate. When every entry names an existing
-   * member by id and none is stored already, one statement stores them (the usual ingest);
-   * otherwise that statement wrote nothing and said which ids are stored, and the members of the
-   * entries left are resolved (created as addAudienceMembers creates them: a duplicate or expired
-   * entry creates none) before they are stored. Every way activities come in stores them here.
+   * member by id, one statement stores them, leaving out the ids already stored (the usual
+   * ingest); otherwise that statement wrote nothing and said which ids are stored, and the members
+   * of the entries left are resolved (created as addAudienceMembers creates them: a duplicate or
+   * expired entry creates none) before they are stored. Every way activities come in stores them here.
    */
   async function store(w: MembershipWriter, checked: CheckedActivity[], now: number): Promise<IngestCounts> {
     const workspaceId = w.workspaceId;
@@ -92,7 +92,7 @@ export function createActivityService(deps: ActivityServiceDeps) {
     if (first?.written) {
       // The audiences whose rules count these activities follow, in this transaction (`activity`).
       await w.followActivities(first.stored);
-      return counts(fresh.length, 0);
+      return counts(first.accepted, 0);
     }
     const stored = first?.storedIds ?? (await activities.storedIds(w.tx, workspaceId, [...ids]));
     const kept = fresh.filter((entry) => entry.id === undefined || !stored.has(entry.id));
@@ -118,7 +118,7 @@ export function createActivityService(deps: ActivityServiceDeps) {
     // created have every rule-based audience to follow, as when added otherwise.
     await w.followActivities(second.stored);
     await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
-    return counts(kept.length, resolved.created + resolved.createdBare.length);
+    return counts(second.accepted, resolved.created + resolved.createdBare.length);
   }
 
   return {

@@ -15,17 +15,19 @@ export interface ActivityRow {
 }
 
 /**
- * What storing did: `written` (each stored row's member number and type, once per pair), or
- * nothing at all when some rows could not be stored as given (a client id already stored, a
- * member not known by its id), with the client ids found stored, so that the caller leaves
- * those out, resolves the members and stores the rest again (activity-service.ts).
+ * What storing did: `written` (how many rows were stored, the rest being ids already stored, and
+ * each stored row's member number and type, once per pair), or nothing at all when some member
+ * named by id is not known, with the client ids found stored, so that the caller leaves those
+ * out, resolves the members and stores the rest again (activity-service.ts).
  */
 export type StoreOutcome =
-  | { written: true; stored: { seq: number; type: string }[] }
+  | { written: true; accepted: number; stored: { seq: number; type: string }[] }
   | { written: false; storedIds: Set<string> };
 
-/** The store statement's answer: the client ids found stored, and what it stored when it wrote. */
+/** The store statement's answer: whether it wrote, and what it stored or found stored. */
 interface StoreAnswer {
+  written: boolean;
+  accepted: number;
   storedIds: string[] | null;
   stored: [number, string][] | null;
 }
@@ -44,34 +46,34 @@ interface TypeSummary {
 /**
  * The writes of activities, inside a write transaction that holds the workspace's member lock
  * (src/features/membership/write-locks.ts): under it no other transaction stores activities of
- * the workspace, so looking client ids up before storing is exact, and activity_types rows are
- * updated or inserted without a race.
+ * the workspace, so activity_types rows are updated or inserted without a race.
  */
 export const activityRepo = {
-  /** Which of these client ids the workspace has stored (the ids as one array: see store). */
+  /** Which of these client ids the workspace has stored (one probe of activity_ids' key each). */
   async storedIds(tx: SqlClient, workspaceId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const rows = await tx.$queryRaw<{ id: string }[]>`
-      SELECT a.id FROM activities AS a
-      WHERE a.workspace_id = ${workspaceId} AND a.id IS NOT NULL
-        AND a.id = ANY(ARRAY(SELECT json_array_elements_text(${JSON.stringify(ids)}::json)))`;
+      SELECT i.id FROM activity_ids AS i
+      WHERE i.workspace_id = ${workspaceId}
+        AND i.id = ANY(ARRAY(SELECT json_array_elements_text(${JSON.stringify(ids)}::json)))`;
     return new Set(rows.map((row) => row.id));
   },
 
   /**
    * Stores activities and keeps activity_types exact (counts, latest occurredAt, property keys
    * and types), in one statement and one round trip (an ingest's whole write when its members
-   * exist): the rows travel as one JSON parameter; the client ids already stored are looked up
-   * and the members named by id are numbered in the same statement; each type's row is updated,
-   * or inserted when the workspace has none (numbers are taken only for new types). When a client
-   * id is already stored or a member is unknown, nothing is written (the summary of the types
-   * was made for every row) and the outcome names the ids found stored.
+   * exist): the rows travel as one JSON parameter; the members named by id are numbered in the
+   * same statement; the client ids are claimed in activity_ids (INSERT … ON CONFLICT DO NOTHING,
+   * one probe of its key each), and a row whose id was already there is not stored; each type's
+   * row is updated, or inserted when the workspace has none (numbers are taken only for new
+   * types). When a member is unknown, nothing is written and the outcome names the ids found
+   * stored.
    *
-   * The ids are looked up as one array (`= ANY`), not as rows to join: joined, the planner hashed
-   * them against every partition read whole; as an array, each partition's index of ids is probed.
+   * The caller's summary of the types (counts, property keys) holds when every row is stored;
+   * when some id was already stored, the summary is made here of the rows stored instead.
    */
   async store(tx: SqlClient, workspaceId: string, rows: ActivityRow[]): Promise<StoreOutcome> {
-    if (rows.length === 0) return { written: true, stored: [] };
+    if (rows.length === 0) return { written: true, accepted: 0, stored: [] };
     const activities = rows.map((row) => ({
       seq: row.seq ?? null,
       member: row.seq === undefined ? (row.memberId ?? null) : null,
@@ -87,18 +89,27 @@ export const activityRepo = {
           AS v(seq int, member text, at timestamptz, type text, id text, properties jsonb)
         LEFT JOIN members AS m ON v.member IS NOT NULL AND m.workspace_id = ${workspaceId} AND m.id = v.member
       ),
-      stored_ids AS MATERIALIZED (
-        SELECT a.id FROM activities AS a
-        WHERE a.workspace_id = ${workspaceId} AND a.id IS NOT NULL
-          AND a.id = ANY(ARRAY(SELECT v.id FROM v WHERE v.id IS NOT NULL))
+      go AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM v WHERE v.seq IS NULL) AS ok),
+      claimed AS (
+        INSERT INTO activity_ids (workspace_id, id, member_seq, occurred_at)
+        SELECT ${workspaceId}, v.id, v.seq, v.at FROM v WHERE v.id IS NOT NULL AND (SELECT ok FROM go)
+        ON CONFLICT (workspace_id, id) DO NOTHING
+        RETURNING id
       ),
-      go AS MATERIALIZED (
-        SELECT NOT EXISTS (SELECT 1 FROM stored_ids) AND NOT EXISTS (SELECT 1 FROM v WHERE v.seq IS NULL) AS ok
+      clean AS MATERIALIZED (
+        SELECT (SELECT count(*) FROM claimed) = (SELECT count(*) FROM v WHERE v.id IS NOT NULL) AS yes
+      ),
+      kept AS MATERIALIZED (
+        SELECT v.* FROM v
+        WHERE (SELECT ok FROM go) AND (v.id IS NULL OR (SELECT yes FROM clean) OR v.id IN (SELECT id FROM claimed))
       ),
       summary AS MATERIALIZED (
         SELECT s.* FROM json_to_recordset(${JSON.stringify(summarize(rows))}::json)
           AS s(type text, n bigint, "lastAt" timestamptz, properties jsonb)
-        WHERE (SELECT ok FROM go)
+        WHERE (SELECT ok FROM go) AND (SELECT yes FROM clean)
+        UNION ALL
+        SELECT k.type, count(*), max(k.at), ${keptProperties} FROM kept AS k
+        WHERE NOT (SELECT yes FROM clean) GROUP BY k.type
       ),
       known AS (
         UPDATE activity_types AS t
@@ -118,27 +129,49 @@ export const activityRepo = {
       numbered AS (SELECT type_id, type FROM known UNION ALL SELECT type_id, type FROM fresh),
       inserted AS (
         INSERT INTO activities (workspace_id, member_seq, occurred_at, type_id, id, properties)
-        SELECT ${workspaceId}, v.seq, v.at, t.type_id, v.id, v.properties
-        FROM v JOIN numbered AS t ON t.type = v.type
+        SELECT ${workspaceId}, k.seq, k.at, t.type_id, k.id, k.properties
+        FROM kept AS k JOIN numbered AS t ON t.type = k.type
       )
-      SELECT (SELECT array_agg(id) FROM stored_ids) AS "storedIds",
-             (SELECT json_agg(json_build_array(p.seq, p.type)) FROM (SELECT DISTINCT seq, type FROM v) AS p
-              WHERE (SELECT ok FROM go)) AS stored`;
-    if (result?.stored) return { written: true, stored: result.stored.map(([seq, type]) => ({ seq, type })) };
+      SELECT (SELECT ok FROM go) AS written, (SELECT count(*)::int FROM kept) AS accepted,
+             (SELECT array_agg(i.id) FROM activity_ids AS i
+              WHERE NOT (SELECT ok FROM go) AND i.workspace_id = ${workspaceId}
+                AND i.id = ANY(ARRAY(SELECT v.id FROM v WHERE v.id IS NOT NULL))) AS "storedIds",
+             (SELECT json_agg(json_build_array(p.seq, p.type)) FROM (SELECT DISTINCT seq, type FROM kept) AS p) AS stored`;
+    if (result?.written) {
+      return {
+        written: true,
+        accepted: result.accepted,
+        stored: (result.stored ?? []).map(([seq, type]) => ({ seq, type })),
+      };
+    }
     return { written: false, storedIds: new Set(result?.storedIds ?? []) };
   },
 };
+
+/**
+ * The property keys and JSON types of the rows of `kept` of the type `k.type` (a summary made by
+ * the statement when some rows were not stored): {"amount": ["number"]}, types in byte order.
+ */
+const keptProperties = Prisma.sql`(
+  SELECT coalesce(jsonb_object_agg(p.key, p.types), '{}') FROM (
+    SELECT e.key, jsonb_agg(DISTINCT jsonb_typeof(e.value) ORDER BY jsonb_typeof(e.value)) AS types
+    FROM kept AS r, jsonb_each(r.properties) AS e WHERE r.type = k.type GROUP BY e.key
+  ) AS p)`;
 
 export type ActivityRepo = typeof activityRepo;
 
 /**
  * A WITH item that deletes the activities of the members in the CTE `rows` (column seq), being
- * deleted, and takes them off their types' counts (member-repo.ts's delete).
+ * deleted, with their client ids, and takes them off their types' counts (member-repo.ts's delete).
  */
 export const forgetActivities = (workspaceId: string, rows: string): Prisma.Sql => Prisma.sql`
   activities_forgotten AS (
     DELETE FROM activities AS a USING ${Prisma.raw(rows)} AS r
-    WHERE a.workspace_id = ${workspaceId} AND a.member_seq = r.seq RETURNING a.type_id
+    WHERE a.workspace_id = ${workspaceId} AND a.member_seq = r.seq RETURNING a.type_id, a.id
+  ),
+  activity_ids_forgotten AS (
+    DELETE FROM activity_ids AS i USING activities_forgotten AS f
+    WHERE i.workspace_id = ${workspaceId} AND f.id IS NOT NULL AND i.id = f.id
   ),
   activity_counts_forgotten AS (
     UPDATE activity_types AS t SET count = t.count - f.n
