@@ -609,8 +609,10 @@ export interface paths {
          *     `company`), every custom field some member of the workspace holds a value of, and every
          *     field with a declared type, even one no member holds. Each says its type (its declared
          *     type, else `string`), how many members hold a value of it (`""` is no value) and up to 3
-         *     of its values (the smallest, in code point order). Exact: read from the members as they
-         *     are when it is asked.
+         *     of its values (the smallest, in code point order, each cut to its first 100 characters;
+         *     values that share those are one sample). Exact: the counts and values are kept in the
+         *     same transaction as every write of members, so the answer is the members as they are
+         *     when it is asked, at the cost of a few index reads, not a pass over every member.
          */
         get: operations["listFields"];
         put?: never;
@@ -1666,7 +1668,10 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"] | null;
             /** @description How many members hold a value of it. */
             memberCount: number;
-            /** @description Up to 3 of its values, the smallest first. */
+            /**
+             * @description Up to 3 of the values members hold, the smallest first in code point order, each cut
+             *     to its first 100 characters (values sharing those 100 characters are one sample).
+             */
             sampleValues: string[];
         };
         FieldList: {

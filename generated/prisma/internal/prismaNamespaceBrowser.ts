@@ -73,6 +73,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
+  FieldCatalogue: 'FieldCatalogue',
+  FieldValue: 'FieldValue',
   FieldType: 'FieldType',
   MemberDate: 'MemberDate',
   Activity: 'Activity',
@@ -390,6 +392,25 @@ export const ImportPartScalarFieldEnum = {
 } as const
 
 export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
+
+
+export const FieldCatalogueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  memberCount: 'memberCount'
+} as const
+
+export type FieldCatalogueScalarFieldEnum = (typeof FieldCatalogueScalarFieldEnum)[keyof typeof FieldCatalogueScalarFieldEnum]
+
+
+export const FieldValueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  value: 'value',
+  memberCount: 'memberCount'
+} as const
+
+export type FieldValueScalarFieldEnum = (typeof FieldValueScalarFieldEnum)[keyof typeof FieldValueScalarFieldEnum]
 
 
 export const FieldTypeScalarFieldEnum = {
