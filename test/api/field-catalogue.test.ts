@@ -114,6 +114,22 @@ describe("the field catalogue follows every member write", () => {
     expect(await held(ws)).toEqual({ note: [5, ["Zulu", "alpha", long]] });
   });
 
+  it("keeps its samples exact when a key has hundreds of values, and when the smallest go", async ({ ws }) => {
+    // The catalogue lists a key's 100 smallest values once it holds more than 200, and reads
+    // them again from the members when fewer than 3 of them are left.
+    const code = (n: number) => `v${String(n).padStart(3, "0")}`;
+    const holders = Array.from({ length: 250 }, (_, n) => ({ id: `m${n}`, fields: { code: code(n) } }));
+    await upsertMembers(ws, holders);
+    expect(await held(ws)).toEqual({ code: [250, ["v000", "v001", "v002"]] });
+    await upsertMembers(ws, [{ id: "late", fields: { code: "u999" } }]);
+    expect(await held(ws)).toEqual({ code: [251, ["u999", "v000", "v001"]] });
+    await deleteMembers(ws, ["late", ...holders.slice(0, 99).map((member) => member.id)]);
+    expect(await held(ws)).toEqual({ code: [151, ["v099", "v100", "v101"]] });
+    await patch(ws, "m99", { code: "v300" });
+    await patch(ws, "m100", { code: null });
+    expect(await held(ws)).toEqual({ code: [150, ["v101", "v102", "v103"]] });
+  });
+
   it("counts each workspace's members only", async ({ ws, server }) => {
     const other = await createWorkspace(server);
     await upsertMembers(ws, [{ id: "m1", fields: { plan: "pro" } }]);

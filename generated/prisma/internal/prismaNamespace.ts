@@ -2855,7 +2855,8 @@ export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof
 export const FieldCatalogueScalarFieldEnum = {
   workspaceId: 'workspaceId',
   key: 'key',
-  memberCount: 'memberCount'
+  memberCount: 'memberCount',
+  valuesBound: 'valuesBound'
 } as const
 
 export type FieldCatalogueScalarFieldEnum = (typeof FieldCatalogueScalarFieldEnum)[keyof typeof FieldCatalogueScalarFieldEnum]

@@ -40,18 +40,21 @@ export type FieldCatalogueMinAggregateOutputType = {
   workspaceId: string | null
   key: string | null
   memberCount: number | null
+  valuesBound: string | null
 }
 
 export type FieldCatalogueMaxAggregateOutputType = {
   workspaceId: string | null
   key: string | null
   memberCount: number | null
+  valuesBound: string | null
 }
 
 export type FieldCatalogueCountAggregateOutputType = {
   workspaceId: number
   key: number
   memberCount: number
+  valuesBound: number
   _all: number
 }
 
@@ -68,18 +71,21 @@ export type FieldCatalogueMinAggregateInputType = {
   workspaceId?: true
   key?: true
   memberCount?: true
+  valuesBound?: true
 }
 
 export type FieldCatalogueMaxAggregateInputType = {
   workspaceId?: true
   key?: true
   memberCount?: true
+  valuesBound?: true
 }
 
 export type FieldCatalogueCountAggregateInputType = {
   workspaceId?: true
   key?: true
   memberCount?: true
+  valuesBound?: true
   _all?: true
 }
 
@@ -173,6 +179,7 @@ export type FieldCatalogueGroupByOutputType = {
   workspaceId: string
   key: string
   memberCount: number
+  valuesBound: string | null
   _count: FieldCatalogueCountAggregateOutputType | null
   _avg: FieldCatalogueAvgAggregateOutputType | null
   _sum: FieldCatalogueSumAggregateOutputType | null
@@ -202,12 +209,14 @@ export type FieldCatalogueWhereInput = {
   workspaceId?: Prisma.StringFilter<"FieldCatalogue"> | string
   key?: Prisma.StringFilter<"FieldCatalogue"> | string
   memberCount?: Prisma.IntFilter<"FieldCatalogue"> | number
+  valuesBound?: Prisma.StringNullableFilter<"FieldCatalogue"> | string | null
 }
 
 export type FieldCatalogueOrderByWithRelationInput = {
   workspaceId?: Prisma.SortOrder
   key?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  valuesBound?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type FieldCatalogueWhereUniqueInput = Prisma.AtLeast<{
@@ -218,12 +227,14 @@ export type FieldCatalogueWhereUniqueInput = Prisma.AtLeast<{
   workspaceId?: Prisma.StringFilter<"FieldCatalogue"> | string
   key?: Prisma.StringFilter<"FieldCatalogue"> | string
   memberCount?: Prisma.IntFilter<"FieldCatalogue"> | number
+  valuesBound?: Prisma.StringNullableFilter<"FieldCatalogue"> | string | null
 }, "workspaceId_key">
 
 export type FieldCatalogueOrderByWithAggregationInput = {
   workspaceId?: Prisma.SortOrder
   key?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  valuesBound?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.FieldCatalogueCountOrderByAggregateInput
   _avg?: Prisma.FieldCatalogueAvgOrderByAggregateInput
   _max?: Prisma.FieldCatalogueMaxOrderByAggregateInput
@@ -238,48 +249,56 @@ export type FieldCatalogueScalarWhereWithAggregatesInput = {
   workspaceId?: Prisma.StringWithAggregatesFilter<"FieldCatalogue"> | string
   key?: Prisma.StringWithAggregatesFilter<"FieldCatalogue"> | string
   memberCount?: Prisma.IntWithAggregatesFilter<"FieldCatalogue"> | number
+  valuesBound?: Prisma.StringNullableWithAggregatesFilter<"FieldCatalogue"> | string | null
 }
 
 export type FieldCatalogueCreateInput = {
   workspaceId: string
   key: string
   memberCount: number
+  valuesBound?: string | null
 }
 
 export type FieldCatalogueUncheckedCreateInput = {
   workspaceId: string
   key: string
   memberCount: number
+  valuesBound?: string | null
 }
 
 export type FieldCatalogueUpdateInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   key?: Prisma.StringFieldUpdateOperationsInput | string
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  valuesBound?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type FieldCatalogueUncheckedUpdateInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   key?: Prisma.StringFieldUpdateOperationsInput | string
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  valuesBound?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type FieldCatalogueCreateManyInput = {
   workspaceId: string
   key: string
   memberCount: number
+  valuesBound?: string | null
 }
 
 export type FieldCatalogueUpdateManyMutationInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   key?: Prisma.StringFieldUpdateOperationsInput | string
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  valuesBound?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type FieldCatalogueUncheckedUpdateManyInput = {
   workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
   key?: Prisma.StringFieldUpdateOperationsInput | string
   memberCount?: Prisma.IntFieldUpdateOperationsInput | number
+  valuesBound?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type FieldCatalogueWorkspaceIdKeyCompoundUniqueInput = {
@@ -291,6 +310,7 @@ export type FieldCatalogueCountOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   key?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  valuesBound?: Prisma.SortOrder
 }
 
 export type FieldCatalogueAvgOrderByAggregateInput = {
@@ -301,12 +321,14 @@ export type FieldCatalogueMaxOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   key?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  valuesBound?: Prisma.SortOrder
 }
 
 export type FieldCatalogueMinOrderByAggregateInput = {
   workspaceId?: Prisma.SortOrder
   key?: Prisma.SortOrder
   memberCount?: Prisma.SortOrder
+  valuesBound?: Prisma.SortOrder
 }
 
 export type FieldCatalogueSumOrderByAggregateInput = {
@@ -319,27 +341,31 @@ export type FieldCatalogueSelect<ExtArgs extends runtime.Types.Extensions.Intern
   workspaceId?: boolean
   key?: boolean
   memberCount?: boolean
+  valuesBound?: boolean
 }, ExtArgs["result"]["fieldCatalogue"]>
 
 export type FieldCatalogueSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   key?: boolean
   memberCount?: boolean
+  valuesBound?: boolean
 }, ExtArgs["result"]["fieldCatalogue"]>
 
 export type FieldCatalogueSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   workspaceId?: boolean
   key?: boolean
   memberCount?: boolean
+  valuesBound?: boolean
 }, ExtArgs["result"]["fieldCatalogue"]>
 
 export type FieldCatalogueSelectScalar = {
   workspaceId?: boolean
   key?: boolean
   memberCount?: boolean
+  valuesBound?: boolean
 }
 
-export type FieldCatalogueOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "key" | "memberCount", ExtArgs["result"]["fieldCatalogue"]>
+export type FieldCatalogueOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "key" | "memberCount" | "valuesBound", ExtArgs["result"]["fieldCatalogue"]>
 
 export type $FieldCataloguePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "FieldCatalogue"
@@ -348,6 +374,10 @@ export type $FieldCataloguePayload<ExtArgs extends runtime.Types.Extensions.Inte
     workspaceId: string
     key: string
     memberCount: number
+    /**
+     * field_values lists the key's values up to this one (its 100 smallest); null: all of them.
+     */
+    valuesBound: string | null
   }, ExtArgs["result"]["fieldCatalogue"]>
   composites: {}
 }
@@ -774,6 +804,7 @@ export interface FieldCatalogueFieldRefs {
   readonly workspaceId: Prisma.FieldRef<"FieldCatalogue", 'String'>
   readonly key: Prisma.FieldRef<"FieldCatalogue", 'String'>
   readonly memberCount: Prisma.FieldRef<"FieldCatalogue", 'Int'>
+  readonly valuesBound: Prisma.FieldRef<"FieldCatalogue", 'String'>
 }
     
 

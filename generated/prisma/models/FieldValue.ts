@@ -14,8 +14,9 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
 
 /**
  * Model FieldValue
- * Per workspace, key and value (its first 100 characters), how many members hold it: the
- * catalogue's sample values are the smallest of these. Kept by the same triggers.
+ * Per workspace, key and value (its first 100 characters), how many members hold it, for the key's
+ * smallest values (3 to 200 of them, every value up to the key's valuesBound): the catalogue's
+ * sample values are the smallest of these. Kept by the same triggers.
  */
 export type FieldValueModel = runtime.Types.Result.DefaultSelection<Prisma.$FieldValuePayload>
 
