@@ -273,7 +273,9 @@ export interface paths {
          * @description Evaluates `filter` as this audience's rule, manual decisions included (members added by
          *     hand stay, members removed by hand stay out), and compares with the audience's members now:
          *     its size after the change, and who would enter and who would leave (counts exact, `sample`
-         *     the first 10 of each by member number). Nothing is saved; no event is published. An
+         *     the first 10 of each by member number). Nothing is saved; no event is published. A
+         *     condition on a field no member holds and no declaration types (a misspelled key) is
+         *     answered, not refused, with a warning in `warnings` (`unknown_field`). An
          *     archived audience cannot change (409 `audience_archived`). A filter too costly to
          *     evaluate over this workspace is refused before it runs (400 `filter_too_costly`; see
          *     `Filter`). A heavy operation (`x-heavy`): one API key runs at most
@@ -543,6 +545,8 @@ export interface paths {
         /**
          * Preview a filter
          * @description Counts the members a filter matches and returns the most recent of them. Nothing is saved.
+         *     A condition on a field no member holds and no declaration types (a misspelled key) is
+         *     answered, not refused, with a warning in `warnings` (`unknown_field`).
          *     A filter that would cost more than the server allows to evaluate over this workspace is
          *     refused before it runs (400 `filter_too_costly`; see `Filter`); `nodeCounts` counts 1.25
          *     times a preview. A heavy operation (`x-heavy`): one API key runs at most
@@ -1578,6 +1582,23 @@ export interface components {
             memberCount: number;
             entering: components["schemas"]["MemberSample"];
             leaving: components["schemas"]["MemberSample"];
+            /** @description Only when there is something to warn of (see `FilterWarning`); absent otherwise. */
+            warnings?: components["schemas"]["FilterWarning"][];
+        };
+        /**
+         * @description Something about a filter that is valid but likely not what its author meant, said beside
+         *     the answer instead of refusing it (a rule may be written before the data it reads arrives):
+         *     `unknown_field`: a condition reads `fields.<key>` that no member of the workspace holds a
+         *     value of and that has no declared type, as a misspelled key does; it matches as a field
+         *     every member lacks.
+         */
+        FilterWarning: {
+            /** @description The condition, as `NodeCount` names nodes ("/all/1"; "" is the whole filter). */
+            pointer: string;
+            /** @enum {string} */
+            code: "unknown_field";
+            /** @description What is wrong, in words a person reads: `No member has a field named plna.` */
+            detail: string;
         };
         MemberSample: {
             count: number;
@@ -1969,6 +1990,8 @@ export interface components {
             results: components["schemas"]["Member"][];
             /** @description With `nodeCounts`, the members every node of the filter matches, in document order (the root first). */
             nodes?: components["schemas"]["NodeCount"][];
+            /** @description Only when there is something to warn of (see `FilterWarning`); absent otherwise. */
+            warnings?: components["schemas"]["FilterWarning"][];
         };
         UpsertMembersRequest: {
             members: components["schemas"]["MemberInput"][];

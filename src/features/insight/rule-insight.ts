@@ -7,7 +7,7 @@ import type { ActivityRuleRepo } from "../membership/rules/activity-rule-repo.ts
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { activityConditionsOf, type Filter, parseFilter } from "../membership/rules/filter.ts";
 import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
-import { explainFilter } from "../membership/rules/filter-explain.ts";
+import { explainFilter, filterWarnings } from "../membership/rules/filter-explain.ts";
 import type { RuleInsightRepo } from "../membership/rules/rule-insight-repo.ts";
 
 type Schemas = components["schemas"];
@@ -15,7 +15,7 @@ type Schemas = components["schemas"];
 export interface RuleInsightDeps {
   store: Pick<Store, "db">;
   audiences: Pick<AudienceRepo, "find">;
-  fieldTypes: Pick<FieldTypeRepo, "types">;
+  fieldTypes: Pick<FieldTypeRepo, "types" | "unheld">;
   insight: Pick<RuleInsightRepo, "filterChange" | "explained">;
   /** Refuses a rule of this audience as saving it would: audiences it names, cycles, chains. */
   checkRule(workspaceId: string, audienceId: string, filter: Filter | null): Promise<void>;
@@ -51,6 +51,8 @@ export function createRuleInsight(deps: RuleInsightDeps) {
         workspaceId,
         activityRetentionDays,
       });
+      // A key nobody holds counts 0 without a word otherwise: said beside the answer, never refused.
+      const warnings = await filterWarnings(filter, (keys) => fieldTypes.unheld(store.db, workspaceId, keys));
       const side = (count: number, sample: string[], emails: (string | null)[]): Schemas["MemberSample"] =>
         include === "member"
           ? { count, sample, members: sample.map((id, i) => ({ id, email: emails[i] ?? null })) }
@@ -59,6 +61,7 @@ export function createRuleInsight(deps: RuleInsightDeps) {
         memberCount: change.memberCount,
         entering: side(change.entering, change.enteringSample, change.enteringEmails),
         leaving: side(change.leaving, change.leavingSample, change.leavingEmails),
+        ...(warnings.length > 0 ? { warnings } : {}),
       };
     },
 
