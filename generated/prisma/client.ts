@@ -176,6 +176,20 @@ export type ImportJob = Prisma.ImportJobModel
  */
 export type ImportPart = Prisma.ImportPartModel
 /**
+ * Model FieldCatalogue
+ * The field catalogue: per workspace and custom field key, how many members hold a non-empty value.
+ * Written only by triggers on members (migration 20261212100000_field_catalogue), in the same
+ * statement as every member write, so listFields reads it instead of every member's fields.
+ */
+export type FieldCatalogue = Prisma.FieldCatalogueModel
+/**
+ * Model FieldValue
+ * Per workspace, key and value (its first 100 characters), how many members hold it, for the key's
+ * smallest values (3 to 200 of them, every value up to the key's valuesBound): the catalogue's
+ * sample values are the smallest of these. Kept by the same triggers.
+ */
+export type FieldValue = Prisma.FieldValueModel
+/**
  * Model FieldType
  * The declared type of a custom field (number, date or boolean); a field not listed is a string.
  */

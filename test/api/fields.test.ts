@@ -182,7 +182,8 @@ describe("declaring over stored values", () => {
 describe("a field a rule uses", () => {
   it("cannot change type or lose it: 409 field_in_use naming the audiences, archived ones too", async ({ ws }) => {
     await declare(ws, "score", "number");
-    const [a, b, other] = [await createAudience(ws), await createAudience(ws), await createAudience(ws)];
+    const [a, b, other] = [await createAudience(ws, "High"), await createAudience(ws, "Old"), await createAudience(ws)];
+    const named = a < b ? `"High" (${a}), "Old" (${b})` : `"Old" (${b}), "High" (${a})`;
     await setRule(ws, b, "score");
     await setRule(ws, a, "score");
     await setRule(ws, other, "tier");
@@ -198,6 +199,7 @@ describe("a field a rule uses", () => {
       const error = await rejectionOf(attempt());
       expect([error.status, error.code]).toEqual([409, "field_in_use"]);
       expect(error.problem?.audienceIds).toEqual([a, b].sort());
+      expect(error.problem?.detail).toBe(`The rule of audiences ${named} uses fields.score; change the rule first.`);
     }
     expect((await listFields(ws)).map((f) => [f.key, f.type])).toEqual([["score", "number"]]);
     // The same type again is no change.

@@ -44,7 +44,7 @@ describe("the Fields screen", () => {
       .poll(() => score.getByRole("alert").textContent())
       .toBe("2 members hold values of score that do not parse as a date; correct or clear them first.");
 
-    // A field a rule reads cannot be deleted: the rule's audience is named next to the row.
+    // A field a rule reads cannot be deleted: the rule's audience is named, by its name, next to the row.
     const topScorers = await createAudience(ws, "Top scorers");
     await ws.api.PUT("/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
       params: { path: { workspaceId: ws.id, audienceId: topScorers } },
@@ -53,7 +53,7 @@ describe("the Fields screen", () => {
     await score.getByRole("button", { name: "Delete score" }).click();
     await expect
       .poll(() => score.getByRole("alert").textContent())
-      .toBe(`The rule of audience ${topScorers} uses fields.score; change the rule first.`);
+      .toBe(`The rule of audience "Top scorers" (${topScorers}) uses fields.score; change the rule first.`);
 
     await page.getByRole("button", { name: "Delete lastOrder" }).click();
     await page.getByRole("row", { name: /^lastOrder/ }).waitFor({ state: "detached" });

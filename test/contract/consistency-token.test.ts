@@ -8,7 +8,7 @@ import { documentedOperations, loadContract } from "../support/contract.ts";
 // one classified on purpose.
 const PROBES = new Set(["getHealth", "getReadiness"]);
 // The reads that POST their question (a rule, a list of audiences).
-const POSTED_READS = ["previewAudience", "previewAudienceFilterChange", "audienceOverlap"];
+const POSTED_READS = ["previewAudience", "previewAudienceFilterChange", "explainDraftMembership", "audienceOverlap"];
 
 describe("the Consistency-Token in the contract", () => {
   const { document } = loadContract();

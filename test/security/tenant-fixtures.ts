@@ -236,6 +236,7 @@ export function validRequest(shape: OperationShape, ids: Ids): { method: string;
     previewAudience: { filter: byId },
     setAudienceFilter: { filter: byId },
     previewAudienceFilterChange: { filter: byId },
+    explainDraftMembership: { filter: byId },
     upsertMembers: { members: [{ id: ids.memberId, fields: { role: "probe" } }] },
     deleteMembers: { memberIds: [ids.memberId] },
     updateMember: { fields: { role: "probe" } },

@@ -38,7 +38,9 @@ function setUp(options: { rules?: { id: string; filter: Filter }[]; misfits?: nu
         return { count, memberIds, misfits: memberIds.map((memberId) => ({ memberId, email: null, value: "x" })) };
       },
     },
-    rules: { rules: async () => (options.rules ?? []).map((rule) => ({ ...rule, isArchived: false })) },
+    rules: {
+      rules: async () => (options.rules ?? []).map((rule) => ({ ...rule, name: `Rule ${rule.id}`, isArchived: false })),
+    },
     catalogue: { held: async () => options.held ?? [] },
   });
   const failure = (promise: Promise<unknown>) =>
@@ -101,6 +103,9 @@ describe("declaring a field's type", () => {
     const { service, log, failure } = setUp({ rules });
     const error = await failure(service.declare("ws", "score", "number"));
     expect([error.code, error.extensions]).toEqual(["field_in_use", { audienceIds: ["aud_a", "aud_b"] }]);
+    expect(error.detail).toBe(
+      'The rule of audiences "Rule aud_a" (aud_a), "Rule aud_b" (aud_b) uses fields.score; change the rule first.',
+    );
     expect(log).toEqual(["write ws memberWrites=true"]);
   });
 

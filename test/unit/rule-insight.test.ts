@@ -35,7 +35,7 @@ function setUp(row: AudienceRow | null, explained?: ExplainedMemberRow) {
   const service = createRuleInsight({
     store: fakeStore,
     audiences: { find: async () => row },
-    fieldTypes: { types: async () => new Map([["score", "number" as const]]) },
+    fieldTypes: { types: async () => new Map([["score", "number" as const]]), unheld: async () => [] },
     checkCost: async () => {},
     activities: { tallies: async () => new Map() },
     insight: {

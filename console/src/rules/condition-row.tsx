@@ -13,13 +13,15 @@ export interface ConditionRowProps {
   /** The members this condition alone matches (the live count); undefined while counting. */
   count: number | undefined;
   error: string | undefined;
+  /** What the API warns of about it (a field no member holds); shown while there is no error. */
+  warning?: string | undefined;
   onChange(change: Partial<Omit<Row, "id">>): void;
   onRemove(): void;
 }
 
 /** One condition: field, operator and value, with its own live count and its own error. */
 export function ConditionRow(props: ConditionRowProps) {
-  const { row, position, focusOnMount, types, audiences, count, error, onChange, onRemove } = props;
+  const { row, position, focusOnMount, types, audiences, count, error, warning, onChange, onRemove } = props;
   const kind = kindOf(row.field, types);
   const shape = valueShape(row.op, kind);
   const name = `Condition ${position}`;
@@ -29,7 +31,12 @@ export function ConditionRow(props: ConditionRowProps) {
     if (focusOnMount) fieldInput.current?.select();
   }, [focusOnMount]);
   const errorId = `condition-error-${row.id}`;
-  const described = error ? { "aria-describedby": errorId, "aria-invalid": true } : {};
+  const warningId = `condition-warning-${row.id}`;
+  const described = error
+    ? { "aria-describedby": errorId, "aria-invalid": true }
+    : warning
+      ? { "aria-describedby": warningId }
+      : {};
   const [from = "", to = ""] = row.value.split(",").map((part) => part.trim());
   return (
     // biome-ignore lint/a11y/useSemanticElements: a group of related controls without a fieldset's border
@@ -137,6 +144,11 @@ export function ConditionRow(props: ConditionRowProps) {
       {error && (
         <p className="error" id={errorId} role="alert">
           {error}
+        </p>
+      )}
+      {warning && !error && (
+        <p className="warning" id={warningId}>
+          {warning}
         </p>
       )}
     </div>

@@ -41,14 +41,17 @@ export function DryRun(props: {
         {result.memberCount.toLocaleString()} {result.memberCount === 1 ? "member" : "members"}
         {props.total !== undefined && <span className="muted"> ({props.total.toLocaleString()} match the rule)</span>}.
       </p>
-      <Sample label="Entering, for example" side={result.entering} audienceId={props.audienceId} />
-      <Sample label="Leaving, for example" side={result.leaving} audienceId={props.audienceId} />
+      <Sample label="Entering, for example" side={result.entering} audienceId={props.audienceId} draft={props.body} />
+      <Sample label="Leaving, for example" side={result.leaving} audienceId={props.audienceId} draft={props.body} />
     </div>
   );
 }
 
-function Sample({ label, side, audienceId }: { label: string; side: MemberSample; audienceId: string }) {
+function Sample(props: { label: string; side: MemberSample; audienceId: string; draft: { filter: Filter | null } }) {
+  const { label, side, audienceId } = props;
   if (side.sample.length === 0) return null;
+  // Explained against the draft the sample came from, not the saved rule (which may not have it in).
+  const draft = encodeURIComponent(JSON.stringify(props.draft.filter));
   // `members` answers include=member; an id without it is still a member, named by its id.
   const emails = new Map((side.members ?? []).map((m) => [m.id, m.email]));
   return (
@@ -57,7 +60,7 @@ function Sample({ label, side, audienceId }: { label: string; side: MemberSample
       {side.sample.map((id, i) => (
         <span key={id}>
           {i > 0 && ", "}
-          <Link href={`/audiences/${audienceId}?member=${encodeURIComponent(id)}`}>
+          <Link href={`/audiences/${audienceId}?member=${encodeURIComponent(id)}&draft=${draft}`}>
             <MemberName id={id} email={emails.get(id)} />
           </Link>
         </span>

@@ -6,6 +6,7 @@ import { useUnsavedWarning } from "../ui/unsaved-warning.ts";
 import { ActivityConditionRow, type ActivityTypeOption } from "./activity-row.tsx";
 import { ConditionRow } from "./condition-row.tsx";
 import { DryRun } from "./dry-run.tsx";
+import { WarningList, warningsByPointer } from "./filter-warnings.tsx";
 import {
   BUILT_IN_FIELDS,
   draftOf,
@@ -135,6 +136,8 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
   const countAt = new Map(
     (counts.isPlaceholderData || !current ? [] : (counts.data?.nodes ?? [])).map((n) => [n.pointer, n.count]),
   );
+  // The API's warnings (a field no member holds) beside the conditions they name, as counts are.
+  const warnAt = warningsByPointer(counts.isPlaceholderData || !current ? [] : counts.data?.warnings);
   const unfinished = draft && filter === undefined ? unfinishedRow(draft, types) : undefined;
   const problem = (save.error ?? (counts.isPlaceholderData ? undefined : counts.error)) as
     | { errors?: { pointer: string; message: string }[] }
@@ -188,6 +191,7 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
         audiences={audiences}
         count={countAt.get(pointers.get(r.id) ?? "-")}
         error={rowErrors.get(r.id)}
+        warning={warnAt.get(pointers.get(r.id) ?? "-")}
         onChange={(c) => draft && change(updateRow(draft, r.id, c, types))}
         onRemove={() => draft && change(removeRow(draft, r.id))}
       />
@@ -245,6 +249,7 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
           <label htmlFor="rule-json">The rule, as JSON (its shape has more than the builder draws)</label>
           <textarea id="rule-json" rows={10} cols={70} value={json} onChange={(e) => setJson(e.target.value)} />
           {parseJson(json) === undefined && <p className="error">Not valid JSON.</p>}
+          <WarningList warnings={warnAt} />
         </>
       )}
       {otherErrors.map((message) => (

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
 import { useApi } from "../api.tsx";
 import { RuleBuilder } from "../rules/rule-builder.tsx";
+import type { Filter } from "../rules/rule-state.ts";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { SizeSparkline } from "../ui/size-sparkline.tsx";
 import { AddPeople } from "./audience-add.tsx";
@@ -14,7 +15,10 @@ import { Explanation } from "./explanation.tsx";
 export function AudienceScreen({ id }: { id: string }) {
   const { $api, workspaceId } = useApi();
   const [, navigate] = useLocation();
-  const member = new URLSearchParams(useSearch()).get("member") ?? undefined;
+  const search = new URLSearchParams(useSearch());
+  const member = search.get("member") ?? undefined;
+  // A member sampled by the dry run comes with the draft it came from, to be explained against it.
+  const draft = draftOf(search.get("draft"));
   // A past view of the members: a day (YYYY-MM-DD) whose end they are listed at, or now.
   const [asOf, setAsOf] = useState<string | undefined>();
   const audience = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}", {
@@ -62,7 +66,7 @@ export function AudienceScreen({ id }: { id: string }) {
         </div>
         <div>
           <ExplainForm key={member} member={member} onExplain={explain} />
-          {member && <Explanation audienceId={id} member={member} />}
+          {member && <Explanation audienceId={id} member={member} draft={draft} />}
           {data && isArchived === false && <AddPeople audienceId={id} name={data.name} />}
           <AsOfPicker day={asOf} onChange={setAsOf} />
           <AudienceMembers
@@ -176,4 +180,14 @@ function Snapshot({ audienceId }: { audienceId: string }) {
       )}
     </section>
   );
+}
+
+/** The draft rule a link carries (`draft=` JSON of a filter or null); undefined when none or unreadable. */
+function draftOf(text: string | null): { filter: Filter | null } | undefined {
+  if (text === null) return undefined;
+  try {
+    return { filter: JSON.parse(text) as Filter | null };
+  } catch {
+    return undefined;
+  }
 }

@@ -9,17 +9,33 @@ import { useMemberLookup } from "./member-lookup.ts";
  * Why a member is in the audience or not: by hand, or each node of the rule with what it read of
  * the member. `member` is its id or one of its e-mail addresses; the title names it by address.
  */
-export function Explanation({ audienceId, member }: { audienceId: string; member: string }) {
+export function Explanation(props: {
+  audienceId: string;
+  member: string;
+  draft?: { filter: Filter | null } | undefined;
+}) {
+  const { audienceId, member, draft } = props;
   const { $api, workspaceId } = useApi();
   const path = { workspaceId, audienceId };
   const lookedUp = useMemberLookup(member);
   const memberId = lookedUp.id ?? "";
-  const explanation = $api.useQuery(
+  const EXPLANATION = "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation";
+  const ofSaved = $api.useQuery(
     "get",
-    "/v0/workspaces/{workspaceId}/audiences/{audienceId}/members/{memberId}/explanation",
+    EXPLANATION,
     { params: { path: { ...path, memberId } } },
-    { enabled: lookedUp.ready },
+    {
+      enabled: lookedUp.ready && !draft,
+    },
   );
+  // A draft (a member the dry run sampled) is explained as if saved, by the API (explainDraftMembership).
+  const ofDraft = $api.useQuery(
+    "post",
+    EXPLANATION,
+    { params: { path: { ...path, memberId } }, body: { filter: draft?.filter ?? null } },
+    { enabled: lookedUp.ready && draft !== undefined, retry: false },
+  );
+  const explanation = draft ? ofDraft : ofSaved;
   const saved = $api.useQuery("get", "/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {
     params: { path },
   });
@@ -32,6 +48,7 @@ export function Explanation({ audienceId, member }: { audienceId: string; member
     <section className="panel" aria-labelledby="explanation-heading">
       <h2 id="explanation-heading">
         Why <MemberName id={lookedUp.id ?? member} email={lookedUp.email} />
+        {draft && ", with the rule not saved yet"}
       </h2>
       {lookedUp.noSuchEmail ? (
         <p className="error" role="alert">
@@ -43,6 +60,7 @@ export function Explanation({ audienceId, member }: { audienceId: string; member
       {data && (
         <>
           <p className={data.isMember ? "good" : "bad"}>
+            {draft && "If the rule were saved: "}
             {data.isMember
               ? `In the audience, ${data.reason === "manual" ? "added by hand" : "by its rule"}.`
               : data.manual === "exclude"
@@ -52,7 +70,8 @@ export function Explanation({ audienceId, member }: { audienceId: string; member
           {data.rule && (
             <ul className="explanation">
               {data.rule.nodes.map((node) => {
-                const at = saved.data?.filter ? nodeAt(saved.data.filter, node.pointer) : undefined;
+                const rule = draft ? draft.filter : saved.data?.filter;
+                const at = rule ? nodeAt(rule, node.pointer) : undefined;
                 const depth = node.pointer === "" ? 0 : node.pointer.split("/").length / 2;
                 return (
                   <li key={node.pointer} className={`depth-${Math.min(depth, 4)}`}>
@@ -64,7 +83,7 @@ export function Explanation({ audienceId, member }: { audienceId: string; member
               })}
             </ul>
           )}
-          {!data.rule && <p className="muted">The audience has no rule.</p>}
+          {!data.rule && <p className="muted">{draft ? "The draft has no rule." : "The audience has no rule."}</p>}
         </>
       )}
     </section>

@@ -419,6 +419,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
+  FieldCatalogue: 'FieldCatalogue',
+  FieldValue: 'FieldValue',
   FieldType: 'FieldType',
   MemberDate: 'MemberDate',
   Activity: 'Activity',
@@ -439,7 +441,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipRecord" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldType" | "memberDate" | "activity" | "activityId" | "activityType"
+    modelProps: "workspace" | "apiKey" | "audience" | "member" | "memberSearch" | "memberEmail" | "membershipChunk" | "membershipRecord" | "deletedMember" | "audienceHistory" | "audienceHistoryDay" | "idempotencyKey" | "rateLimitBucket" | "eventOutbox" | "eventOutboxMembers" | "memberTombstone" | "eventHead" | "event" | "webhook" | "webhookDelivery" | "importJob" | "importPart" | "fieldCatalogue" | "fieldValue" | "fieldType" | "memberDate" | "activity" | "activityId" | "activityType"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2071,6 +2073,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    FieldCatalogue: {
+      payload: Prisma.$FieldCataloguePayload<ExtArgs>
+      fields: Prisma.FieldCatalogueFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FieldCatalogueFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FieldCatalogueFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        findFirst: {
+          args: Prisma.FieldCatalogueFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FieldCatalogueFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        findMany: {
+          args: Prisma.FieldCatalogueFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>[]
+        }
+        create: {
+          args: Prisma.FieldCatalogueCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        createMany: {
+          args: Prisma.FieldCatalogueCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FieldCatalogueCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>[]
+        }
+        delete: {
+          args: Prisma.FieldCatalogueDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        update: {
+          args: Prisma.FieldCatalogueUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        deleteMany: {
+          args: Prisma.FieldCatalogueDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FieldCatalogueUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FieldCatalogueUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>[]
+        }
+        upsert: {
+          args: Prisma.FieldCatalogueUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldCataloguePayload>
+        }
+        aggregate: {
+          args: Prisma.FieldCatalogueAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFieldCatalogue>
+        }
+        groupBy: {
+          args: Prisma.FieldCatalogueGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldCatalogueGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FieldCatalogueCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldCatalogueCountAggregateOutputType> | number
+        }
+      }
+    }
+    FieldValue: {
+      payload: Prisma.$FieldValuePayload<ExtArgs>
+      fields: Prisma.FieldValueFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FieldValueFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FieldValueFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        findFirst: {
+          args: Prisma.FieldValueFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FieldValueFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        findMany: {
+          args: Prisma.FieldValueFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>[]
+        }
+        create: {
+          args: Prisma.FieldValueCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        createMany: {
+          args: Prisma.FieldValueCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FieldValueCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>[]
+        }
+        delete: {
+          args: Prisma.FieldValueDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        update: {
+          args: Prisma.FieldValueUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        deleteMany: {
+          args: Prisma.FieldValueDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FieldValueUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FieldValueUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>[]
+        }
+        upsert: {
+          args: Prisma.FieldValueUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FieldValuePayload>
+        }
+        aggregate: {
+          args: Prisma.FieldValueAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFieldValue>
+        }
+        groupBy: {
+          args: Prisma.FieldValueGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldValueGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FieldValueCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FieldValueCountAggregateOutputType> | number
+        }
+      }
+    }
     FieldType: {
       payload: Prisma.$FieldTypePayload<ExtArgs>
       fields: Prisma.FieldTypeFieldRefs
@@ -2777,6 +2927,26 @@ export const ImportPartScalarFieldEnum = {
 export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
 
 
+export const FieldCatalogueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  memberCount: 'memberCount',
+  valuesBound: 'valuesBound'
+} as const
+
+export type FieldCatalogueScalarFieldEnum = (typeof FieldCatalogueScalarFieldEnum)[keyof typeof FieldCatalogueScalarFieldEnum]
+
+
+export const FieldValueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  value: 'value',
+  memberCount: 'memberCount'
+} as const
+
+export type FieldValueScalarFieldEnum = (typeof FieldValueScalarFieldEnum)[keyof typeof FieldValueScalarFieldEnum]
+
+
 export const FieldTypeScalarFieldEnum = {
   workspaceId: 'workspaceId',
   key: 'key',
@@ -3177,6 +3347,8 @@ export type GlobalOmitConfig = {
   webhookDelivery?: Prisma.WebhookDeliveryOmit
   importJob?: Prisma.ImportJobOmit
   importPart?: Prisma.ImportPartOmit
+  fieldCatalogue?: Prisma.FieldCatalogueOmit
+  fieldValue?: Prisma.FieldValueOmit
   fieldType?: Prisma.FieldTypeOmit
   memberDate?: Prisma.MemberDateOmit
   activity?: Prisma.ActivityOmit

@@ -73,6 +73,8 @@ export const ModelName = {
   WebhookDelivery: 'WebhookDelivery',
   ImportJob: 'ImportJob',
   ImportPart: 'ImportPart',
+  FieldCatalogue: 'FieldCatalogue',
+  FieldValue: 'FieldValue',
   FieldType: 'FieldType',
   MemberDate: 'MemberDate',
   Activity: 'Activity',
@@ -391,6 +393,26 @@ export const ImportPartScalarFieldEnum = {
 } as const
 
 export type ImportPartScalarFieldEnum = (typeof ImportPartScalarFieldEnum)[keyof typeof ImportPartScalarFieldEnum]
+
+
+export const FieldCatalogueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  memberCount: 'memberCount',
+  valuesBound: 'valuesBound'
+} as const
+
+export type FieldCatalogueScalarFieldEnum = (typeof FieldCatalogueScalarFieldEnum)[keyof typeof FieldCatalogueScalarFieldEnum]
+
+
+export const FieldValueScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  key: 'key',
+  value: 'value',
+  memberCount: 'memberCount'
+} as const
+
+export type FieldValueScalarFieldEnum = (typeof FieldValueScalarFieldEnum)[keyof typeof FieldValueScalarFieldEnum]
 
 
 export const FieldTypeScalarFieldEnum = {

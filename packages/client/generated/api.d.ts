@@ -273,7 +273,9 @@ export interface paths {
          * @description Evaluates `filter` as this audience's rule, manual decisions included (members added by
          *     hand stay, members removed by hand stay out), and compares with the audience's members now:
          *     its size after the change, and who would enter and who would leave (counts exact, `sample`
-         *     the first 10 of each by member number). Nothing is saved; no event is published. An
+         *     the first 10 of each by member number). Nothing is saved; no event is published. A
+         *     condition on a field no member holds and no declaration types (a misspelled key) is
+         *     answered, not refused, with a warning in `warnings` (`unknown_field`). An
          *     archived audience cannot change (409 `audience_archived`). A filter too costly to
          *     evaluate over this workspace is refused before it runs (400 `filter_too_costly`; see
          *     `Filter`). A heavy operation (`x-heavy`): one API key runs at most
@@ -313,7 +315,19 @@ export interface paths {
          */
         get: operations["explainMembership"];
         put?: never;
-        post?: never;
+        /**
+         * Why a member would or would not be in an audience with a rule not saved yet
+         * @description The explanation `explainMembership` gives, of `filter` as this audience's rule instead of
+         *     the saved one, so that a member sampled by a dry run (`previewAudienceFilterChange`) is
+         *     explained against the draft it came from. The audience's decisions by hand count as saving
+         *     would keep them: `isMember` is whether the member would be in if `filter` were saved
+         *     (added by hand, or matched by `filter` and not removed by hand), `reason` why; `rule`
+         *     evaluates `filter` node by node (null for a `filter` of null). `filter` is checked as a dry
+         *     run checks it (400 `invalid_filter`, `filter_cycle`; 409 `audience_archived` for an
+         *     archived audience or one it names). Nothing is saved. An unknown member is 404
+         *     `member_not_found`.
+         */
+        post: operations["explainDraftMembership"];
         delete?: never;
         options?: never;
         head?: never;
@@ -543,6 +557,8 @@ export interface paths {
         /**
          * Preview a filter
          * @description Counts the members a filter matches and returns the most recent of them. Nothing is saved.
+         *     A condition on a field no member holds and no declaration types (a misspelled key) is
+         *     answered, not refused, with a warning in `warnings` (`unknown_field`).
          *     A filter that would cost more than the server allows to evaluate over this workspace is
          *     refused before it runs (400 `filter_too_costly`; see `Filter`); `nodeCounts` counts 1.25
          *     times a preview. A heavy operation (`x-heavy`): one API key runs at most
@@ -609,8 +625,10 @@ export interface paths {
          *     `company`), every custom field some member of the workspace holds a value of, and every
          *     field with a declared type, even one no member holds. Each says its type (its declared
          *     type, else `string`), how many members hold a value of it (`""` is no value) and up to 3
-         *     of its values (the smallest, in code point order). Exact: read from the members as they
-         *     are when it is asked.
+         *     of its values (the smallest, in code point order, each cut to its first 100 characters;
+         *     values that share those are one sample). Exact: the counts and values are kept in the
+         *     same transaction as every write of members, so the answer is the members as they are
+         *     when it is asked, at the cost of a few index reads, not a pass over every member.
          */
         get: operations["listFields"];
         put?: never;
@@ -1576,6 +1594,23 @@ export interface components {
             memberCount: number;
             entering: components["schemas"]["MemberSample"];
             leaving: components["schemas"]["MemberSample"];
+            /** @description Only when there is something to warn of (see `FilterWarning`); absent otherwise. */
+            warnings?: components["schemas"]["FilterWarning"][];
+        };
+        /**
+         * @description Something about a filter that is valid but likely not what its author meant, said beside
+         *     the answer instead of refusing it (a rule may be written before the data it reads arrives):
+         *     `unknown_field`: a condition reads `fields.<key>` that no member of the workspace holds a
+         *     value of and that has no declared type, as a misspelled key does; it matches as a field
+         *     every member lacks.
+         */
+        FilterWarning: {
+            /** @description The condition, as `NodeCount` names nodes ("/all/1"; "" is the whole filter). */
+            pointer: string;
+            /** @enum {string} */
+            code: "unknown_field";
+            /** @description What is wrong, in words a person reads: `No member has a field named plna.` */
+            detail: string;
         };
         MemberSample: {
             count: number;
@@ -1666,7 +1701,10 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"] | null;
             /** @description How many members hold a value of it. */
             memberCount: number;
-            /** @description Up to 3 of its values, the smallest first. */
+            /**
+             * @description Up to 3 of the values members hold, the smallest first in code point order, each cut
+             *     to its first 100 characters (values sharing those 100 characters are one sample).
+             */
             sampleValues: string[];
         };
         FieldList: {
@@ -1964,6 +2002,8 @@ export interface components {
             results: components["schemas"]["Member"][];
             /** @description With `nodeCounts`, the members every node of the filter matches, in document order (the root first). */
             nodes?: components["schemas"]["NodeCount"][];
+            /** @description Only when there is something to warn of (see `FilterWarning`); absent otherwise. */
+            warnings?: components["schemas"]["FilterWarning"][];
         };
         UpsertMembersRequest: {
             members: components["schemas"]["MemberInput"][];
@@ -3509,6 +3549,74 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explainDraftMembership: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Read your own writes when the server reads from PostgreSQL replicas: send back the
+                 *     `Consistency-Token` of your last write's answer, and this read is answered from data that
+                 *     includes that write (by a replica that has replayed it, or else by the primary). Without
+                 *     it, a read may be answered by a replica slightly behind (at most
+                 *     `DATABASE_REPLICA_MAX_LAG_MS`). The value is opaque; an unreadable one is answered by the
+                 *     primary. Ignored by a server without replicas. The SDK sends it by itself.
+                 * @example 0000000016B374D8
+                 */
+                "Consistency-Token"?: components["parameters"]["ConsistencyToken"];
+                /**
+                 * @description Makes a retried POST (or PUT of `declareField`) safe. The first request with a key
+                 *     executes; a later one with the same key and the same body (from the same API key, within
+                 *     24 hours) gets the first response again, status and body, without executing again, marked
+                 *     with the response header `Idempotent-Replayed: true`. The same key with a different body is refused
+                 *     (422 `idempotency_key_reused`); a duplicate sent while the first is still running waits for
+                 *     it, or gets 409 `idempotency_key_in_progress` after 60 seconds. Requests refused by
+                 *     validation, 429 answers (`rate_limited`, `too_many_heavy_requests`) and 5xx answers are
+                 *     not kept: they can be retried with the same key (a
+                 *     request that failed because the database went away releases its key as soon as the
+                 *     database is back).
+                 * @example 5f0c2a4e-8b1d-4e7a-9a63-2f1d3c4b5a69
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of the workspace. */
+                workspaceId: components["parameters"]["WorkspaceId"];
+                /** @description Identifier of the audience. */
+                audienceId: components["parameters"]["AudienceId"];
+                /** @description Identifier of the member (URL-encoded). */
+                memberId: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetFilterRequest"];
+            };
+        };
+        responses: {
+            /** @description Whether the member would be in the audience with this rule, and why. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembershipExplanation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             503: components["responses"]["ServiceUnavailable"];

@@ -12,7 +12,7 @@ import type { MembershipService } from "../membership/membership-service.ts";
 import type { FieldTypeRepo } from "../membership/rules/field-type-repo.ts";
 import { audiencesOf, type Filter, parseFilter, unionFilter } from "../membership/rules/filter.ts";
 import type { FilterCostCheck } from "../membership/rules/filter-cost.ts";
-import { filterNodes } from "../membership/rules/filter-explain.ts";
+import { filterNodes, filterWarnings } from "../membership/rules/filter-explain.ts";
 import type { RuleRepo } from "../membership/rules/rule-repo.ts";
 import type { AudienceCache } from "./audience-cache.ts";
 import {
@@ -43,7 +43,7 @@ export interface AudienceServiceDeps {
     "create" | "find" | "findName" | "findWithStats" | "list" | "archive" | "restore" | "rename"
   >;
   members: Pick<MemberRepo, "matching" | "nodeCounts">;
-  fieldTypes: Pick<FieldTypeRepo, "types">;
+  fieldTypes: Pick<FieldTypeRepo, "types" | "unheld">;
   rules: Pick<RuleRepo, "namingAudiences" | "rules">;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
   checkCost: FilterCostCheck;
@@ -208,9 +208,12 @@ export function createAudienceService({
       await checkCost(store.db, workspaceId, filter, types, request.nodeCounts === true ? "nodeCounts" : "preview");
       const context = { types, now: Date.now(), workspaceId, activityRetentionDays };
       const limit = request.limit ?? 30;
+      // A key nobody holds counts 0 without a word otherwise: said beside the answer, never refused.
+      const warnings = await filterWarnings(filter, (keys) => fieldTypes.unheld(store.db, workspaceId, keys));
+      const warned = warnings.length > 0 ? { warnings } : {};
       if (request.nodeCounts !== true) {
         const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, limit);
-        return { totalCount, results: rows.map(toMember) };
+        return { totalCount, results: rows.map(toMember), ...warned };
       }
       // The root's count is the total: one scan counts every node, and the page is read beside it.
       const nodes = filterNodes(filter);
@@ -222,6 +225,7 @@ export function createAudienceService({
         totalCount: counts[0] ?? 0,
         results: rows.map(toMember),
         nodes: nodes.map((n, i) => ({ pointer: n.pointer, count: counts[i] ?? 0 })),
+        ...warned,
       };
     },
 

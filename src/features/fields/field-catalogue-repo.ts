@@ -13,17 +13,19 @@ export const SAMPLE_VALUES = 3;
 /** What the workspace's members hold, field by field (the catalogue's observed half). */
 export const fieldCatalogueRepo = {
   /**
-   * Every key some member holds a non-empty value of, read from the members as they are: exact,
-   * at the cost of one pass over the workspace's members. Values compare by code point ("C"), so
+   * Every key some member holds a non-empty value of, from field_catalogue and field_values,
+   * which triggers on members keep in the same statement as every member write (migration
+   * 20261212100000_field_catalogue): exact in any snapshot, and a probe of field_values' primary
+   * key per field instead of a pass over every member. Values compare by code point ("C"), so
    * both stores agree on which are the smallest.
    */
   held(db: SqlClient, workspaceId: string): Promise<HeldField[]> {
     return db.$queryRaw<HeldField[]>`
-      SELECT f.key, count(*)::int AS "memberCount",
-        (array_agg(DISTINCT f.value COLLATE "C" ORDER BY f.value COLLATE "C"))[1:${SAMPLE_VALUES}] AS "sampleValues"
-      FROM members AS m CROSS JOIN LATERAL jsonb_each_text(m.fields) AS f(key, value)
-      WHERE m.workspace_id = ${workspaceId} AND f.value <> ''
-      GROUP BY f.key ORDER BY f.key COLLATE "C"`;
+      SELECT c.key, c.member_count AS "memberCount",
+        ARRAY(SELECT v.value FROM field_values AS v WHERE v.workspace_id = c.workspace_id AND v.key = c.key
+              ORDER BY v.value LIMIT ${SAMPLE_VALUES}) AS "sampleValues"
+      FROM field_catalogue AS c
+      WHERE c.workspace_id = ${workspaceId} ORDER BY c.key`;
   },
 };
 

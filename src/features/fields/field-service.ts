@@ -1,5 +1,5 @@
 import type { components } from "../../../generated/api.d.ts";
-import { BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
+import { audienceLabel, BadRequestError, ConflictError, NotFoundError } from "../../domain/errors.ts";
 import type { FieldType } from "../../domain/field-types.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
@@ -31,13 +31,16 @@ const toDefinition = (row: FieldTypeRow): Schemas["FieldDefinition"] => ({
 export function createFieldService({ store, membership, fieldTypes, rules, catalogue }: FieldServiceDeps) {
   /** 409 field_in_use when a rule (of any audience, archived ones too) reads the field. */
   async function refuseIfUsed(db: Parameters<RuleRepo["rules"]>[0], workspaceId: string, key: string) {
-    const users = (await rules.rules(db, workspaceId)).filter((a) => fieldsOf(a.filter).includes(key));
+    const users = (await rules.rules(db, workspaceId))
+      .filter((a) => fieldsOf(a.filter).includes(key))
+      .sort((a, b) => byCodePoint(a.id, b.id));
     if (users.length === 0) return;
-    const audienceIds = users.map((a) => a.id).sort();
+    // Named as a person knows them ("Name" (aud_…)), as filter_cycle does; the ids stay in audienceIds.
+    const labels = users.map((a) => audienceLabel(a.id, a.name));
     throw new ConflictError(
       "field_in_use",
-      `The rule of ${audienceIds.length === 1 ? "audience" : "audiences"} ${audienceIds.join(", ")} uses fields.${key}; change the rule first.`,
-      { audienceIds },
+      `The rule of ${users.length === 1 ? "audience" : "audiences"} ${labels.join(", ")} uses fields.${key}; change the rule first.`,
+      { audienceIds: users.map((a) => a.id) },
     );
   }
 

@@ -19,6 +19,13 @@ export function createInsightHandlers({ ruleInsight, sizeInsight }: InsightHandl
       ),
     explainMembership: (request) =>
       ruleInsight.explain(request.params.workspaceId, request.params.audienceId, request.params.memberId),
+    explainDraftMembership: (request) =>
+      ruleInsight.explainDraft(
+        request.params.workspaceId,
+        request.params.audienceId,
+        request.params.memberId,
+        request.body.filter,
+      ),
     audienceOverlap: (request) => sizeInsight.overlap(request.params.workspaceId, request.body.audienceIds),
     audienceHistory: (request) =>
       sizeInsight.history(request.params.workspaceId, request.params.audienceId, request.query ?? {}),

@@ -78,6 +78,20 @@ export const fieldTypeRepo = {
   },
 
   /**
+   * Of `keys`, those with no declared type that no member holds a non-empty value of: a condition
+   * on one matches as a field every member lacks, most likely a misspelled key. Two probes per key
+   * (field_catalogue is kept by the member writes: migration 20261212100000_field_catalogue).
+   */
+  async unheld(db: SqlClient, workspaceId: string, keys: string[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const rows = await db.$queryRaw<{ key: string }[]>`
+      SELECT k.key FROM unnest(${keys}::text[]) AS k(key)
+      WHERE NOT EXISTS (SELECT 1 FROM field_types AS t WHERE t.workspace_id = ${workspaceId} AND t.key = k.key)
+        AND NOT EXISTS (SELECT 1 FROM field_catalogue AS c WHERE c.workspace_id = ${workspaceId} AND c.key = k.key)`;
+    return rows.map((row) => row.key);
+  },
+
+  /**
    * The members whose non-empty value of `key` does not parse as `type`: how many, and the first
    * `sample` of them. Keyset pages by member number; the caller holds the workspace's member lock,
    * so no write changes the values meanwhile.

@@ -1,4 +1,5 @@
-import type { MemberData } from "../../../domain/member-merge.ts";
+import type { components } from "../../../../generated/api.d.ts";
+import { type MemberData, NAMED_FIELDS } from "../../../domain/member-merge.ts";
 import { type Filter, foldMember, isActivity } from "./filter.ts";
 import { type MatchContext, matches, tallyOf } from "./filter-match.ts";
 
@@ -20,6 +21,29 @@ export function filterNodes(filter: Filter, pointer = ""): { pointer: string; no
   if ("any" in filter) return [here, ...filter.any.flatMap((f, i) => filterNodes(f, `${pointer}/any/${i}`))];
   if ("not" in filter) return [here, ...filterNodes(filter.not, `${pointer}/not`)];
   return [here];
+}
+
+export type FilterWarning = components["schemas"]["FilterWarning"];
+
+/**
+ * The warnings of a valid filter (the contract's FilterWarning): each condition on a custom field
+ * that `unheld` says no member holds and no declaration types, pointed at as node counts point.
+ * The named fields are on every member, so they are never unknown.
+ */
+export async function filterWarnings(
+  filter: Filter | null,
+  unheld: (keys: string[]) => Promise<string[]>,
+): Promise<FilterWarning[]> {
+  if (filter === null) return [];
+  const conditions = filterNodes(filter).flatMap(({ pointer, node }) =>
+    "field" in node && node.field.startsWith("fields.") ? [{ pointer, key: node.field.slice("fields.".length) }] : [],
+  );
+  const custom = conditions.filter(({ key }) => !(NAMED_FIELDS as readonly string[]).includes(key));
+  if (custom.length === 0) return [];
+  const unknown = new Set(await unheld([...new Set(custom.map(({ key }) => key))]));
+  return custom
+    .filter(({ key }) => unknown.has(key))
+    .map(({ pointer, key }) => ({ pointer, code: "unknown_field", detail: `No member has a field named ${key}.` }));
 }
 
 /**

@@ -98,15 +98,18 @@ export const ruleInsightRepo = {
    * subquery, not three joins: the embedded store plans every statement it runs, and five joined
    * tables took it twice as long to plan as this statement takes to run). Each named audience's
    * chunk is probed by key (LIMIT 1 keeps the probe a lookup: joined, the chunks of every audience
-   * at the member's chunk could be read).
+   * at the member's chunk could be read). With `draft`, the audiences named are the draft
+   * rule's, and the draft is the filter answered (an explanation of a rule not saved yet).
    */
   async explained(
     db: SqlClient,
     workspaceId: string,
     audienceId: string,
     memberId: string,
+    draft?: { filter: Filter | null },
   ): Promise<{ filter: Filter | null; types: FieldTypes; member?: ExplainedMemberRow } | undefined> {
     const seq = Prisma.sql`m.seq`;
+    const named = draft ? Prisma.sql`${JSON.stringify(draft.filter)}::jsonb` : Prisma.sql`a.filter`;
     const [row] = await db.$queryRaw<
       (Omit<ExplainedMemberRow, "id" | "isMember" | "included" | "excluded"> & {
         id: string | null;
@@ -123,7 +126,7 @@ export const ruleInsightRepo = {
                  AND get_bit(c.bits, ${bitOf(seq)}) = 1
              ) AS kinds,
              ARRAY(
-               SELECT x.id FROM (SELECT DISTINCT x.id FROM (${namedAudiencesSql(Prisma.sql`a.filter`)}) AS x(id)) AS x
+               SELECT x.id FROM (SELECT DISTINCT x.id FROM (${namedAudiencesSql(named)}) AS x(id)) AS x
                CROSS JOIN LATERAL (
                  SELECT n.bits FROM membership_chunks AS n
                  WHERE n.workspace_id = a.workspace_id AND n.audience_id = x.id AND n.kind = ${kind("member")}
@@ -137,7 +140,8 @@ export const ruleInsightRepo = {
       LEFT JOIN members AS m ON m.workspace_id = a.workspace_id AND m.id = ${memberId}
       WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId}`;
     if (!row) return undefined;
-    const { filter, types, id, kinds, ...member } = row;
+    const { filter: saved, types, id, kinds, ...member } = row;
+    const filter = draft ? draft.filter : saved;
     if (id === null) return { filter, types: typesOf(types) };
     const has = (k: SetKind) => kinds.includes(k);
     return {

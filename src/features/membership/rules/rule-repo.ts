@@ -188,9 +188,12 @@ export const ruleRepo = {
   },
 
   /** Every audience of the workspace that has a rule, with it, in id order. */
-  rules(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; isArchived: boolean }[]> {
+  rules(
+    db: SqlClient,
+    workspaceId: string,
+  ): Promise<{ id: string; name: string; filter: Filter; isArchived: boolean }[]> {
     return db.$queryRaw`
-      SELECT id, filter, is_archived AS "isArchived" FROM audiences
+      SELECT id, name, filter, is_archived AS "isArchived" FROM audiences
       WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL ORDER BY id`;
   },
 };
