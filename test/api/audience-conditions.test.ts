@@ -244,12 +244,16 @@ describe("audience conditions", () => {
 
   it("keep a named audience from being archived while an unarchived rule names it", async ({ ws }) => {
     const a = await createAudience(ws);
-    const b = await createAudience(ws);
-    const c = await createAudience(ws);
+    const b = await createAudience(ws, "Buyers");
+    const c = await createAudience(ws, "Not buyers");
     await setFilter(ws, b, inA(a));
     await setFilter(ws, c, { not: inA(a) });
     const refused = await rejectionOf(archive(ws, a));
     expect(refused.problem).toMatchObject({ status: 409, code: "audience_in_use", audienceIds: [b, c].sort() });
+    // Named as a person knows them, in id order.
+    const names = new Map([[b, `"Buyers" (${b})`], [c, `"Not buyers" (${c})`]]);
+    const labels = [b, c].sort().map((id) => names.get(id)).join(", ");
+    expect(refused.problem.detail).toBe(`The rules of audiences ${labels} name this audience; change them or archive them first.`);
     await archive(ws, b);
     await setFilter(ws, c, null);
     await archive(ws, a);

@@ -1,6 +1,6 @@
 import type { components } from "../../../generated/api.d.ts";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
-import { audienceNotFound, BadRequestError, ConflictError } from "../../domain/errors.ts";
+import { audienceLabel, audienceNotFound, BadRequestError, ConflictError } from "../../domain/errors.ts";
 import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
@@ -44,7 +44,7 @@ export interface AudienceServiceDeps {
   >;
   members: Pick<MemberRepo, "matching" | "nodeCounts">;
   fieldTypes: Pick<FieldTypeRepo, "types" | "unheld">;
-  rules: Pick<RuleRepo, "namingAudiences" | "rules">;
+  rules: Pick<RuleRepo, "rules">;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
   checkCost: FilterCostCheck;
   /** ACTIVITY_RETENTION_DAYS: activity conditions' windows stay within it, and count no further back. */
@@ -124,14 +124,16 @@ export function createAudienceService({
         if (!audience) throw audienceNotFound(id);
         if (audience.isArchived) return;
         // Under the audience's lock, which a rule naming it takes to be stored: no such rule commits meanwhile.
-        const users = (await rules.namingAudiences(w.tx, workspaceId))
-          .filter((rule) => !rule.isArchived && audiencesOf(rule.filter).includes(id))
-          .map((rule) => rule.id);
+        const users = (await rules.rules(w.tx, workspaceId)).filter(
+          (rule) => !rule.isArchived && audiencesOf(rule.filter).includes(id),
+        );
         if (users.length > 0) {
+          // Named as a person knows them ("Name" (aud_…)), as field_in_use does; the ids stay in audienceIds.
+          const labels = users.map((rule) => audienceLabel(rule.id, rule.name)).join(", ");
           throw new ConflictError(
             "audience_in_use",
-            `The rules of ${users.length} unarchived audience(s) name this audience; change them or archive them first.`,
-            { audienceIds: users },
+            `The ${users.length === 1 ? "rule of audience" : "rules of audiences"} ${labels} name this audience; change them or archive them first.`,
+            { audienceIds: users.map((rule) => rule.id) },
           );
         }
         await audiences.archive(w.tx, workspaceId, id);
