@@ -48,7 +48,7 @@ import { createFilterCostCheck } from "./features/membership/rules/filter-cost.t
 import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts";
 import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
-import { transitionRepo } from "./features/membership/transition-repo.ts";
+import { writeRecords } from "./features/membership/transition-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
@@ -118,12 +118,8 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,
     activityRetentionDays: settings.activities.retentionDays,
-    events: {
-      record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries),
-      committed: (workspaceId) => eventWorkers.committed(workspaceId),
-    },
-    history: historyRepo,
-    transitions: transitionRepo,
+    events: { committed: (workspaceId) => eventWorkers.committed(workspaceId) },
+    records: writeRecords({ events: outboxRepo.appendSql, history: historyRepo.recordSql }),
   });
   const record = createRecordService({ store, record: recordRepo, horizonDays: settings.membershipHistory.days });
   const pages = createMemberPages({ store, pages: memberPageRepo });

@@ -20,6 +20,7 @@ import { insightRules } from "./scenarios/insight-rules.ts";
 import { insightSizes } from "./scenarios/insight-sizes.ts";
 import { tenantIsolation } from "./scenarios/isolation.ts";
 import { manyAudiences } from "./scenarios/many-audiences.ts";
+import { membershipHistory } from "./scenarios/membership-history.ts";
 import { mergeAudiences } from "./scenarios/merge.ts";
 import { mixedLoad } from "./scenarios/mixed-load.ts";
 import { numericRule } from "./scenarios/numeric-rule.ts";
@@ -270,6 +271,13 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ["storeWriter"],
     targets: ["insight_overlap", "insight_history", "insight_list_stats"],
     run: (ctx, { storeWriter }) => insightSizes(ctx, storeWriter),
+  }),
+  scenario({
+    name: "membership-history",
+    what: "a page of 100 as of 200 days ago beside the current page, and changes over 1 and 30 days, with 400 days of record",
+    needs: ["bigAudience", "storeWriter"],
+    targets: ["history_as_of_page", "history_changes_day", "history_changes_month"],
+    run: (ctx, { bigAudience, storeWriter }) => membershipHistory(ctx, bigAudience, storeWriter),
   }),
   scenario({
     name: "insight-rules",

@@ -110,6 +110,11 @@ export const TARGETS = {
   insight_explanation: [atMost(5, "ms", "p50")],
   insight_history: [atMost(5, "ms", "p50")],
   insight_list_stats: [ratio("≤", 1.2, "without", "p50")],
+  // Issue 49: an audience's members as of 200 days ago within 3× its current page; who came and
+  // went over one day and over 30 days (the first page) within 50 ms, over 400 days of record.
+  history_as_of_page: [ratio("≤", 3, "current page", "p50")],
+  history_changes_day: [atMost(50, "ms", "p50")],
+  history_changes_month: [atMost(50, "ms", "p50")],
   list_audiences: [ratio("≤", 1.3, "raw")],
   search_rare: [atMost(50, "ms", "p50")],
   // Issue 47: a common term within 100 ms on both stores (the raw baseline reads the same index).

@@ -34,8 +34,7 @@ describe("activity partitions and the retention", () => {
     let now = Date.UTC(2026, 10, 15, 12);
     const clock = () => now;
     const membership = storeMembership(store, {
-      history: { record: async () => {} },
-      transitions: { record: async () => undefined },
+      records: { record: async () => {} },
       clock,
     });
     const activities = createActivityService({

@@ -17,23 +17,22 @@ const oneMember = (chunk: number, part = 0): Chunk => {
 function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
   const outbox = [...entries];
   const feed: PublishedEvent[] = [];
-  const statements = { lockAndRead: 0, idsOf: 0, transactions: 0 };
+  const statements = { lockAndRead: 0, transactions: 0 };
   let lastSequence = 0;
   const events: EventRelayDeps["events"] = {
     pendingWorkspaces: async () => (outbox.length > 0 ? ["ws"] : []),
-    lockAndRead: async (_tx, _ws, entryLimit, chunkLimit) => {
+    lockAndRead: async (_tx, _ws, limits) => {
       statements.transactions++;
       statements.lockAndRead++;
-      const read = outbox.slice(0, entryLimit);
+      const read = outbox.slice(0, limits.entries);
       // The first chunkLimit chunks of the entries read, entry by entry.
-      const chunks = read.flatMap((e) => e.chunks.map((chunk) => ({ id: e.row.id, chunk }))).slice(0, chunkLimit);
+      const chunks = read.flatMap((e) => e.chunks.map((chunk) => ({ id: e.row.id, chunk }))).slice(0, limits.chunks);
       const byEntry = new Map<bigint, Chunk[]>();
       for (const { id, chunk } of chunks) byEntry.set(id, [...(byEntry.get(id) ?? []), chunk]);
-      return { lastSequence, entries: read.map((entry) => entry.row), chunks: byEntry };
-    },
-    idsOf: async (_tx, _ws, seqs) => {
-      statements.idsOf++;
-      return new Map(seqs.map((seq) => [seq, `m${seq / CHUNK_BITS}`]));
+      // The members of the first namedChunks chunks, each chunk's first number (oneMember's).
+      const seqs = chunks.slice(0, limits.namedChunks).map(({ chunk }) => chunk.chunk * CHUNK_BITS);
+      const names = new Map(seqs.map((seq) => [seq, `m${seq / CHUNK_BITS}`]));
+      return { lastSequence, entries: read.map((entry) => entry.row), chunks: byEntry, names };
     },
     publish: async (_tx, _ws, published, { done, taken }) => {
       feed.push(...published);
@@ -67,14 +66,14 @@ const changed = (id: number, audienceId: string, chunks: Chunk[]) => ({
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => oneMember(from + i));
 
 describe("event relay", () => {
-  it("reads a transaction's entries and their chunks with the head's lock, and names their members in one more statement", async () => {
+  it("reads a transaction's entries, their chunks and their members' ids with the head's lock, in one statement", async () => {
     const outbox = fakeOutbox([
       changed(1, "aud_a", range(0, 1)),
       changed(2, "aud_b", [oneMember(0), oneMember(5, 1)]),
       changed(3, "aud_c", range(7, 1)),
     ]);
     await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
-    expect(outbox.statements).toEqual({ lockAndRead: 1, idsOf: 1, transactions: 1 });
+    expect(outbox.statements).toEqual({ lockAndRead: 1, transactions: 1 });
     expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered, e.data.left])).toEqual([
       [1, "aud_a", ["m0"], []],
       [2, "aud_b", ["m0"], ["m5"]],
@@ -97,7 +96,7 @@ describe("event relay", () => {
       [4, "aud_b", ids(105, 1)],
       [5, "aud_c", ids(200, 1)],
     ]);
-    expect(outbox.statements).toEqual({ lockAndRead: 3, idsOf: 3, transactions: 3 });
+    expect(outbox.statements).toEqual({ lockAndRead: 3, transactions: 3 });
   });
 });
 

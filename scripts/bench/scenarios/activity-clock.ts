@@ -1,7 +1,6 @@
-import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
-import { storeMembership } from "../../../test/support/store-membership.ts";
+import { serviceRecords, storeMembership } from "../../../test/support/store-membership.ts";
 import type { Client } from "../http.ts";
 import { type RawDb, timed } from "../raw.ts";
 import { asInput, DAY, type Entry, rawInsert } from "./activity-data.ts";
@@ -74,7 +73,7 @@ export async function activityClock(ctx: Context, store: Store, setting: ClockSe
     clock: () => now,
     activityRetentionDays: RETENTION_DAYS,
     // The server's event workers publish the outbox; this process has none to wake.
-    events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
+    records: serviceRecords,
   });
   const tick = async (at: number) => {
     const rawMs = await timed(() => rawRanges(ctx.raw, workspaceId, rangesOf(now, at, typeId)));

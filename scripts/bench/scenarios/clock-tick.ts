@@ -1,7 +1,6 @@
-import { outboxRepo } from "../../../src/features/events/outbox-repo.ts";
 import { type MembershipChange, sizeOf } from "../../../src/features/membership/member-set.ts";
 import type { Store } from "../../../src/platform/db/database.ts";
-import { storeMembership } from "../../../test/support/store-membership.ts";
+import { serviceRecords, storeMembership } from "../../../test/support/store-membership.ts";
 import { type RawDb, timed } from "../raw.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, eventsPublished, type StoreWriter } from "./scenario-context.ts";
@@ -120,7 +119,7 @@ export async function clockTick(ctx: Context, writeServiceStore: StoreWriter, st
   const membership = storeMembership(store, {
     clock: () => now,
     // The server's event workers publish the outbox; this process has none to wake.
-    events: { record: (tx, workspaceId, entries) => outboxRepo.append(tx, workspaceId, entries), committed: () => {} },
+    records: serviceRecords,
   });
   /** A tick at `at`, beside the raw reads of its ranges (the raw first, as elsewhere), timed. */
   const tick = async (at: number) => {

@@ -8,7 +8,7 @@ import type { EventRepo, OutboxChunk, OutboxRow, PublishedEvent } from "./event-
 
 export interface EventRelayDeps {
   store: Pick<Store, "transaction" | "db">;
-  events: Pick<EventRepo, "pendingWorkspaces" | "lockAndRead" | "idsOf" | "publish" | "dropTombstonesIfIdle">;
+  events: Pick<EventRepo, "pendingWorkspaces" | "lockAndRead" | "publish" | "dropTombstonesIfIdle">;
   /** Told when deliveries were queued. */
   onDeliveries?: () => void;
 }
@@ -43,8 +43,8 @@ class PublishedMeanwhile extends Error {}
  * sequence order with no gaps. Entries are published in the order they were recorded; member
  * sets are published a few chunks per transaction, so that the store stays free for requests
  * meanwhile, and a large set's events stay consecutive (its entry is the oldest until it is
- * done). A transaction is three statements: the lock with the entries and their chunks, the
- * members named, and the publishing. The entries are read in the lock's statement, from a
+ * done). A transaction is two statements: the lock with the entries, their chunks and the ids of
+ * the members it publishes, and the publishing. The entries are read in the lock's statement, from a
  * snapshot that may predate another relay's commit; the publishing deletes what it publishes and
  * rolls the transaction back when some of it was gone (published meanwhile), to read again.
  */
@@ -55,7 +55,8 @@ export function createEventRelay(deps: EventRelayDeps) {
    * The member numbers of the entries' sets that fit in one transaction, in entry order: an entry
    * that does not fit whole takes what is left, and the entries after it wait. `chunksOf` holds
    * the first CHUNKS_PER_TRANSACTION + 1 chunks of the entries, in entry order: enough to tell
-   * whether the last entry taken is taken whole.
+   * whether the last entry taken is taken whole. What it takes is the first CHUNKS_PER_TRANSACTION
+   * of them, whose members lockAndRead named.
    */
   function takeMembers(entries: OutboxRow[], chunksOf: Map<bigint, OutboxChunk[]>): Map<bigint, Taken> {
     const taken = new Map<bigint, Taken>();
@@ -92,7 +93,11 @@ export function createEventRelay(deps: EventRelayDeps) {
   }
 
   async function publishIn(tx: SqlClient, workspaceId: string) {
-    const read = await events.lockAndRead(tx, workspaceId, ENTRIES_PER_TRANSACTION, CHUNKS_PER_TRANSACTION + 1);
+    const read = await events.lockAndRead(tx, workspaceId, {
+      entries: ENTRIES_PER_TRANSACTION,
+      chunks: CHUNKS_PER_TRANSACTION + 1,
+      namedChunks: CHUNKS_PER_TRANSACTION,
+    });
     if (!read) return { more: false, deliveries: 0, published: [] };
     const { entries } = read;
     if (entries.length === 0) {
@@ -100,11 +105,8 @@ export function createEventRelay(deps: EventRelayDeps) {
       return { more: false, deliveries: 0, published: [] };
     }
     const taken = takeMembers(entries, read.chunks);
-    const numbers = new Set<number>();
-    for (const { parts } of taken.values()) for (const part of parts) for (const seq of part) numbers.add(seq);
-    const names = await events.idsOf(tx, workspaceId, [...numbers]);
     // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
-    const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => names.get(seq) ?? []);
+    const idsOf = (seqs: number[] = []) => seqs.flatMap((seq) => read.names.get(seq) ?? []);
 
     const publishing: PublishedEvent[] = [];
     const done: bigint[] = [];

@@ -3,7 +3,7 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes } from "../membership/member-bits-sql.ts";
-import { seqRange } from "../membership/member-set.ts";
+import { CHUNK_BITS } from "../membership/member-set.ts";
 import type { EventType } from "../membership/outbox-entries.ts";
 
 export interface OutboxRow {
@@ -31,6 +31,15 @@ export interface OutboxChunk {
   bytes: Uint8Array;
 }
 
+/** What a relay transaction reads under the head's lock (eventRepo.lockAndRead). */
+export interface RelayRead {
+  lastSequence: number;
+  entries: OutboxRow[];
+  chunks: Map<bigint, OutboxChunk[]>;
+  /** The ids of the member numbers of the chunks to publish now. */
+  names: Map<number, string>;
+}
+
 export interface FeedPage {
   /** The events, in sequence order, as the feed shows them. */
   events: (Record<string, unknown> & { sequence: number })[];
@@ -52,39 +61,81 @@ export const eventRepo = {
 
   /**
    * Locks the workspace's head for publishing, for the rest of the transaction, and reads the
-   * oldest `entryLimit` entries to publish (in the order they were recorded) and the first
+   * oldest `entryLimit` entries to publish (in the order they were recorded), the first
    * `chunkLimit` chunks of their member sets (entry by entry, part 0 before part 1, chunks in
-   * order; an entry with none is absent from the map). Undefined when another relay holds the
-   * head (that one publishes what is pending).
+   * order; an entry with none is absent from the map), and the ids of the members of the first
+   * `namedChunks` of those chunks (members that exist, or deleted ones by their tombstones).
+   * Undefined when another relay holds the head (that one publishes what is pending).
    *
    * One statement, so the entries are read from a snapshot taken before the lock was granted: a
    * relay that committed in between may have published some of them already. publish finds that
-   * out (it deletes what it publishes, and counts what it deleted).
+   * out (it deletes what it publishes, and counts what it deleted). The names ride in the same
+   * statement: a chunk with few members is looked up number by number in the primary key, a
+   * fuller one read as its range of numbers; they come back as two JSON arrays (the same rows, in
+   * the same order), not a row each, which on the embedded store cost 3–5× the query.
    */
   async lockAndRead(
     tx: SqlClient,
     workspaceId: string,
-    entryLimit: number,
-    chunkLimit: number,
-  ): Promise<{ lastSequence: number; entries: OutboxRow[]; chunks: Map<bigint, OutboxChunk[]> } | undefined> {
-    const [row] = await tx.$queryRaw<{ lastSequence: number | null; entries: string | null; chunks: string | null }[]>`
+    limits: { entries: number; chunks: number; namedChunks: number },
+  ): Promise<RelayRead | undefined> {
+    const bitsOf = Prisma.raw(String(CHUNK_BITS));
+    // A member number's place in its chunk's bits, for the range read.
+    const inChunk = (seq: Prisma.Sql) => Prisma.sql`get_bit(c.bits, ${seq} - c.chunk * ${bitsOf}) = 1`;
+    type Row = { lastSequence: number | null; entries: string | null; chunks: string | null };
+    const [row] = await tx.$queryRaw<(Row & { seqs: string | null; ids: string | null })[]>`
       WITH head AS MATERIALIZED (
         SELECT last_sequence FROM event_heads WHERE workspace_id = ${workspaceId} FOR UPDATE SKIP LOCKED
       ),
       entries AS MATERIALIZED (
         SELECT o.id, o.type, o.audience_id, o.data, o.created_at FROM event_outbox AS o
-        WHERE o.workspace_id = ${workspaceId} AND EXISTS (SELECT 1 FROM head) ORDER BY o.id LIMIT ${entryLimit}
+        WHERE o.workspace_id = ${workspaceId} AND EXISTS (SELECT 1 FROM head) ORDER BY o.id LIMIT ${limits.entries}
+      ),
+      chunks AS MATERIALIZED (
+        SELECT t.outbox_id, t.part::int AS part, t.chunk, t.bits FROM event_outbox_members AS t
+        WHERE t.workspace_id = ${workspaceId} AND t.outbox_id IN (SELECT e.id FROM entries AS e)
+        ORDER BY t.outbox_id, t.part, t.chunk LIMIT ${limits.chunks}
+      ),
+      named AS MATERIALIZED (
+        SELECT c.chunk, c.bits FROM chunks AS c ORDER BY c.outbox_id, c.part, c.chunk LIMIT ${limits.namedChunks}
+      ),
+      -- A sparse chunk's numbers from its nonzero 64-bit words (its text split cost 8,192 elements).
+      sparse AS MATERIALIZED (
+        SELECT c.chunk * ${bitsOf} + w.i * 64 + b.j AS seq
+        FROM named AS c
+        CROSS JOIN LATERAL (
+          SELECT w.i, substring(c.bits FROM w.i * 64 + 1 FOR 64) AS word
+          FROM generate_series(0, ${bitsOf} / 64 - 1) AS w(i) OFFSET 0
+        ) AS w
+        CROSS JOIN LATERAL generate_series(0, 63) AS b(j)
+        WHERE bit_count(c.bits) * 4 <= ${bitsOf} AND w.word <> B'0'::bit(64) AND get_bit(w.word, b.j) = 1
+      ),
+      names AS (
+        SELECT m.seq, m.id FROM sparse AS s
+        CROSS JOIN LATERAL (
+          SELECT m.seq, m.id FROM members AS m WHERE m.workspace_id = ${workspaceId} AND m.seq = s.seq::int OFFSET 0
+        ) AS m
+        UNION ALL
+        SELECT m.seq, m.id FROM named AS c
+        CROSS JOIN LATERAL (
+          SELECT m.seq, m.id FROM members AS m
+          WHERE m.workspace_id = ${workspaceId}
+            AND m.seq BETWEEN c.chunk * ${bitsOf} AND c.chunk * ${bitsOf} + ${bitsOf} - 1 OFFSET 0
+        ) AS m
+        WHERE bit_count(c.bits) * 4 > ${bitsOf} AND ${inChunk(Prisma.sql`m.seq`)}
+        UNION ALL -- Tombstones are few: each named chunk's are read as its range.
+        SELECT t.seq, t.id FROM named AS c
+        JOIN member_tombstones AS t ON t.workspace_id = ${workspaceId}
+          AND t.seq BETWEEN c.chunk * ${bitsOf} AND c.chunk * ${bitsOf} + ${bitsOf} - 1
+        WHERE ${inChunk(Prisma.sql`t.seq`)}
       )
       SELECT (SELECT h.last_sequence::float8 FROM head AS h) AS "lastSequence",
         (SELECT json_agg(json_build_array(e.id::text, e.type, e.audience_id, e.data,
            floor(extract(epoch FROM e.created_at) * 1000)) ORDER BY e.id)::text FROM entries AS e) AS entries,
         (SELECT json_agg(json_build_array(c.outbox_id::text, c.part, c.chunk, ${base64Of(Prisma.sql`c.bits`)})
-           ORDER BY c.outbox_id, c.part, c.chunk)::text
-         FROM (
-           SELECT t.outbox_id, t.part::int AS part, t.chunk, t.bits FROM event_outbox_members AS t
-           WHERE t.workspace_id = ${workspaceId} AND t.outbox_id IN (SELECT e.id FROM entries AS e)
-           ORDER BY t.outbox_id, t.part, t.chunk LIMIT ${chunkLimit}
-         ) AS c) AS chunks`;
+           ORDER BY c.outbox_id, c.part, c.chunk)::text FROM chunks AS c) AS chunks,
+        nm.seqs, nm.ids
+      FROM (SELECT json_agg(n.seq)::text AS seqs, json_agg(n.id)::text AS ids FROM names AS n) AS nm`;
     if (row?.lastSequence === null || row?.lastSequence === undefined) return undefined;
     const entries = (
       JSON.parse(row.entries ?? "[]") as [string, EventType, string | null, Record<string, unknown>, number][]
@@ -102,32 +153,10 @@ export const eventRepo = {
       list.push({ part, chunk, bytes: chunkBytes(bits) });
       chunks.set(id, list);
     }
-    return { lastSequence: row.lastSequence, entries, chunks };
-  },
-
-  /**
-   * The ids of these member numbers, of members that exist or were deleted (tombstones). Few
-   * numbers are looked up one by one in the primary key; a dense range is read as a range. They
-   * come back as two JSON arrays in one row (the same rows, so in the same order) rather than as
-   * a row each: on the embedded store, handing over 131,072 rows cost three to five times the
-   * query, and the relay's transaction holds the store meanwhile.
-   */
-  async idsOf(tx: SqlClient, workspaceId: string, seqs: number[]): Promise<Map<number, string>> {
-    if (seqs.length === 0) return new Map();
-    const [low, high] = seqRange(seqs);
-    const dense = seqs.length * 4 > high - low + 1;
-    const where = dense
-      ? Prisma.sql`t.workspace_id = ${workspaceId} AND t.seq BETWEEN ${low}::int AND ${high}::int`
-      : Prisma.sql`t.workspace_id = ${workspaceId} AND t.seq IN (SELECT v.seq::int FROM ${jsonRows("v", { seq: seqs })})`;
-    const [row] = await tx.$queryRaw<{ seqs: string | null; ids: string | null }[]>`
-      SELECT json_agg(t.seq)::text AS seqs, json_agg(t.id)::text AS ids FROM (
-        SELECT t.seq, t.id FROM members AS t WHERE ${where}
-        UNION ALL
-        SELECT t.seq, t.id FROM member_tombstones AS t WHERE ${where}
-      ) AS t`;
-    const numbers = JSON.parse(row?.seqs ?? "[]") as number[];
-    const ids = JSON.parse(row?.ids ?? "[]") as string[];
-    return new Map(numbers.map((seq, i) => [seq, ids[i] as string]));
+    const numbers = JSON.parse(row.seqs ?? "[]") as number[];
+    const ids = JSON.parse(row.ids ?? "[]") as string[];
+    const names = new Map(numbers.map((seq, i) => [seq, ids[i] as string]));
+    return { lastSequence: row.lastSequence, entries, chunks, names };
   },
 
   /**

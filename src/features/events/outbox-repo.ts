@@ -1,5 +1,4 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { bitsOfText, chunkText } from "../membership/member-bits-sql.ts";
 import type { MemberSet } from "../membership/member-set.ts";
 import type { OutboxEntry } from "../membership/outbox-entries.ts";
@@ -29,11 +28,14 @@ function dataOf(entry: OutboxEntry): Record<string, unknown> {
 /** The outbox: what writes recorded, until the relay publishes it (event-repo.ts). */
 export const outboxRepo = {
   /**
-   * Records entries in the write's transaction, with ids in the order given (the relay publishes
-   * in id order), in one statement.
+   * The statements that record entries in the write's transaction, with ids in the order given
+   * (the relay publishes in id order), as common table expressions (named ob_*) of the write's one
+   * closing statement (membership's transition-repo.ts `writeRecords`), which also keeps the
+   * membership record and the size history: a round trip each cost more than their rows.
+   * Undefined when there are no entries.
    */
-  async append(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  appendSql(workspaceId: string, entries: OutboxEntry[]): Prisma.Sql | undefined {
+    if (entries.length === 0) return undefined;
     const rows = entries.map((entry, i) => ({
       ord: i,
       type: entry.type,
@@ -45,24 +47,23 @@ export const outboxRepo = {
         [...set].map(([chunk, bytes]) => ({ ord, part, chunk, bits: chunkText(bytes) })),
       ),
     );
-    await tx.$queryRaw`
-      WITH v AS (
+    return Prisma.sql`
+      ob_v AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(ord int, type text, audience_id text, data jsonb)
       ),
-      ids AS MATERIALIZED (
-        SELECT o.ord, nextval(pg_get_serial_sequence('event_outbox', 'id')) AS id FROM (SELECT ord FROM v ORDER BY ord) AS o
+      ob_ids AS MATERIALIZED (
+        SELECT o.ord, nextval(pg_get_serial_sequence('event_outbox', 'id')) AS id FROM (SELECT ord FROM ob_v ORDER BY ord) AS o
       ),
-      e AS (
+      ob_e AS (
         INSERT INTO event_outbox (workspace_id, id, type, audience_id, data)
-        SELECT ${workspaceId}, ids.id, v.type, v.audience_id, v.data FROM v JOIN ids USING (ord)
+        SELECT ${workspaceId}, ob_ids.id, ob_v.type, ob_v.audience_id, ob_v.data FROM ob_v JOIN ob_ids USING (ord)
       ),
-      c AS (
+      ob_c AS (
         INSERT INTO event_outbox_members (workspace_id, outbox_id, part, chunk, bits)
-        SELECT ${workspaceId}, ids.id, m.part, m.chunk, ${bitsOfText(Prisma.sql`m.bits`)}
+        SELECT ${workspaceId}, ob_ids.id, m.part, m.chunk, ${bitsOfText(Prisma.sql`m.bits`)}
         FROM jsonb_to_recordset(${JSON.stringify(chunks)}::jsonb) AS m(ord int, part int, chunk int, bits text)
-        JOIN ids USING (ord)
-      )
-      SELECT count(*)::int AS n FROM ids`;
+        JOIN ob_ids USING (ord)
+      )`;
   },
 };
 

@@ -38,34 +38,43 @@ const bucketOf = (interval: "hour" | "day", at: Prisma.Sql) =>
  */
 export const historyRepo = {
   /**
-   * Adds a write's changes to the hour's and day's rows of `at`, one statement for every audience
-   * it changed. `at` is the instant the membership record wrote the changes at (the clock at the
-   * end of the write, not the transaction's start): the write holds the rows of the audiences it
-   * changed until it commits, so for one audience a later write's hour is never earlier, and the
-   * latest row's member_count (read here, after the changes) is the current size.
+   * Adds a write's changes to the hour's and day's rows of `at`, for every audience it changed, as
+   * common table expressions (named hist_*) of the write's one closing statement (membership's
+   * transition-repo.ts `writeRecords`). `at` is the instant the membership record writes the
+   * changes at in that statement (the clock at the end of the write, not the transaction's start):
+   * the write holds the rows of the audiences it changed until it commits, so for one audience a
+   * later write's hour is never earlier, and the latest row's member_count (read here, after the
+   * changes) is the current size.
    */
-  async record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void> {
+  recordSql(workspaceId: string, changes: SizeChange[], at: Prisma.Sql): Prisma.Sql {
     const columns = {
       audience_id: changes.map((c) => c.audienceId),
       entered: changes.map((c) => c.entered),
       exited: changes.map((c) => c.left),
     };
-    await tx.$executeRaw`
-      WITH c AS MATERIALIZED (
+    return Prisma.sql`
+      hist_c AS MATERIALIZED (
         SELECT a.workspace_id, a.id, v.entered::int AS entered, v.exited::int AS exited, a.member_count
         FROM ${jsonRows("v", columns)}
         JOIN audiences AS a ON a.workspace_id = ${workspaceId} AND a.id = v.audience_id
       ),
-      hours AS (
+      hist_h AS (
         INSERT INTO audience_history AS h (workspace_id, audience_id, hour, entered, "left", member_count)
-        SELECT c.workspace_id, c.id, ${bucketOf("hour", Prisma.sql`${at}::timestamptz`)}, c.entered, c.exited, c.member_count FROM c
+        SELECT c.workspace_id, c.id, ${bucketOf("hour", at)}, c.entered, c.exited, c.member_count FROM hist_c AS c
         ON CONFLICT (workspace_id, audience_id, hour) DO UPDATE
         SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count
-      )
-      INSERT INTO audience_history_day AS h (workspace_id, audience_id, day, entered, "left", member_count)
-      SELECT c.workspace_id, c.id, ${bucketOf("day", Prisma.sql`${at}::timestamptz`)}, c.entered, c.exited, c.member_count FROM c
-      ON CONFLICT (workspace_id, audience_id, day) DO UPDATE
-      SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count`;
+      ),
+      hist_d AS (
+        INSERT INTO audience_history_day AS h (workspace_id, audience_id, day, entered, "left", member_count)
+        SELECT c.workspace_id, c.id, ${bucketOf("day", at)}, c.entered, c.exited, c.member_count FROM hist_c AS c
+        ON CONFLICT (workspace_id, audience_id, day) DO UPDATE
+        SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count
+      )`;
+  },
+
+  /** recordSql as a statement of its own, at a given instant (tests of the history's buckets). */
+  async record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void> {
+    await tx.$executeRaw`WITH ${historyRepo.recordSql(workspaceId, changes, Prisma.sql`${at}::timestamptz`)} SELECT 1`;
   },
 
   /**

@@ -6,7 +6,7 @@ import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
-import { netChanges, type SizeChange, sizeChangesOf } from "./net-changes.ts";
+import { netChanges, sizeChangesOf } from "./net-changes.ts";
 
 export type { SizeChange } from "./net-changes.ts";
 
@@ -16,6 +16,7 @@ import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing } from "./rules/rule-following.ts";
 import type { RuleRepo } from "./rules/rule-repo.ts";
+import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
 /** An audience whose rule names other audiences. */
@@ -27,23 +28,6 @@ export interface EventSink {
   record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
   /** Told after a write that recorded events has committed (so they can be published at once). */
   committed(workspaceId: string): void;
-}
-
-/**
- * Where writes keep audiences' size history (src/composition.ts), in the write's transaction.
- * `at`: the instant the membership record wrote the changes at, so both place them in one hour.
- */
-export interface SizeHistorySink {
-  record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void>;
-}
-
-/**
- * Where writes keep the membership record, who entered and left each audience and when
- * (transition-repo.ts), in the write's transaction: returns the instant it wrote them at, or
- * undefined when the entries moved nobody.
- */
-export interface TransitionSink {
-  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<Date | undefined>;
 }
 
 export interface MembershipDeps {
@@ -65,9 +49,10 @@ export interface MembershipDeps {
   activityRetentionDays?: number | undefined;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
   clock?: () => number;
-  events: EventSink;
-  history: SizeHistorySink;
-  transitions: TransitionSink;
+  /** Told after each write's commit; the events themselves are recorded by `records`. */
+  events: Pick<EventSink, "committed">;
+  /** The write's events, membership record and size history (transition-repo.ts writeRecords). */
+  records: WriteRecords;
 }
 
 /**
@@ -269,15 +254,10 @@ export function createMembershipService(deps: MembershipDeps) {
       // What the commit changes, not each step on the way: a member moved in and out again by one
       // write never held that membership at any commit.
       const entries = netChanges(recorded);
-      // One statement records all of the write's events (a round trip each cost more than the row).
-      if (entries.length > 0) await events.record(tx, workspaceId, entries);
-      // The membership record and the size history, as exact as member_count: written with the
-      // changes, once per write each, at one instant.
-      const sizes = sizeChangesOf(entries);
-      if (sizes.length > 0) {
-        const at = await deps.transitions.record(tx, workspaceId, entries);
-        await deps.history.record(tx, workspaceId, sizes, at ?? new Date());
-      }
+      // The write's events, and the membership record and size history (as exact as
+      // member_count), once per write, at one instant: one statement in all, since a round trip
+      // each cost more than their rows.
+      if (entries.length > 0) await deps.records.record(tx, workspaceId, entries, sizeChangesOf(entries));
       return value;
     });
     events.committed(workspaceId);

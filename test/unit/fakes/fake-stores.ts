@@ -11,9 +11,9 @@ import {
   createMembershipService,
   type EventSink,
   type MembershipDeps,
-  type SizeHistorySink,
-  type TransitionSink,
+  type SizeChange,
 } from "../../../src/features/membership/membership-service.ts";
+import type { OutboxEntry } from "../../../src/features/membership/outbox-entries.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
@@ -325,7 +325,20 @@ export class FakeAudiences {
   };
 }
 
-/** The membership module on fakes: in-memory sets and audiences, events recorded by `events`. */
+/** Where a fake write's size history goes: the sizes, at the instant its record gave them. */
+export interface SizeHistorySink {
+  record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void>;
+}
+
+/** Where a fake write's membership record goes: returns the instant it recorded them at. */
+export interface TransitionSink {
+  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<Date | undefined>;
+}
+
+/**
+ * The membership module on fakes: in-memory sets and audiences, events recorded by `events`, then
+ * the record by `transitions` and the sizes by `history` (in the service, one statement of all three).
+ */
 export function fakeMembership(
   events: EventSink,
   history: SizeHistorySink = { record: async () => {} },
@@ -348,8 +361,15 @@ export function fakeMembership(
     activityRetentionDays,
     clock: () => sets.now,
     events,
-    history,
-    transitions,
+    records: {
+      async record(tx, workspaceId, entries, sizes) {
+        await events.record(tx, workspaceId, entries);
+        // A write that moved nobody has no record (its statement would have no rows of it).
+        if (sizes.length === 0) return;
+        const at = await transitions.record(tx, workspaceId, entries);
+        await history.record(tx, workspaceId, sizes, at ?? new Date());
+      },
+    },
   });
   return { sets, audiences, membership, fieldTypes };
 }
