@@ -251,9 +251,17 @@ describe("audience conditions", () => {
     const refused = await rejectionOf(archive(ws, a));
     expect(refused.problem).toMatchObject({ status: 409, code: "audience_in_use", audienceIds: [b, c].sort() });
     // Named as a person knows them, in id order.
-    const names = new Map([[b, `"Buyers" (${b})`], [c, `"Not buyers" (${c})`]]);
-    const labels = [b, c].sort().map((id) => names.get(id)).join(", ");
-    expect(refused.problem.detail).toBe(`The rules of audiences ${labels} name this audience; change them or archive them first.`);
+    const names = new Map([
+      [b, `"Buyers" (${b})`],
+      [c, `"Not buyers" (${c})`],
+    ]);
+    const labels = [b, c]
+      .sort()
+      .map((id) => names.get(id))
+      .join(", ");
+    expect(refused.problem.detail).toBe(
+      `The rules of audiences ${labels} name this audience; change them or archive them first.`,
+    );
     await archive(ws, b);
     await setFilter(ws, c, null);
     await archive(ws, a);
