@@ -259,7 +259,7 @@ describe("audience conditions", () => {
       .sort()
       .map((id) => names.get(id))
       .join(", ");
-    expect(refused.problem.detail).toBe(
+    expect(refused.problem?.detail).toBe(
       `The rules of audiences ${labels} name this audience; change them or archive them first.`,
     );
     await archive(ws, b);
