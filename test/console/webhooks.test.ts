@@ -110,4 +110,22 @@ describe("the Webhooks screen", () => {
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("webhooks-narrow");
   });
+
+  it("takes a new webhook's secret away when the webhook is deleted", async ({ console: c }) => {
+    const { page } = c;
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await c.open("/webhooks");
+    const url = "https://example.com/hooks/deleted-soon";
+    await page.getByLabel("Endpoint URL").fill(url);
+    await page.getByRole("button", { name: "Create webhook" }).click();
+    await page.getByRole("region", { name: `Signing secret for ${url}` }).waitFor();
+
+    const row = page.getByRole("row", { name: new RegExp(url) });
+    await row.getByRole("button", { name: `Edit the webhook to ${url}` }).click();
+    const editor = page.getByRole("region", { name: `Edit the webhook to ${url}` });
+    await editor.getByRole("button", { name: `Delete webhook to ${url}` }).click();
+    await editor.getByRole("button", { name: "Yes, delete it" }).click();
+    await page.getByText("No webhooks yet.").waitFor();
+    expect(await page.getByLabel("Signing secret").count()).toBe(0);
+  });
 });

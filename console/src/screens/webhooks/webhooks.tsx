@@ -140,10 +140,15 @@ function CreateWebhook() {
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [types, setTypes] = useState<EventType[]>([]);
-  const [created, setCreated] = useState<{ url: string; secret: string } | undefined>();
+  const [created, setCreated] = useState<{ id: string; url: string; secret: string } | undefined>();
+  // The screen's own list (the same query, so no second request): a secret is of no use once its
+  // webhook is deleted, so its panel goes with it.
+  const list = $api.useQuery("get", "/v0/workspaces/{workspaceId}/webhooks", inWorkspace);
+  const listed = (id: string) => list.data === undefined || list.data.results.some((hook) => hook.id === id);
+  const secretShown = created && listed(created.id) ? created : undefined;
   const create = $api.useMutation("post", "/v0/workspaces/{workspaceId}/webhooks", {
     onSuccess: async (hook) => {
-      setCreated({ url: hook.url, secret: hook.secret });
+      setCreated({ id: hook.id, url: hook.url, secret: hook.secret });
       setUrl("");
       setDescription("");
       setTypes([]);
@@ -219,11 +224,11 @@ function CreateWebhook() {
         </button>
         <ErrorNote id="webhook-create-error" error={create.error} />
       </form>
-      {created && (
+      {secretShown && (
         <section className="secret" aria-labelledby="secret-heading">
-          <h2 id="secret-heading">Signing secret for {created.url}</h2>
+          <h2 id="secret-heading">Signing secret for {secretShown.url}</h2>
           <label htmlFor="new-webhook-secret">Signing secret</label>
-          <input id="new-webhook-secret" className="secret-value" readOnly value={created.secret} />
+          <input id="new-webhook-secret" className="secret-value" readOnly value={secretShown.secret} />
           <p>
             <strong>Copy it now: it will not be shown again.</strong> Your receiver checks every delivery's signature
             with it.
