@@ -1,24 +1,16 @@
 // Activities stored before their client ids had a table of their own (activity_ids) keep their
 // ids through the upgrade: an ingest that sends one of them again counts it as a duplicate and
 // stores it no second time. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { activityReadRepo } from "../../src/features/activities/activity-read-repo.ts";
 import { createActivityService } from "../../src/features/activities/activity-service.ts";
 import { createIngestCheck } from "../../src/features/activities/ingest-check.ts";
 import { activityRepo } from "../../src/features/membership/activity-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
-import { openStore, type Store } from "../../src/platform/db/database.ts";
-import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/platform/db/migrate.ts";
-import { openPglite } from "../../src/platform/db/pglite.ts";
-import { createDatabase } from "../support/live-server.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import { oldStore } from "../support/old-store.ts";
 import { storeMembership } from "../support/store-membership.ts";
 
-const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
 const ACTIVITY_IDS = "20261212000000_activity_ids";
 const WS = "ws_activity_ids";
 const DAY = 86_400_000;
@@ -37,41 +29,6 @@ const OLD_DATA = `
   WHERE t.workspace_id = '${WS}';
 `;
 
-/** A copy of prisma/migrations as it was before activity_ids. */
-async function migrationsBefore(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "migrations-before-ids-"));
-  for (const entry of await readdir(MIGRATIONS, { withFileTypes: true })) {
-    if (entry.isDirectory() && entry.name < ACTIVITY_IDS)
-      await cp(join(MIGRATIONS, entry.name), join(dir, entry.name), { recursive: true });
-  }
-  return dir;
-}
-
-/** Writes the old data with the old migrations; `open` applies the rest, as the service's start does. */
-async function oldStore(kind: "embedded" | "postgres"): Promise<{ open(): Promise<Store>; cleanUp(): Promise<void> }> {
-  const before = await migrationsBefore();
-  const write = async (runner: SqlRunner) => {
-    await applyMigrations(runner, before);
-    await runner.exec(OLD_DATA);
-  };
-  try {
-    if (kind === "embedded") {
-      const dataDir = await mkdtemp(join(tmpdir(), "activity-ids-"));
-      const lite = await openPglite(join(dataDir, "pglite"));
-      await write(pgliteRunner(lite));
-      await lite.close();
-      return { open: () => openStore({ dataDir }), cleanUp: () => rm(dataDir, { recursive: true, force: true }) };
-    }
-    const database = await createDatabase(process.env.TEST_DATABASE_URL as string, "activity_ids_test");
-    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-    await write(pgRunner(pool));
-    await pool.end();
-    return { open: () => openStore({ databaseUrl: database.url, poolSize: 2 }), cleanUp: () => database.drop() };
-  } finally {
-    await rm(before, { recursive: true, force: true });
-  }
-}
-
 const kinds: ("embedded" | "postgres")[] = ["embedded"];
 if (process.env.TEST_DATABASE_URL) kinds.push("postgres");
 
@@ -84,7 +41,7 @@ describe.each(kinds)("client ids stored before activity_ids (%s)", { timeout: 60
   });
 
   it("are still found: a retry of one is a duplicate", async () => {
-    const old = await oldStore(kind);
+    const old = await oldStore(kind, { before: ACTIVITY_IDS, data: OLD_DATA, name: "activity_ids_test" });
     cleanUp = old.cleanUp;
     store = await old.open();
     const activities = createActivityService({

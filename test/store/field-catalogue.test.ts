@@ -2,16 +2,12 @@
 // (a workspace upgraded with members in it lists exactly what they hold, and later writes go on
 // from there), and its triggers keep each key's list of values short without losing the smallest.
 import { randomBytes } from "node:crypto";
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/platform/db/migrate.ts";
 import { openPglite } from "../../src/platform/db/pglite.ts";
+import { withMigrationsBefore } from "../support/old-store.ts";
 
-const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
 const CATALOGUE = "20261212100000_field_catalogue";
 
 async function withPglite(fn: (db: SqlRunner) => Promise<void>) {
@@ -42,20 +38,6 @@ async function withPostgres(fn: (db: SqlRunner) => Promise<void>) {
   }
 }
 
-/** The migrations before the catalogue's, in a scratch directory. */
-async function withEarlierMigrations(fn: (dir: string) => Promise<void>) {
-  const dir = await mkdtemp(join(tmpdir(), "migrations-"));
-  try {
-    for (const entry of await readdir(MIGRATIONS, { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name < CATALOGUE)
-        await cp(join(MIGRATIONS, entry.name), join(dir, entry.name), { recursive: true });
-    }
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
 const insertMember = (db: SqlRunner, workspaceId: string, seq: number, fields: Record<string, string>) =>
   db.query(`INSERT INTO members (workspace_id, id, seq, fields) VALUES ($1, $2, $3, $4::jsonb)`, [
     workspaceId,
@@ -77,7 +59,7 @@ if (process.env.TEST_DATABASE_URL) targets.push(["PostgreSQL", withPostgres]);
 describe.each(targets)("the field catalogue's migration on %s", { timeout: 60_000 }, (_name, withDatabase) => {
   it("counts the members already stored, per workspace, and later writes go on from there", async () => {
     await withDatabase(async (db) => {
-      await withEarlierMigrations((dir) => applyMigrations(db, dir).then(() => undefined));
+      await withMigrationsBefore(CATALOGUE, (dir) => applyMigrations(db, dir));
       await insertMember(db, "ws_a", 1, { plan: "pro", city: "" });
       await insertMember(db, "ws_a", 2, { plan: "free", city: "Oslo" });
       await insertMember(db, "ws_b", 1, { plan: "pro" });

@@ -1,19 +1,11 @@
 // A store written before membership became bitsets (one row per include, exclude and membership)
 // is upgraded by the service's migrations and its first start: every listing, reason and rule
 // then behaves as if the data had been written by this version.
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServices } from "../../src/composition.ts";
-import { openStore, type Store } from "../../src/platform/db/database.ts";
-import { applyMigrations, pgliteRunner, pgRunner, type SqlRunner } from "../../src/platform/db/migrate.ts";
-import { openPglite } from "../../src/platform/db/pglite.ts";
-import { createDatabase } from "../support/live-server.ts";
+import type { Store } from "../../src/platform/db/database.ts";
+import { type OldStore, oldStore } from "../support/old-store.ts";
 
-const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
 const BITSETS = "20261123000000_membership_bitsets";
 const WS = "ws_upgrade";
 
@@ -44,50 +36,6 @@ const OLD_DATA = `
                ('aud_rule', 'm4'), ('aud_rule', 'm0')) AS v(audience_id, member_id) ON v.member_id = m.id;
 `;
 
-/** A copy of prisma/migrations as it was before the bitsets migration. */
-async function migrationsBefore(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "migrations-before-"));
-  for (const entry of await readdir(MIGRATIONS, { withFileTypes: true })) {
-    if (entry.isDirectory() && entry.name < BITSETS)
-      await cp(join(MIGRATIONS, entry.name), join(dir, entry.name), { recursive: true });
-  }
-  return dir;
-}
-
-interface OldStore {
-  /** Opens the upgraded store (applying the remaining migrations). */
-  open(): Promise<Store>;
-  cleanUp(): Promise<void>;
-}
-
-/** Writes the old data with the old migrations, on the embedded store or on PostgreSQL. */
-async function oldStore(kind: "embedded" | "postgres"): Promise<OldStore> {
-  const before = await migrationsBefore();
-  const write = async (runner: SqlRunner) => {
-    await applyMigrations(runner, before);
-    await runner.exec(OLD_DATA);
-  };
-  try {
-    if (kind === "embedded") {
-      const dataDir = await mkdtemp(join(tmpdir(), "upgrade-"));
-      const lite = await openPglite(join(dataDir, "pglite"));
-      await write(pgliteRunner(lite));
-      await lite.close();
-      return {
-        open: () => openStore({ dataDir }),
-        cleanUp: () => rm(dataDir, { recursive: true, force: true }),
-      };
-    }
-    const database = await createDatabase(process.env.TEST_DATABASE_URL as string, "upgrade_test");
-    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-    await write(pgRunner(pool));
-    await pool.end();
-    return { open: () => openStore({ databaseUrl: database.url, poolSize: 2 }), cleanUp: () => database.drop() };
-  } finally {
-    await rm(before, { recursive: true, force: true });
-  }
-}
-
 const kinds: ("embedded" | "postgres")[] = ["embedded"];
 if (process.env.TEST_DATABASE_URL) kinds.push("postgres");
 
@@ -100,7 +48,7 @@ describe.each(kinds)("upgrading stored memberships to bitsets (%s)", { timeout: 
   });
 
   it("keeps every membership, order and reason, and computes the rule's matches at start", async () => {
-    old = await oldStore(kind);
+    old = await oldStore(kind, { before: BITSETS, data: OLD_DATA, name: "upgrade_test" });
     store = await old.open();
     const { membership, audiences, audienceMembers, members } = createServices(store);
     expect(await membership.refreshOutdatedRules()).toBe(1);
