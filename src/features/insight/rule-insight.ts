@@ -32,6 +32,17 @@ export interface RuleInsightDeps {
 export function createRuleInsight(deps: RuleInsightDeps) {
   const { store, audiences, fieldTypes, insight, checkRule, checkCost, activityRetentionDays } = deps;
 
+  /** A rule not saved yet, parsed and refused as saving it would refuse it. */
+  async function draftOf(workspaceId: string, audienceId: string, rawFilter: unknown) {
+    const types = await fieldTypes.types(store.db, workspaceId);
+    const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
+    const audience = await audiences.find(store.db, workspaceId, audienceId);
+    if (!audience) throw audienceNotFound(audienceId);
+    if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
+    await checkRule(workspaceId, audienceId, filter);
+    return { types, filter };
+  }
+
   /** What each node of `filter` says of the member, its activity conditions counted for it alone. */
   async function explanationOf(
     workspaceId: string,
@@ -66,12 +77,7 @@ export function createRuleInsight(deps: RuleInsightDeps) {
       rawFilter: unknown,
       include?: "member",
     ): Promise<Schemas["FilterChangePreview"]> {
-      const types = await fieldTypes.types(store.db, workspaceId);
-      const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
-      const audience = await audiences.find(store.db, workspaceId, audienceId);
-      if (!audience) throw audienceNotFound(audienceId);
-      if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
-      await checkRule(workspaceId, audienceId, filter);
+      const { types, filter } = await draftOf(workspaceId, audienceId, rawFilter);
       await checkCost(store.db, workspaceId, filter, types, "dryRun");
       const change = await insight.filterChange(store.db, workspaceId, audienceId, filter, {
         types,
@@ -123,12 +129,7 @@ export function createRuleInsight(deps: RuleInsightDeps) {
       memberId: string,
       rawFilter: unknown,
     ): Promise<Schemas["MembershipExplanation"]> {
-      const types = await fieldTypes.types(store.db, workspaceId);
-      const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
-      const audience = await audiences.find(store.db, workspaceId, audienceId);
-      if (!audience) throw audienceNotFound(audienceId);
-      if (audience.isArchived) throw audienceArchived(audienceId, audience.name);
-      await checkRule(workspaceId, audienceId, filter);
+      const { filter } = await draftOf(workspaceId, audienceId, rawFilter);
       const explained = await insight.explained(store.db, workspaceId, audienceId, memberId, { filter });
       if (!explained) throw audienceNotFound(audienceId);
       const row = explained.member;
