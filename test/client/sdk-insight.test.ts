@@ -1,4 +1,4 @@
-// The SDK for insight: what a rule change would do, why a member is in, how audiences overlap and
+// The SDK for insight: what a rule change would do, why a member is in (against the saved rule or a draft), how audiences overlap and
 // how an audience's size changed and who came and went, on a workspace built so every number is known. Every response
 // is checked against the contract. (Every case and error: test/api/rule-insight.test.ts and
 // test/api/size-insight.test.ts and test/api/membership-history.test.ts.)
@@ -51,6 +51,17 @@ describe("insight through the SDK", () => {
       manual: null,
       rule: { matches: true, nodes: [{ pointer: "", matches: true, value: "Acme" }] },
     });
+    // The same member against a rule not saved yet: it would not match, and nothing keeps it in by hand.
+    const draft = await api.POST(`${AUDIENCE}/members/{memberId}/explanation`, {
+      params: { path: { ...path, memberId: "bob" } },
+      body: { filter: { field: "fields.company", op: "eq", value: "initech" } },
+    });
+    expect(draft).toEqual({
+      isMember: false,
+      reason: null,
+      manual: null,
+      rule: { matches: false, nodes: [{ pointer: "", matches: false, value: "Acme" }] },
+    });
     const overlap = await api.POST(`${AUDIENCES}/overlap`, { ...ws, body: { audienceIds: [readers, acme] } });
     expect(overlap).toEqual({
       audiences: [
@@ -80,7 +91,7 @@ describe("insight through the SDK", () => {
 describe("coverage", () => {
   it(`called every ${TAGS.join(", ")} operation through the SDK`, () => {
     const expected = operationsTagged(TAGS);
-    expect(expected.length).toBe(5);
+    expect(expected.length).toBe(6);
     expect(notCalled(expected)).toEqual([]);
   });
 });
