@@ -1,7 +1,8 @@
-// The SDK for insight: what a rule change would do, why a member is in (against the saved rule or a draft), how audiences overlap and
-// how an audience's size changed and who came and went, on a workspace built so every number is known. Every response
-// is checked against the contract. (Every case and error: test/api/rule-insight.test.ts and
-// test/api/size-insight.test.ts and test/api/membership-history.test.ts.)
+// The SDK for insight: what a rule change would do, why a member is in (against the saved rule or
+// a draft), how audiences overlap, how an audience's size changed and who came and went, on a
+// workspace built so every number is known. Every response is checked against the contract. (Every
+// case and error: test/api/rule-insight.test.ts, explain-draft.test.ts, size-insight.test.ts and
+// membership-history.test.ts.)
 import { describe, expect } from "vitest";
 import { notCalled, operationsTagged } from "../support/checked-client.ts";
 import { it } from "../support/fixture.ts";
