@@ -2156,12 +2156,12 @@ export interface components {
         /** @description At most 1,000 ids; a larger change is several consecutive events. */
         MemberIdBatch: components["schemas"]["MemberId"][];
         AudienceCreatedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.created";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2170,12 +2170,12 @@ export interface components {
             };
         };
         AudienceRenamedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.renamed";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2185,12 +2185,12 @@ export interface components {
             };
         };
         AudienceArchivedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.archived";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2198,12 +2198,12 @@ export interface components {
             };
         };
         AudienceRestoredEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.restored";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2211,12 +2211,12 @@ export interface components {
             };
         };
         AudienceFilterChangedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.filter_changed";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2226,12 +2226,12 @@ export interface components {
             };
         };
         AudienceMergedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.merged";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             /** @description The audience `audienceId` was created (see its `audience.created`) as the union of the sources. */
@@ -2241,12 +2241,12 @@ export interface components {
             };
         };
         AudienceMembersChangedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audience.members_changed";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2274,12 +2274,12 @@ export interface components {
             };
         };
         MembersCreatedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "members.created";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2287,12 +2287,12 @@ export interface components {
             };
         };
         MembersUpdatedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "members.updated";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2304,12 +2304,12 @@ export interface components {
             };
         };
         MembersDeletedEvent: {
-            id: components["schemas"]["EventId"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "members.deleted";
+            id: components["schemas"]["EventId"];
             sequence: components["schemas"]["EventSequence"];
             createdAt: components["schemas"]["Timestamp"];
             data: {
@@ -2317,9 +2317,9 @@ export interface components {
             };
         };
         WebhookTestEvent: {
-            id: components["schemas"]["EventId"];
             /** @constant */
             type: "webhook.test";
+            id: components["schemas"]["EventId"];
             /**
              * @description Test events are not part of the feed.
              * @constant

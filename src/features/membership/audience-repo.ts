@@ -1,6 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import { audienceNameTaken } from "../../domain/errors.ts";
+import { isoOfMs } from "../../domain/iso-time.ts";
 import { nameKey } from "../../domain/names.ts";
 import { isUniqueViolation } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
@@ -150,14 +151,14 @@ export const audienceRepo = {
     const rows = JSON.parse(row?.rows ?? "[]") as [string, string, boolean, number, number?, boolean?, number?][];
     return rows.map(([id, name, isArchived, createdAt, memberCount, hasRule, updatedAt]) => ({
       id,
-      createdAt: new Date(createdAt).toISOString(),
+      createdAt: isoOfMs(createdAt),
       name,
       isArchived,
       ...(options.stats
         ? {
             memberCount: memberCount as number,
             hasRule: hasRule as boolean,
-            updatedAt: new Date(updatedAt as number).toISOString(),
+            updatedAt: isoOfMs(updatedAt as number),
           }
         : {}),
     }));

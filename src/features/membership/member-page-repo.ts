@@ -1,7 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { setBitPositions } from "./bitset.ts";
+import { anySetBehind, setBitPositions } from "./bitset.ts";
 import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
 import type { MemberRow } from "./member-repo.ts";
 import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
@@ -179,11 +179,14 @@ export async function pageAudience(
   let rows = (JSON.parse(first?.chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
-      // In scan order, the edge chunk's bits behind the edge come first.
-      for (const bit of setBitPositions(chunkBytes(bits), !ascending)) {
-        const seq = chunk * CHUNK_BITS + bit;
-        if (ascending ? seq < edgeSeq : seq > edgeSeq) behind = true;
-        else if (seqs.push(seq) === wanted) break;
+      const bytes = chunkBytes(bits);
+      // Only the edge's own chunk holds bits behind the edge, up to 8,191 of them on a deep page:
+      // whether there are any is all the page needs, so they are not walked one by one.
+      const at = edgeSeq - chunk * CHUNK_BITS;
+      const edgeHere = at >= 0 && at < CHUNK_BITS;
+      if (edgeHere && anySetBehind(bytes, !ascending, at)) behind = true;
+      for (const bit of setBitPositions(bytes, !ascending, edgeHere ? at : undefined)) {
+        if (seqs.push(chunk * CHUNK_BITS + bit) === wanted) break;
       }
       if (seqs.length === wanted) break;
     }

@@ -1,4 +1,5 @@
 import type { components } from "../../../generated/api.d.ts";
+import { isoOfMs } from "../../domain/iso-time.ts";
 import { withNamedFields } from "../../domain/member-merge.ts";
 import type { MemberRow } from "./member-repo.ts";
 
@@ -8,7 +9,7 @@ type Member = components["schemas"]["Member"];
 export function toMember(row: MemberRow): Member {
   return {
     id: row.id,
-    createdAt: row.createdAt.toISOString(),
+    createdAt: isoOfMs(row.createdAt.getTime()),
     email: row.email,
     fields: withNamedFields(row.fields) as Member["fields"],
     alternativeEmails: row.alternativeEmails ?? [],
