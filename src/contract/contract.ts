@@ -14,15 +14,24 @@ interface Operation {
   "x-body-limit"?: number;
 }
 
+type Contract = { paths: Record<string, Record<string, Operation>> };
+
+// Parsed once per process: the YAML is large, and start-up reads it for several tables below.
+let parsed: Contract | undefined;
+const contract = (): Contract => {
+  parsed ??= parse(readFileSync(CONTRACT_PATH, "utf8")) as Contract;
+  return parsed;
+};
+
 /** The contract as a fresh object (fastify-openapi-glue dereferences what it is given in place). */
-export function readContract(): { paths: Record<string, Record<string, Operation>> } {
-  return parse(readFileSync(CONTRACT_PATH, "utf8"));
+export function readContract(): Contract {
+  return structuredClone(contract());
 }
 
 /** The operations whose request body the contract marks required. */
 export function operationsRequiringBody(): Set<string> {
   const ids = new Set<string>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.requestBody?.required && operation.operationId) ids.add(operation.operationId);
     }
@@ -36,7 +45,7 @@ export function operationsRequiringBody(): Set<string> {
  */
 export function heavyOperations(): Set<string> {
   const ids = new Set<string>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.["x-heavy"] === true && operation.operationId) ids.add(operation.operationId);
     }
@@ -50,7 +59,7 @@ export function heavyOperations(): Set<string> {
  */
 export function bodyLimits(): Map<string, number> {
   const limits = new Map<string, number>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       const limit = operation?.["x-body-limit"];
       if (typeof limit === "number" && operation.operationId) limits.set(operation.operationId, limit);
@@ -74,7 +83,7 @@ export const readOperations = () => operationsTakingParameter("ConsistencyToken"
  */
 export function writeOperations(): Set<string> {
   const ids = new Set<string>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       const answers = Object.entries(operation?.responses ?? {});
       const carries = answers.some(
@@ -88,7 +97,7 @@ export function writeOperations(): Set<string> {
 
 function operationsTakingParameter(name: string): Set<string> {
   const ids = new Set<string>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       const takes = operation?.parameters?.some((p) => p.$ref === `#/components/parameters/${name}`);
       if (takes && operation.operationId) ids.add(operation.operationId);
@@ -100,7 +109,7 @@ function operationsTakingParameter(name: string): Set<string> {
 /** The operations whose request body the contract gives in this media type. */
 export function operationsTaking(mediaType: string): Set<string> {
   const ids = new Set<string>();
-  for (const item of Object.values(readContract().paths)) {
+  for (const item of Object.values(contract().paths)) {
     for (const operation of Object.values(item)) {
       if (operation?.requestBody?.content?.[mediaType] && operation.operationId) ids.add(operation.operationId);
     }
@@ -123,6 +132,6 @@ export function mediaTypesNamed(): Set<string> {
       walk(value);
     }
   };
-  walk(readContract());
+  walk(contract());
   return named;
 }
