@@ -2,11 +2,10 @@
 // the way in, pick plan in the builder, build three audiences, fix a value a refused declaration
 // found, add two people by hand and exclude one, merge two audiences, edit and then delete a
 // webhook. Each step leaves a screenshot in artifacts/console/done-*.png.
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { describe, expect } from "vitest";
 import { startLiveServer } from "../support/live-server.ts";
+import { startAcceptingReceiver } from "./accepting-receiver.ts";
 import { it as consoleIt } from "./console-fixture.ts";
 
 /** A server that delivers webhooks to a receiver on this machine, as a marketer's laptop would. */
@@ -53,13 +52,7 @@ describe("issue 48, done: a marketer's whole job in the console, without curl", 
     console: c,
     onTestFinished,
   }) => {
-    const receiver = createServer((request, response) => {
-      request.resume();
-      request.on("end", () => response.writeHead(204).end());
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    onTestFinished(() => new Promise((resolve) => receiver.close(() => resolve())));
-    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const hookUrl = await startAcceptingReceiver(onTestFinished);
     const { page } = c;
     await page.setViewportSize({ width: 1440, height: 900 });
     await c.open("");

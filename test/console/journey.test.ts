@@ -1,7 +1,6 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, expect } from "vitest";
 import { startLiveServer } from "../support/live-server.ts";
+import { startAcceptingReceiver } from "./accepting-receiver.ts";
 import { it as consoleIt } from "./console-fixture.ts";
 
 /** A server that delivers webhooks to a receiver on this machine, as a newcomer's would on a laptop. */
@@ -21,13 +20,7 @@ describe("a new user's first session in the console", () => {
     console: c,
     onTestFinished,
   }) => {
-    const receiver = createServer((request, response) => {
-      request.resume();
-      request.on("end", () => response.writeHead(204).end());
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    onTestFinished(() => new Promise((resolve) => receiver.close(() => resolve())));
-    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const hookUrl = await startAcceptingReceiver(onTestFinished);
     const { page } = c;
 
     // The banner's link signs in.
