@@ -37,6 +37,11 @@ describe("a dry run's sample explained", () => {
     await page.getByText("Not saved yet.").waitFor();
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("audience-draft-explanation");
+    await page.setViewportSize({ width: 390, height: 800 });
+    await panel.getByRole("heading", { name: /with the rule not saved yet$/ }).waitFor();
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("audience-draft-explanation-narrow");
+    await page.setViewportSize({ width: 1440, height: 900 });
 
     // Asked by hand, a member is explained against the saved rule (none yet).
     await page.getByLabel("Why is a member in (or not)?").fill("ada@example.com");

@@ -25,6 +25,11 @@ describe("a condition on a field nobody holds", () => {
     expect(await condition.getByLabel("Condition 1 count").textContent()).toBe("0 members");
     expect(await c.accessibilityViolations()).toEqual([]);
     await c.screenshot("audience-rule-unknown-field");
+    await page.setViewportSize({ width: 390, height: 800 });
+    await warning.waitFor();
+    expect(await c.accessibilityViolations()).toEqual([]);
+    await c.screenshot("audience-rule-unknown-field-narrow");
+    await page.setViewportSize({ width: 1440, height: 900 });
 
     await condition.getByLabel("Condition 1 field").fill("plan");
     await expect.poll(() => condition.getByLabel("Condition 1 count").textContent()).toBe("1 member");
