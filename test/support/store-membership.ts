@@ -4,16 +4,13 @@ import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
-import {
-  createMembershipService,
-  type EventSink,
-  type MembershipDeps,
-} from "../../src/features/membership/membership-service.ts";
+import { createMembershipService, type MembershipDeps } from "../../src/features/membership/membership-service.ts";
 import { activityRuleRepo } from "../../src/features/membership/rules/activity-rule-repo.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import { writeRecords } from "../../src/features/membership/transition-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
+import type { EventSink } from "./event-sink.ts";
 
 /** The write's records as src/composition.ts wires them: the outbox, the membership record, the size history. */
 export const serviceRecords = writeRecords({ events: outboxRepo.appendSql, history: historyRepo.recordSql });

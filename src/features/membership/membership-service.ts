@@ -22,11 +22,11 @@ import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from
 /** An audience whose rule names other audiences. */
 export type NamingRule = { id: string; filter: Filter };
 
-/** Where writes record their events: the outbox (see src/composition.ts), a fake in unit tests. */
-export interface EventSink {
-  /** Records events in the write's transaction: they exist exactly if it commits. */
-  record(tx: SqlClient, workspaceId: string, entries: OutboxEntry[]): Promise<void>;
-  /** Told after a write that recorded events has committed (so they can be published at once). */
+/**
+ * Told after a write that recorded events has committed, so that they can be published at once
+ * (the event workers, src/composition.ts). The events themselves are recorded by `records`.
+ */
+export interface CommitListener {
   committed(workspaceId: string): void;
 }
 
@@ -49,8 +49,7 @@ export interface MembershipDeps {
   activityRetentionDays?: number | undefined;
   /** The time rules are evaluated at (relative-time conditions); a fixed clock in tests. */
   clock?: () => number;
-  /** Told after each write's commit; the events themselves are recorded by `records`. */
-  events: Pick<EventSink, "committed">;
+  events: CommitListener;
   /** The write's events, membership record and size history (transition-repo.ts writeRecords). */
   records: WriteRecords;
 }

@@ -9,7 +9,6 @@ import { memberSetOf } from "../../../src/features/membership/member-set.ts";
 import type { SetChange } from "../../../src/features/membership/membership-repo.ts";
 import {
   createMembershipService,
-  type EventSink,
   type MembershipDeps,
   type SizeChange,
 } from "../../../src/features/membership/membership-service.ts";
@@ -17,6 +16,7 @@ import type { OutboxEntry } from "../../../src/features/membership/outbox-entrie
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
 import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
+import type { EventSink } from "../../support/event-sink.ts";
 import {
   type PlainActivity,
   type PlainMember,
