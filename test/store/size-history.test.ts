@@ -3,15 +3,23 @@
 // the bucket's start; rows past the retention go, a day's once the whole day is past it.
 // History across days cannot be produced by waiting, so the rows are written at chosen hours.
 // On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import type { SizeChange } from "../../src/features/membership/membership-service.ts";
 import type { Store } from "../../src/platform/db/database.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const ws = "ws_size_history";
 const at = (iso: string) => new Date(iso);
+
+/** The size history's part of a write's closing statement, as a statement of its own at `when`. */
+const recordSizes = (tx: SqlClient, workspaceId: string, changes: SizeChange[], when: Date) =>
+  tx.$executeRaw`WITH ${historyRepo.recordSql(workspaceId, changes, Prisma.sql`${when}::timestamptz`)} SELECT 1`;
 
 describe("the size history", () => {
   let store: Store;
@@ -97,11 +105,11 @@ describe("the size history", () => {
     await audienceWith("aud_record", []);
     await store.transaction(async (tx) => {
       await tx.$executeRaw`UPDATE audiences SET member_count = 4 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
-      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 5, left: 1 }], new Date());
+      await recordSizes(tx, ws, [{ audienceId: "aud_record", entered: 5, left: 1 }], new Date());
     });
     await store.transaction(async (tx) => {
       await tx.$executeRaw`UPDATE audiences SET member_count = 3 WHERE workspace_id = ${ws} AND id = 'aud_record'`;
-      await historyRepo.record(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }], new Date());
+      await recordSizes(tx, ws, [{ audienceId: "aud_record", entered: 0, left: 1 }], new Date());
     });
     const now = Date.now();
     for (const interval of ["day", "hour"] as const) {

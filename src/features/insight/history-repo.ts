@@ -72,11 +72,6 @@ export const historyRepo = {
       )`;
   },
 
-  /** recordSql as a statement of its own, at a given instant (tests of the history's buckets). */
-  async record(tx: SqlClient, workspaceId: string, changes: SizeChange[], at: Date): Promise<void> {
-    await tx.$executeRaw`WITH ${historyRepo.recordSql(workspaceId, changes, Prisma.sql`${at}::timestamptz`)} SELECT 1`;
-  },
-
   /**
    * The audience's buckets (hours or days, each a row as written) whose start lies in [from, to],
    * oldest first; undefined when the workspace has no such audience. One statement: the audience's
