@@ -1,6 +1,7 @@
 import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
 import { problemOf, useApi } from "../api.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import "./audience-history.css";
@@ -149,30 +150,18 @@ function DayChanges({ audienceId, day }: { audienceId: string; day: string }) {
         </p>
       )}
       {(changes.data?.results.length ?? 0) > 0 && (
-        <div className="table-wrap">
-          <table className="stack-table" aria-labelledby="day-changes-heading">
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Change</th>
-                <th scope="col">How</th>
-                <th scope="col">When (UTC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {changes.data?.results.map((change) => (
-                <tr key={change.memberId}>
-                  <td>{change.memberId}</td>
-                  <td data-label="Change" className={change.change === "entered" ? "good" : "bad"}>
-                    {change.change}
-                  </td>
-                  <td data-label="How">{REASONS[change.reason] ?? change.reason}</td>
-                  <td data-label="When (UTC)">{change.at.slice(11, 19)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable labelledBy="day-changes-heading" columns={["Member", "Change", "How", "When (UTC)"]}>
+          {changes.data?.results.map((change) => (
+            <tr key={change.memberId}>
+              <td>{change.memberId}</td>
+              <td data-label="Change" className={change.change === "entered" ? "good" : "bad"}>
+                {change.change}
+              </td>
+              <td data-label="How">{REASONS[change.reason] ?? change.reason}</td>
+              <td data-label="When (UTC)">{change.at.slice(11, 19)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {changes.data?.results.length === 0 && <p className="muted">Nobody entered or left that day.</p>}
       <Pager

@@ -1,6 +1,7 @@
 import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
 import { useApi } from "../api.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import { dayLabel, endOfDay } from "./audience-history.tsx";
@@ -80,55 +81,40 @@ export function AudienceMembers({
       <ErrorNote error={members.error} />
       <ErrorNote error={take.error} />
       {(members.data?.results.length ?? 0) > 0 && (
-        <div className="table-wrap">
-          <table className="stack-table" aria-labelledby="members-heading">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Name</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data?.results.map((member) => (
-                <tr key={member.id}>
-                  <td>
-                    {member.email ?? <span className="muted">{member.id}</span>}
-                    {member.deletedAt && <span className="muted"> (deleted since)</span>}
-                  </td>
-                  <td data-label="Name">
-                    {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
-                  </td>
-                  <td>
-                    <div className="row tight">
-                      <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
-                        Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
-                      </button>
-                      {leave && (
-                        <button
-                          type="button"
-                          className="quiet"
-                          disabled={take.isPending}
-                          onClick={() =>
-                            take.mutate({
-                              params: { path: { workspaceId, audienceId } },
-                              body: { memberIds: [member.id] },
-                            })
-                          }
-                        >
-                          {leave}
-                          <span className="visually-hidden"> {member.email ?? member.id}</span>
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable labelledBy="members-heading" columns={["Email", "Name", { label: "Actions", hidden: true }]}>
+          {members.data?.results.map((member) => (
+            <tr key={member.id}>
+              <td>
+                {member.email ?? <span className="muted">{member.id}</span>}
+                {member.deletedAt && <span className="muted"> (deleted since)</span>}
+              </td>
+              <td data-label="Name">{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
+              <td>
+                <div className="row tight">
+                  <button type="button" className="quiet" onClick={() => onExplain(member.id)}>
+                    Why?<span className="visually-hidden"> {member.email ?? member.id}</span>
+                  </button>
+                  {leave && (
+                    <button
+                      type="button"
+                      className="quiet"
+                      disabled={take.isPending}
+                      onClick={() =>
+                        take.mutate({
+                          params: { path: { workspaceId, audienceId } },
+                          body: { memberIds: [member.id] },
+                        })
+                      }
+                    >
+                      {leave}
+                      <span className="visually-hidden"> {member.email ?? member.id}</span>
+                    </button>
+                  )}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {members.data?.results.length === 0 && <p className="muted">No members{search ? " match" : ""}.</p>}
       <Pager

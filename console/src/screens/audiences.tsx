@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../api.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import { SizeSparkline } from "../ui/size-sparkline.tsx";
@@ -57,29 +58,21 @@ export function AudiencesScreen() {
         </label>
       </div>
       <ErrorNote error={list.error} />
-      <div className="table-wrap">
-        <table className="stack-table" aria-label="Audiences">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col" className="num">
-                Members
-              </th>
-              <th scope="col">Kind</th>
-              <th scope="col">Last 30 days</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.results.map((audience) => (
-              <AudienceRow key={audience.id} audience={audience} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Audiences"
+        columns={[
+          "Name",
+          { label: "Members", numeric: true },
+          "Kind",
+          "Last 30 days",
+          "Created",
+          { label: "Actions", hidden: true },
+        ]}
+      >
+        {list.data?.results.map((audience) => (
+          <AudienceRow key={audience.id} audience={audience} />
+        ))}
+      </DataTable>
       {list.isPending && <p className="muted">Loading…</p>}
       {list.data && list.data.results.length === 0 && (
         <p className="muted">No audiences{search ? " match" : " yet"}.</p>

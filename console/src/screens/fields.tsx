@@ -2,6 +2,7 @@ import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { fieldKeyProblem } from "../ui/field-key.ts";
 import { FieldMisfits } from "./field-misfits.tsx";
@@ -30,27 +31,14 @@ export function FieldsScreen() {
       </p>
       <DeclareField />
       <ErrorNote error={list.error} />
-      <div className="table-wrap">
-        <table className="stack-table">
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Type</th>
-              <th scope="col">Members</th>
-              <th scope="col">Values</th>
-              <th scope="col">Declared</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.results.map((field) => (
-              <FieldRow key={`${field.key}:${field.type}`} field={field} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Fields"
+        columns={["Field", "Type", "Members", "Values", "Declared", { label: "Actions", hidden: true }]}
+      >
+        {list.data?.results.map((field) => (
+          <FieldRow key={`${field.key}:${field.type}`} field={field} />
+        ))}
+      </DataTable>
       {list.isPending && <p className="muted">Loading…</p>}
     </>
   );

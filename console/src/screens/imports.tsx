@@ -2,6 +2,7 @@ import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FieldMisfits } from "./field-misfits.tsx";
 import { ImportJob, isEnded } from "./import-job.tsx";
@@ -21,69 +22,55 @@ export function ImportsScreen() {
       <h2 id="recent-imports-heading">Recent imports</h2>
       <ErrorNote error={past.error} />
       {past.data && past.data.results.length > 0 && (
-        <div className="table-wrap">
-          <table aria-labelledby="recent-imports-heading" className="stack-table">
-            <thead>
-              <tr>
-                <th scope="col">File</th>
-                <th scope="col">Started</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Rows read
-                </th>
-                <th scope="col" className="num">
-                  Created
-                </th>
-                <th scope="col" className="num">
-                  Merged
-                </th>
-                <th scope="col" className="num">
-                  Rejected
-                </th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
+        <DataTable
+          labelledBy="recent-imports-heading"
+          columns={[
+            "File",
+            "Started",
+            "Status",
+            { label: "Rows read", numeric: true },
+            { label: "Created", numeric: true },
+            { label: "Merged", numeric: true },
+            { label: "Rejected", numeric: true },
+            { label: "Actions", hidden: true },
+          ]}
+        >
+          {past.data?.results.map((job) => {
+            const started = new Date(job.createdAt).toLocaleString();
+            // A job uploaded without a name (by another client) is known by its id.
+            const file = job.name ?? job.id;
+            return (
+              <tr key={job.id} className={job.id === followed?.id ? "selected" : ""}>
+                <td data-label="File">{file}</td>
+                <td data-label="Started">{started}</td>
+                <td data-label="Status" className={`status-${job.status}`}>
+                  {job.status}
+                </td>
+                <td data-label="Rows read" className="num">
+                  {job.rowsRead.toLocaleString()}
+                </td>
+                <td data-label="Created" className="num">
+                  {job.created.toLocaleString()}
+                </td>
+                <td data-label="Merged" className="num">
+                  {job.merged.toLocaleString()}
+                </td>
+                <td data-label="Rejected" className="num">
+                  {job.rejected.toLocaleString()}
+                </td>
+                <td>
+                  <button type="button" className="quiet" onClick={() => setFollowed({ id: job.id })}>
+                    {isEnded(job.status) ? "Details" : "Follow"}
+                    <span className="visually-hidden">
+                      {" "}
+                      of {file}, started {started}
+                    </span>
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {past.data?.results.map((job) => {
-                const started = new Date(job.createdAt).toLocaleString();
-                // A job uploaded without a name (by another client) is known by its id.
-                const file = job.name ?? job.id;
-                return (
-                  <tr key={job.id} className={job.id === followed?.id ? "selected" : ""}>
-                    <td data-label="File">{file}</td>
-                    <td data-label="Started">{started}</td>
-                    <td data-label="Status" className={`status-${job.status}`}>
-                      {job.status}
-                    </td>
-                    <td data-label="Rows read" className="num">
-                      {job.rowsRead.toLocaleString()}
-                    </td>
-                    <td data-label="Created" className="num">
-                      {job.created.toLocaleString()}
-                    </td>
-                    <td data-label="Merged" className="num">
-                      {job.merged.toLocaleString()}
-                    </td>
-                    <td data-label="Rejected" className="num">
-                      {job.rejected.toLocaleString()}
-                    </td>
-                    <td>
-                      <button type="button" className="quiet" onClick={() => setFollowed({ id: job.id })}>
-                        {isEnded(job.status) ? "Details" : "Follow"}
-                        <span className="visually-hidden">
-                          {" "}
-                          of {file}, started {started}
-                        </span>
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       {past.data && past.data.results.length === 0 && <p className="muted">No imports yet.</p>}
     </>

@@ -2,6 +2,7 @@ import { useState } from "react";
 import { useSearch } from "wouter";
 import { useApi } from "../api.tsx";
 import { AddToAudience } from "../ui/add-to-audience.tsx";
+import { DataTable } from "../ui/data-table.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../ui/pager.tsx";
 import { MemberDetail } from "./member-detail.tsx";
@@ -86,56 +87,53 @@ export function MembersScreen() {
               }}
             />
           )}
-          <div className="table-wrap">
-            <table className="stack-table" aria-label="Members">
-              <thead>
-                <tr>
-                  <th scope="col">
-                    <input
-                      type="checkbox"
-                      aria-label="Select every member on this page"
-                      checked={allOnPage}
-                      disabled={onPage.length === 0}
-                      onChange={(event) => select(onPage, event.target.checked)}
-                    />
-                  </th>
-                  <th scope="col">E-mail</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Company</th>
-                  <th scope="col">Added</th>
-                </tr>
-              </thead>
-              <tbody>
-                {members?.results.map((member) => (
-                  <tr key={member.id} className={member.id === openId ? "selected" : ""}>
-                    <td className="select">
-                      <input
-                        type="checkbox"
-                        aria-label={`Select ${member.email ?? member.id}`}
-                        checked={selected.has(member.id)}
-                        onChange={(event) => select([member], event.target.checked)}
-                      />
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        className="link"
-                        aria-pressed={member.id === openId}
-                        onClick={() => setOpenId(member.id)}
-                      >
-                        {member.email ?? member.id}
-                      </button>
-                    </td>
-                    <td data-label="Name">
-                      {[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}
-                    </td>
-                    <td data-label="Company">{member.fields.company}</td>
-                    <td data-label="Added">{new Date(member.createdAt).toLocaleDateString()}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Members"
+            columns={[
+              {
+                label: "Select",
+                header: (
+                  <input
+                    type="checkbox"
+                    aria-label="Select every member on this page"
+                    checked={allOnPage}
+                    disabled={onPage.length === 0}
+                    onChange={(event) => select(onPage, event.target.checked)}
+                  />
+                ),
+              },
+              "E-mail",
+              "Name",
+              "Company",
+              "Added",
+            ]}
+          >
+            {members?.results.map((member) => (
+              <tr key={member.id} className={member.id === openId ? "selected" : ""}>
+                <td className="select">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${member.email ?? member.id}`}
+                    checked={selected.has(member.id)}
+                    onChange={(event) => select([member], event.target.checked)}
+                  />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    className="link"
+                    aria-pressed={member.id === openId}
+                    onClick={() => setOpenId(member.id)}
+                  >
+                    {member.email ?? member.id}
+                  </button>
+                </td>
+                <td data-label="Name">{[member.fields.firstName, member.fields.lastName].filter(Boolean).join(" ")}</td>
+                <td data-label="Company">{member.fields.company}</td>
+                <td data-label="Added">{new Date(member.createdAt).toLocaleDateString()}</td>
+              </tr>
+            ))}
+          </DataTable>
           {list.isPending && <p className="muted">Loading…</p>}
           {members && members.results.length === 0 && <p className="muted">No members{term ? " match" : " yet"}.</p>}
           <Pager

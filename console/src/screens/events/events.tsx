@@ -3,6 +3,7 @@ import { useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../../api.tsx";
 import { useFeedFromNow } from "../../feed-refresh.ts";
+import { DataTable } from "../../ui/data-table.tsx";
 import { ErrorNote } from "../../ui/error-note.tsx";
 import { useMemberEmails } from "../member-lookup.ts";
 import { audienceOf, eventSummary, membersNamedBy } from "./event-summary.ts";
@@ -84,37 +85,27 @@ export function EventsScreen() {
         </p>
       )}
       {shown.length > 0 && (
-        <div className="table-wrap">
-          <table className="tail stack-table" aria-label="Events, newest first">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Audience</th>
-                <th scope="col">What happened</th>
+        <DataTable
+          className="tail"
+          label="Events, newest first"
+          columns={["Time", "Type", "Audience", "What happened"]}
+        >
+          {shown.map((event) => {
+            const audienceId = audienceOf(event);
+            return (
+              <tr key={event.id}>
+                <td>
+                  <time dateTime={event.createdAt}>{new Date(event.createdAt).toLocaleTimeString()}</time>
+                </td>
+                <td>{event.type}</td>
+                <td>
+                  {audienceId && <Link href={`/audiences/${audienceId}`}>{names.get(audienceId) ?? audienceId}</Link>}
+                </td>
+                <td className="summary">{eventSummary(event, nameOf)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {shown.map((event) => {
-                const audienceId = audienceOf(event);
-                return (
-                  <tr key={event.id}>
-                    <td>
-                      <time dateTime={event.createdAt}>{new Date(event.createdAt).toLocaleTimeString()}</time>
-                    </td>
-                    <td>{event.type}</td>
-                    <td>
-                      {audienceId && (
-                        <Link href={`/audiences/${audienceId}`}>{names.get(audienceId) ?? audienceId}</Link>
-                      )}
-                    </td>
-                    <td className="summary">{eventSummary(event, nameOf)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </>
   );

@@ -2,6 +2,7 @@ import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useApi } from "../../api.tsx";
+import { DataTable } from "../../ui/data-table.tsx";
 import { ErrorNote } from "../../ui/error-note.tsx";
 import { FIRST_PAGE, Pager } from "../../ui/pager.tsx";
 
@@ -49,29 +50,21 @@ export function DeliveryLog({ webhook }: { webhook: Webhook }) {
       {log.isPending && <p className="muted">Loading…</p>}
       {log.data && deliveries.length === 0 && <p className="muted">No deliveries yet. Send a test to see one here.</p>}
       {deliveries.length > 0 && (
-        <div className="table-wrap">
-          <table aria-labelledby="deliveries-heading" className="stack-table">
-            <thead>
-              <tr>
-                <th scope="col">Queued</th>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Attempts
-                </th>
-                <th scope="col">Last answer</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((delivery) => (
-                <DeliveryRow key={delivery.id} webhookId={webhook.id} delivery={delivery} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          labelledBy="deliveries-heading"
+          columns={[
+            "Queued",
+            "Event",
+            "Status",
+            { label: "Attempts", numeric: true },
+            "Last answer",
+            { label: "Actions", hidden: true },
+          ]}
+        >
+          {deliveries.map((delivery) => (
+            <DeliveryRow key={delivery.id} webhookId={webhook.id} delivery={delivery} />
+          ))}
+        </DataTable>
       )}
       <Pager
         label="Delivery pages"

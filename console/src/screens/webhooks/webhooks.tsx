@@ -2,6 +2,7 @@ import type { components } from "@audience-service/client";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../../api.tsx";
+import { DataTable } from "../../ui/data-table.tsx";
 import { ErrorNote } from "../../ui/error-note.tsx";
 import { EVENT_TYPES } from "../events/event-types.ts";
 import "../tools.css";
@@ -31,31 +32,20 @@ export function WebhooksScreen() {
       <ErrorNote error={list.error} />
       {list.data && hooks.length === 0 && <p className="muted">No webhooks yet.</p>}
       {hooks.length > 0 && (
-        <div className="table-wrap">
-          <table aria-labelledby="webhooks-heading" className="stack-table">
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.map((hook) => (
-                <WebhookRow
-                  key={hook.id}
-                  hook={hook}
-                  open={hook.id === logOf}
-                  onOpen={() => setLogOf(hook.id)}
-                  onEdit={() => setEditing(hook.id)}
-                />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          labelledBy="webhooks-heading"
+          columns={["URL", "Events", "State", { label: "Actions", hidden: true }]}
+        >
+          {hooks.map((hook) => (
+            <WebhookRow
+              key={hook.id}
+              hook={hook}
+              open={hook.id === logOf}
+              onOpen={() => setLogOf(hook.id)}
+              onEdit={() => setEditing(hook.id)}
+            />
+          ))}
+        </DataTable>
       )}
       {edited && <WebhookEditor key={edited.id} webhook={edited} onClose={() => setEditing(undefined)} />}
       {shown && <DeliveryLog key={shown.id} webhook={shown} />}
