@@ -3,33 +3,22 @@ import { useMemo, useState } from "react";
 import { useApi } from "../api.tsx";
 import { ErrorNote } from "../ui/error-note.tsx";
 import { useUnsavedWarning } from "../ui/unsaved-warning.ts";
-import { ActivityConditionRow, type ActivityTypeOption } from "./activity-row.tsx";
-import { ConditionRow } from "./condition-row.tsx";
+import type { ActivityTypeOption } from "./activity-row.tsx";
 import { DryRun } from "./dry-run.tsx";
 import { WarningList, warningsByPointer } from "./filter-warnings.tsx";
+import { RuleConditions } from "./rule-conditions.tsx";
 import {
   BUILT_IN_FIELDS,
   draftOf,
   type FieldType,
   type Filter,
   filterOf,
-  isActivityRow,
   isComplete,
-  isGroup,
-  type Match,
-  newActivity,
-  newCondition,
-  newGroup,
   pointersOf,
-  type Row,
   type RuleDraft,
-  removeRow,
   rowAtError,
-  setMatch,
   shownField,
   unfinishedRow,
-  updateActivity,
-  updateRow,
 } from "./rule-state.ts";
 import { useDebounced } from "./use-debounced.ts";
 
@@ -155,48 +144,6 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
   };
   const unchanged = JSON.stringify(filter) === savedText;
   useUnsavedWarning(!unchanged, "The rule has changes that are not saved. Leave without saving them?");
-  const positions = new Map(
-    (draft?.items ?? []).flatMap((item) => (isGroup(item) ? item.rows : [item])).map((r, i) => [r.id, i + 1]),
-  );
-  const addCondition = (groupId?: number) => {
-    if (!draft) return;
-    setAdded(draft.nextId);
-    change(newCondition(draft, groupId));
-  };
-  const addActivity = () => {
-    if (!draft) return;
-    setAdded(draft.nextId);
-    change(newActivity(draft, activityTypes[0]?.type));
-  };
-  const row = (r: Row) =>
-    isActivityRow(r) ? (
-      <ActivityConditionRow
-        key={r.id}
-        row={r}
-        position={positions.get(r.id) ?? 0}
-        focusOnMount={r.id === added}
-        activityTypes={activityTypes}
-        count={countAt.get(pointers.get(r.id) ?? "-")}
-        error={rowErrors.get(r.id)}
-        onChange={(c) => draft && change(updateActivity(draft, r.id, c))}
-        onRemove={() => draft && change(removeRow(draft, r.id))}
-      />
-    ) : (
-      <ConditionRow
-        key={r.id}
-        row={r}
-        position={positions.get(r.id) ?? 0}
-        focusOnMount={r.id === added}
-        types={types}
-        audiences={audiences}
-        count={countAt.get(pointers.get(r.id) ?? "-")}
-        error={rowErrors.get(r.id)}
-        warning={warnAt.get(pointers.get(r.id) ?? "-")}
-        onChange={(c) => draft && change(updateRow(draft, r.id, c, types))}
-        onRemove={() => draft && change(removeRow(draft, r.id))}
-      />
-    );
-
   return (
     <section aria-labelledby="rule-heading" className="panel">
       <h2 id="rule-heading">Rule</h2>
@@ -211,39 +158,19 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
         ))}
       </datalist>
       {draft ? (
-        <>
-          <MatchPicker label="Members match" match={draft.match} onChange={(m) => change(setMatch(draft, m))} />
-          {draft.items.length === 0 && <p className="muted">No conditions: the audience has members by hand only.</p>}
-          {draft.items.map((item) =>
-            isGroup(item) ? (
-              <div key={item.id} className="group">
-                <MatchPicker
-                  label="A group matching"
-                  match={item.match}
-                  onChange={(m) => change(setMatch(draft, m, item.id))}
-                  count={countAt.get(pointers.get(item.id) ?? "-")}
-                />
-                {item.rows.map(row)}
-                <button type="button" className="quiet" onClick={() => addCondition(item.id)}>
-                  Add a condition to the group
-                </button>
-              </div>
-            ) : (
-              row(item)
-            ),
-          )}
-          <div className="row">
-            <button type="button" className="quiet" onClick={() => addCondition()}>
-              Add a condition
-            </button>
-            <button type="button" className="quiet" onClick={addActivity}>
-              Add an activity condition
-            </button>
-            <button type="button" className="quiet" onClick={() => change(newGroup(draft))}>
-              Add a group
-            </button>
-          </div>
-        </>
+        <RuleConditions
+          draft={draft}
+          types={types}
+          audiences={audiences}
+          activityTypes={activityTypes}
+          added={added}
+          countAt={countAt}
+          pointers={pointers}
+          rowErrors={rowErrors}
+          warnAt={warnAt}
+          onChange={change}
+          onAdd={setAdded}
+        />
       ) : (
         <>
           <label htmlFor="rule-json">The rule, as JSON (its shape has more than the builder draws)</label>
@@ -295,21 +222,5 @@ function RuleEditor({ audienceId, saved, types, audiences, activityTypes, fieldN
         </output>
       </div>
     </section>
-  );
-}
-
-function MatchPicker(props: { label: string; match: Match; onChange(m: Match): void; count?: number | undefined }) {
-  return (
-    <div className="row">
-      <label>
-        {props.label}{" "}
-        <select value={props.match} onChange={(event) => props.onChange(event.target.value as Match)}>
-          <option value="all">all</option>
-          <option value="any">any</option>
-        </select>{" "}
-        of these conditions
-      </label>
-      {props.count !== undefined && <span className="muted">{props.count.toLocaleString()} members</span>}
-    </div>
   );
 }
