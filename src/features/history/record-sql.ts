@@ -37,9 +37,10 @@ export const pageChunks = (
 };
 
 /** A page spells out member numbers from runs of 256 bits of its chunks, not from whole chunks. */
-const WINDOW_SHIFT = 8;
-const WINDOW_BITS = 1 << WINDOW_SHIFT;
-const WINDOWS = Prisma.raw(String(CHUNK_BITS / WINDOW_BITS - 1));
+const RUN_SHIFT = 8;
+const RUN_BITS = 1 << RUN_SHIFT;
+/** The last run of a chunk (its runs are numbered from 0). */
+const LAST_RUN = Prisma.raw(String(CHUNK_BITS / RUN_BITS - 1));
 
 /**
  * The common table expressions pc, pw, pv and p of a keyset page of member numbers from a CTE
@@ -52,20 +53,20 @@ export const pageSeqs = (name: string, ascending: boolean, limit: number, cursor
   const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
   const beyond =
     cursor === undefined ? Prisma.sql`true` : ascending ? Prisma.sql`s.seq > ${cursor}` : Prisma.sql`s.seq < ${cursor}`;
-  const window = Prisma.sql`substring(x.bits FROM w.i * ${Prisma.raw(String(WINDOW_BITS))} + 1 FOR ${Prisma.raw(String(WINDOW_BITS))})`;
+  const run = Prisma.sql`substring(x.bits FROM w.i * ${Prisma.raw(String(RUN_BITS))} + 1 FOR ${Prisma.raw(String(RUN_BITS))})`;
   return Prisma.sql`
     pc AS (${pageChunks(name, ascending, limit, cursor)}),
     pw AS (
       SELECT v.chunk, v.bits, v.n FROM (
-        SELECT (x.chunk << ${Prisma.raw(String(CHUNK_SHIFT - WINDOW_SHIFT))}) + w.i AS chunk, ${window} AS bits,
-          bit_count(${window})::int AS n
-        FROM pc AS x CROSS JOIN generate_series(0, ${WINDOWS}) AS w(i)
+        SELECT (x.chunk << ${Prisma.raw(String(CHUNK_SHIFT - RUN_SHIFT))}) + w.i AS chunk, ${run} AS bits,
+          bit_count(${run})::int AS n
+        FROM pc AS x CROSS JOIN generate_series(0, ${LAST_RUN}) AS w(i)
       ) AS v WHERE v.n > 0
     ),
-    pv AS (${pageChunks("pw", ascending, limit, cursor, WINDOW_SHIFT)}),
+    pv AS (${pageChunks("pw", ascending, limit, cursor, RUN_SHIFT)}),
     p AS (
       SELECT s.seq FROM (
-        SELECT v.chunk * ${Prisma.raw(String(WINDOW_BITS))} + q.i - 1 AS seq
+        SELECT v.chunk * ${Prisma.raw(String(RUN_BITS))} + q.i - 1 AS seq
         FROM pv AS v CROSS JOIN LATERAL unnest(array_positions(string_to_array(v.bits::text, NULL), '1')) AS q(i)
       ) AS s WHERE ${beyond} ORDER BY s.seq ${order} LIMIT ${limit + 1}
     )`;
