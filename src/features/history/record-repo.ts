@@ -2,8 +2,8 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { CHUNK_SHIFT, NO_BITS } from "../membership/member-bits-sql.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
-import { chunksAtSql, seqsOfChunksSql } from "../membership/transition-repo.ts";
-import { BIT, latestBefore, memberOf, pageChunks, SHIFT } from "./record-sql.ts";
+import { chunksAtSql } from "../membership/transition-repo.ts";
+import { anyBehindIn, BIT, latestBefore, memberOf, pageSeqs, SHIFT } from "./record-sql.ts";
 
 /** A member as an earlier instant's page lists it: as it is now, or as its deletion left it. */
 export interface RecordedMemberRow extends MemberRow {
@@ -61,25 +61,17 @@ export const recordRepo = {
     query: { before: Date; ascending: boolean; limit: number; cursor?: number | undefined },
   ): Promise<AsOfPage> {
     const { ascending, cursor } = query;
-    const beyond =
-      cursor === undefined
-        ? Prisma.sql`true`
-        : ascending
-          ? Prisma.sql`s.seq > ${cursor}`
-          : Prisma.sql`s.seq < ${cursor}`;
     const behind =
       cursor === undefined
         ? Prisma.sql`false`
         : Prisma.sql`(EXISTS (SELECT 1 FROM c WHERE c.chunk ${ascending ? Prisma.sql`<` : Prisma.sql`>`} ${cursor >> CHUNK_SHIFT})
-            OR EXISTS (SELECT 1 FROM (${seqsOfChunksSql(Prisma.sql`SELECT c.chunk, c.bits FROM c WHERE c.chunk = ${cursor >> CHUNK_SHIFT}`)}) AS s
-              WHERE ${ascending ? Prisma.sql`s.seq <= ${cursor}` : Prisma.sql`s.seq >= ${cursor}`}))`;
+            OR EXISTS (SELECT 1 FROM c WHERE c.chunk = ${cursor >> CHUNK_SHIFT} AND ${anyBehindIn(Prisma.sql`c.bits`, ascending, cursor)}))`;
     const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
     const [head] = await db.$queryRaw<{ since: Date | null; total: number; behind: boolean; page: string }[]>`
       WITH c AS MATERIALIZED (
         SELECT s.chunk, s.bits, bit_count(s.bits)::int AS n FROM (${chunksAtSql(workspaceId, audienceId, query.before)}) AS s
       ),
-      pc AS (${pageChunks("c", ascending, query.limit, cursor)}),
-      p AS (SELECT s.seq FROM (${seqsOfChunksSql(Prisma.sql`SELECT * FROM pc`)}) AS s WHERE ${beyond} ORDER BY s.seq ${order} LIMIT ${query.limit + 1})
+      ${pageSeqs("c", ascending, query.limit, cursor)}
       SELECT
         (SELECT w.membership_record_since FROM workspaces AS w JOIN audiences AS a ON a.workspace_id = w.workspace_id
           WHERE w.workspace_id = ${workspaceId} AND a.id = ${audienceId}) AS since,
@@ -124,7 +116,6 @@ export const recordRepo = {
     audienceId: string,
     span: { from: Date; to: Date; limit: number; cursor?: number | undefined },
   ): Promise<{ since: Date | undefined; counts: ChangeCounts; moves: ChangeCounts; rows: ChangeRow[]; more: boolean }> {
-    const after = span.cursor === undefined ? Prisma.sql`true` : Prisma.sql`s.seq > ${span.cursor}`;
     const aud = Prisma.sql`${audienceId}`;
     const [head] = await db.$queryRaw<
       { since: Date | null; entered: number; exited: number; moved_in: number; moved_out: number; page: string }[]
@@ -152,8 +143,7 @@ export const recordRepo = {
           bit_count(n.now # n.was)::int AS n, n.now
         FROM n WHERE n.now <> n.was
       ),
-      pc AS (${pageChunks("c", true, span.limit, span.cursor)}),
-      p AS (SELECT s.seq FROM (${seqsOfChunksSql(Prisma.sql`SELECT * FROM pc`)}) AS s WHERE ${after} ORDER BY s.seq LIMIT ${span.limit + 1})
+      ${pageSeqs("c", true, span.limit, span.cursor)}
       SELECT
         (SELECT w.membership_record_since FROM workspaces AS w JOIN audiences AS a ON a.workspace_id = w.workspace_id
           WHERE w.workspace_id = ${workspaceId} AND a.id = ${audienceId}) AS since,
