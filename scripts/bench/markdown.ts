@@ -1,8 +1,9 @@
 // docs/performance.md's tables, rendered from a run's result lines (npm run bench -- --markdown
 // FILE…) rather than typed by hand: per run, a paragraph saying what ran where, the table of
 // results, and the verdicts counted; and the registry itself (--list) as tables.
-import { SCENARIOS, SETUPS } from "./registry.ts";
+import { SCENARIOS } from "./registry.ts";
 import { cells, type ResultLine, TABLE_HEADER } from "./report.ts";
+import { SETUPS } from "./scenario.ts";
 import { boundsOf, kindOf, TARGET_KEYS, targetText } from "./targets.ts";
 
 const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");

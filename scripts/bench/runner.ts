@@ -1,8 +1,9 @@
 // Which scenarios of the registry a run runs, in the registry's order, and running them: each is
 // given the set-ups it declared, and its rows are recorded under its name.
 import type { BenchOptions } from "./options.ts";
-import { type Made, type Need, SCENARIOS, type Scenario, type Setups } from "./registry.ts";
+import { SCENARIOS } from "./registry.ts";
 import type { ResultRow } from "./report.ts";
+import type { Made, Need, Scenario, Setups } from "./scenario.ts";
 import type { Context } from "./scenarios/scenario-context.ts";
 import type { Resources } from "./session.ts";
 

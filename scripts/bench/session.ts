@@ -10,7 +10,7 @@ import { memoryRows, RssSampler } from "./process-memory.ts";
 import { buildService, type ServiceProcess, startService } from "./processes.ts";
 import { openPgliteRaw, openPgRaw } from "./raw.ts";
 import { startReceiver } from "./receiver.ts";
-import type { Made, Need, Setups } from "./registry.ts";
+import type { Made, Need, Setups } from "./scenario.ts";
 import type { Context } from "./scenarios/scenario-context.ts";
 import { cleanups, log, type Stores } from "./stores.ts";
 
