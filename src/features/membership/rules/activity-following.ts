@@ -146,14 +146,17 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
    */
   return async function followActivities(w: Following, stored: StoredActivity[]): Promise<MembershipChange[]> {
     if (stored.length === 0) return [];
-    const audiences = await deps.activities.activityRules(w.tx, w.workspaceId);
+    // The rules that count activities and those that name audiences, read together: the naming
+    // rules were a round trip of their own (w.naming), and every ingest under activity audiences needs both.
+    const read = await deps.activities.activityRules(w.tx, w.workspaceId);
+    const audiences = read.filter((rule) => rule.counts);
     if (audiences.length === 0) return [];
     const now = deps.clock();
     const plan = batchPlan(audiences, stored, now, deps.activityRetentionDays);
     if (plan.size === 0) return [];
     const own = new Map([...plan].map(([id, p]) => [id, p.among]));
     const { tx, workspaceId } = w;
-    const rules = await w.naming();
+    const rules = read.filter((rule) => rule.names);
     const graph = audienceGraph(rules);
     const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
     const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
