@@ -9,8 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { activityRepo } from "../../src/features/membership/activity-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
-import { countAtLeast, counts, type StoredActivity } from "../../src/features/membership/rules/activity-batch.ts";
 import { type ActivityCondition, countHolds } from "../../src/features/membership/rules/activity-condition.ts";
+import {
+  countAtLeast,
+  counts,
+  type StoredActivity,
+} from "../../src/features/membership/rules/activity-ingest/activity-batch.ts";
 import { countedSql, joinedType } from "../../src/features/membership/rules/activity-sql.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";

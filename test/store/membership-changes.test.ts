@@ -21,7 +21,7 @@ import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipService } from "../../src/features/membership/membership-service.ts";
-import type { StoredActivity } from "../../src/features/membership/rules/activity-batch.ts";
+import type { StoredActivity } from "../../src/features/membership/rules/activity-ingest/activity-batch.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import type { Store } from "../../src/platform/db/database.ts";

@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { StoredActivity } from "./rules/activity-batch.ts";
+import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
 
 /**
  * An activity to store: its member by number when the caller resolved it (`seq`), else by id

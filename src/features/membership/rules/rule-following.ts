@@ -1,9 +1,9 @@
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { isMember, type MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
-import type { StoredActivity } from "./activity-batch.ts";
 import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
-import { createActivityFollowing } from "./activity-following.ts";
+import type { StoredActivity } from "./activity-ingest/activity-batch.ts";
+import { createActivityFollowing } from "./activity-ingest/activity-following.ts";
 import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";

@@ -1,16 +1,16 @@
-import type { FieldTypes } from "../../../domain/field-types.ts";
-import type { MemberRepo } from "../member-repo.ts";
-import type { MembershipChange } from "../member-set.ts";
-import type { MembershipRepo } from "../membership-repo.ts";
+import type { FieldTypes } from "../../../../domain/field-types.ts";
+import type { MemberRepo } from "../../member-repo.ts";
+import type { MembershipChange } from "../../member-set.ts";
+import type { MembershipRepo } from "../../membership-repo.ts";
+import type { ActivityCondition, ActivityTally } from "../activity-condition.ts";
+import type { ActivityRuleRepo } from "../activity-rule-repo.ts";
+import { audienceGraph, followersInOrder, inDependencyOrder } from "../audience-graph.ts";
+import type { FieldTypeRepo } from "../field-type-repo.ts";
+import { activityConditionsOf, conditionsOf, type Filter } from "../filter.ts";
+import { matches } from "../filter-match.ts";
+import type { RuleRepo } from "../rule-repo.ts";
+import { type createSettle, FEW_MEMBERS, type Following, movements } from "../settle.ts";
 import { countAtLeast, counts, partialMatch, type StoredActivity } from "./activity-batch.ts";
-import type { ActivityCondition, ActivityTally } from "./activity-condition.ts";
-import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
-import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
-import type { FieldTypeRepo } from "./field-type-repo.ts";
-import { activityConditionsOf, conditionsOf, type Filter } from "./filter.ts";
-import { matches } from "./filter-match.ts";
-import type { RuleRepo } from "./rule-repo.ts";
-import { type createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
 const NO_TYPES: FieldTypes = new Map();

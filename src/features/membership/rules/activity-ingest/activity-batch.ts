@@ -1,13 +1,13 @@
-import { assertNever } from "../../../domain/assert-never.ts";
-import { parseNumber } from "../../../domain/field-types.ts";
+import { assertNever } from "../../../../domain/assert-never.ts";
+import { parseNumber } from "../../../../domain/field-types.ts";
 import {
   type ActivityCondition,
   type ActivityWhere,
   activityWindow,
   typeHolds,
   type WhereCondition,
-} from "./activity-condition.ts";
-import { type Filter, fold, isActivity } from "./filter.ts";
+} from "../activity-condition.ts";
+import { type Filter, fold, isActivity } from "../filter.ts";
 
 /**
  * What an ingest tells the audiences that count activities (rule-following's followActivities):
