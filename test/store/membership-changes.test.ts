@@ -21,6 +21,7 @@ import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { CHUNK_BITS, type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipService } from "../../src/features/membership/membership-service.ts";
+import type { StoredActivity } from "../../src/features/membership/rules/activity-ingest/activity-batch.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { type Filter, unionFilter } from "../../src/features/membership/rules/filter.ts";
 import type { Store } from "../../src/platform/db/database.ts";
@@ -89,8 +90,8 @@ interface World {
   idOf(seq: number): string;
   seqsOf(tx: unknown, ids: string[]): Promise<number[]>;
   createMembers(tx: unknown, ids: string[], data: Data): Promise<void>;
-  /** Stores one activity for each member; returns their numbers. */
-  storeActivities(tx: unknown, ids: string[], step: Extract<Step, { op: "act" }>): Promise<number[]>;
+  /** Stores one activity for each member; returns them as followActivities is told of them. */
+  storeActivities(tx: unknown, ids: string[], step: Extract<Step, { op: "act" }>): Promise<StoredActivity[]>;
   changeMember(tx: unknown, id: string, data: Data): Promise<void>;
   createAudience(tx: unknown, id: string, filter: Filter | null): Promise<void>;
   deleteMembers(tx: unknown, ids: string[]): Promise<number[]>;
@@ -172,8 +173,11 @@ async function run(world: World, ws: string, step: Step, existing: Set<string>, 
       const acting = step.ids.filter((id) => existing.has(id));
       if (acting.length === 0) return;
       return write(ws, { memberWrites: true }, async (w) => {
-        const seqs = await world.storeActivities(w.tx, acting, step);
-        await w.followActivities(seqs.map((seq) => ({ seq, type: step.type })));
+        const stored = await world.storeActivities(w.tx, acting, step);
+        // With when they occurred and their properties, the batch decides what it can and skips
+        // the members whose counts it leaves alone (activity-batch.ts); bare (amount 50), every
+        // member with an activity of a counted type is evaluated again.
+        await w.followActivities(step.amount === 50 ? stored.map(({ seq, type }) => ({ seq, type })) : stored);
       });
     }
   }
@@ -335,8 +339,9 @@ function realWorld(store: Store, ws: string): { world: World; seen: Seen } {
         id: undefined,
         properties: { amount: step.amount },
       }));
-      await activityRepo.store(tx as never, ws, rows);
-      return seqs;
+      const outcome = await activityRepo.store(tx as never, ws, rows);
+      if (!outcome.written) throw new Error("activities of known members were not stored");
+      return outcome.stored;
     },
     async createAudience(tx, id, filter) {
       await audienceRepo.create(tx as never, { workspaceId: ws, id, name: id, filter });
@@ -381,7 +386,8 @@ function fakeWorld(): { world: World; seen: Seen } {
         done.push({ type: step.type, occurredAt: sets.now - step.daysAgo * DAY, properties: { amount: step.amount } });
         sets.activities.set(seq, done);
       }
-      return seqs;
+      const occurredAt = new Date(sets.now - step.daysAgo * DAY);
+      return seqs.map((seq) => ({ seq, type: step.type, occurredAt, properties: { amount: step.amount } }));
     },
     async createAudience(_tx, id, filter) {
       audiences.add(id, { filter });

@@ -79,33 +79,36 @@ export const activityPartitionRepo = {
   },
 
   /**
-   * Drops a month wholly older than the retention, its rows first taken off their types' counts,
-   * and deletes the month's client ids.
-   * The table is locked before any activity_types row (as every writer of activities does, by
-   * touching activities first), so this cannot deadlock with an ingest.
+   * Drops a month wholly older than the retention, its client ids deleted and its rows taken off
+   * their types' counts first. Locks in the order an ingest takes them (the store statement claims
+   * client ids, then updates activity_types, then inserts into activities; a member's delete goes
+   * the same way): activities' table lock first, which waits for any ingest under way and keeps
+   * new ones out, then activity_ids, then activity_types.
    */
   async drop(tx: SqlClient, month: Month): Promise<void> {
     await tx.$executeRaw`LOCK TABLE activities IN ACCESS EXCLUSIVE MODE`;
+    // The month's client ids, found by their time (activity_ids holds each activity's).
+    await tx.$executeRaw`DELETE FROM activity_ids WHERE occurred_at >= ${month.from} AND occurred_at < ${month.to}`;
     await tx.$executeRaw`
       UPDATE activity_types AS t SET count = t.count - g.n
       FROM (SELECT workspace_id, type_id, count(*) AS n FROM ${table(month)} GROUP BY workspace_id, type_id) AS g
       WHERE t.workspace_id = g.workspace_id AND t.type_id = g.type_id`;
     await tx.$executeRaw`DROP TABLE ${table(month)}`;
-    // The month's client ids, found by their time (activity_ids holds each activity's).
-    await tx.$executeRaw`DELETE FROM activity_ids WHERE occurred_at >= ${month.from} AND occurred_at < ${month.to}`;
   },
 
   /**
    * Deletes the activities older than the cutoff that no dropped month took (those of the month
    * the cutoff falls in, and any in the default partition), taking them off their types' counts,
-   * with the client ids of every activity older than the cutoff.
+   * with the client ids of every activity older than the cutoff: the ids first, in a statement of
+   * their own, so that rows are locked in the ingest's order (activity_ids, then activity_types)
+   * rather than in whatever order one statement's WITH items happen to run.
    */
   async deleteBefore(tx: SqlClient, cutoff: Date): Promise<number> {
+    await tx.$executeRaw`DELETE FROM activity_ids WHERE occurred_at < ${cutoff}`;
     const [row] = await tx.$queryRaw<{ removed: number }[]>`
       WITH gone AS (
         DELETE FROM activities WHERE occurred_at < ${cutoff} RETURNING workspace_id, type_id
       ),
-      ids_gone AS (DELETE FROM activity_ids WHERE occurred_at < ${cutoff}),
       counted AS (
         UPDATE activity_types AS t SET count = t.count - g.n
         FROM (SELECT workspace_id, type_id, count(*) AS n FROM gone GROUP BY workspace_id, type_id) AS g

@@ -1,5 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
+import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
 
 /**
  * An activity to store: its member by number when the caller resolved it (`seq`), else by id
@@ -16,20 +17,24 @@ export interface ActivityRow {
 
 /**
  * What storing did: `written` (how many rows were stored, the rest being ids already stored, and
- * each stored row's member number and type, once per pair), or nothing at all when some member
- * named by id is not known, with the client ids found stored, so that the caller leaves those
- * out, resolves the members and stores the rest again (activity-service.ts).
+ * each stored row as followActivities reads it: its member's number, type, occurredAt and
+ * properties), or nothing at all when some member named by id is not known, with the client ids
+ * found stored, so that the caller leaves those out, resolves the members and stores the rest
+ * again (activity-service.ts).
  */
 export type StoreOutcome =
-  | { written: true; accepted: number; stored: { seq: number; type: string }[] }
+  | { written: true; accepted: number; stored: StoredActivity[] }
   | { written: false; storedIds: Set<string> };
 
-/** The store statement's answer: whether it wrote, and what it stored or found stored. */
+/** The store statement's answer: whether it wrote, each row's member number, the ids left out. */
 interface StoreAnswer {
   written: boolean;
   accepted: number;
   storedIds: string[] | null;
-  stored: [number, string][] | null;
+  /** Each row's member number, in the order given (when written). */
+  seqs: number[] | null;
+  /** The client ids not stored because the workspace had them already (when written). */
+  skipped: string[] | null;
 }
 
 /** The JSON types of a property's values, as activity-types reports them. */
@@ -84,9 +89,10 @@ export const activityRepo = {
     }));
     const [result] = await tx.$queryRaw<StoreAnswer[]>`
       WITH v AS MATERIALIZED (
-        SELECT coalesce(v.seq, m.seq) AS seq, v.at, v.type, v.id, v.properties
-        FROM json_to_recordset(${JSON.stringify(activities)}::json)
-          AS v(seq int, member text, at timestamptz, type text, id text, properties jsonb)
+        SELECT v.ord, coalesce(v.seq, m.seq) AS seq, v.at, v.type, v.id, v.properties
+        FROM ROWS FROM (json_to_recordset(${JSON.stringify(activities)}::json)
+          AS (seq int, member text, at timestamptz, type text, id text, properties jsonb))
+          WITH ORDINALITY AS v(seq, member, at, type, id, properties, ord)
         LEFT JOIN members AS m ON v.member IS NOT NULL AND m.workspace_id = ${workspaceId} AND m.id = v.member
       ),
       go AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM v WHERE v.seq IS NULL) AS ok),
@@ -136,13 +142,18 @@ export const activityRepo = {
              (SELECT array_agg(i.id) FROM activity_ids AS i
               WHERE NOT (SELECT ok FROM go) AND i.workspace_id = ${workspaceId}
                 AND i.id = ANY(ARRAY(SELECT v.id FROM v WHERE v.id IS NOT NULL))) AS "storedIds",
-             (SELECT json_agg(json_build_array(p.seq, p.type)) FROM (SELECT DISTINCT seq, type FROM kept) AS p) AS stored`;
+             (SELECT json_agg(v.seq ORDER BY v.ord) FROM v WHERE (SELECT ok FROM go)) AS seqs,
+             (SELECT json_agg(v.id) FROM v
+              WHERE NOT (SELECT yes FROM clean) AND v.id IS NOT NULL AND v.id NOT IN (SELECT id FROM claimed)) AS skipped`;
     if (result?.written) {
-      return {
-        written: true,
-        accepted: result.accepted,
-        stored: (result.stored ?? []).map(([seq, type]) => ({ seq, type })),
-      };
+      const seqs = result.seqs ?? [];
+      const skipped = new Set(result.skipped ?? []);
+      const stored: StoredActivity[] = [];
+      rows.forEach((row, i) => {
+        if (row.id !== undefined && skipped.has(row.id)) return;
+        stored.push({ seq: seqs[i] as number, type: row.type, occurredAt: row.occurredAt, properties: row.properties });
+      });
+      return { written: true, accepted: result.accepted, stored };
     }
     return { written: false, storedIds: new Set(result?.storedIds ?? []) };
   },

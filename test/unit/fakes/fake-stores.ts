@@ -219,7 +219,12 @@ export class FakeSets {
 
   /** What the service reads of activities, answered by the reference evaluator. */
   readonly activityRepo: MembershipDeps["activities"] = {
-    activityRules: async () => this.rules().filter((rule) => JSON.stringify(rule.filter).includes('"activity":')),
+    activityRules: async () =>
+      this.rules().flatMap((rule) => {
+        const counts = JSON.stringify(rule.filter).includes('"activity":');
+        const names = namedAudiences(rule.filter).length > 0;
+        return counts || names ? [{ id: rule.id, filter: rule.filter as Filter, counts, names }] : [];
+      }),
     tallies: async (_tx, _ws, seqs, conditions, context) =>
       new Map(
         seqs.map((seq) => {

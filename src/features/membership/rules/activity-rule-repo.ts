@@ -4,17 +4,33 @@ import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { type ActivityCondition, type ActivityTally, activityWindow } from "./activity-condition.ts";
 import { type ActivityContext, countedSql, joinedType } from "./activity-sql.ts";
 import type { Filter } from "./filter.ts";
+import { AUDIENCE_CONDITIONS } from "./filter-sql.ts";
 
 /** The activity conditions anywhere in a stored rule (a jsonpath over its document). */
 const ACTIVITY_CONDITIONS = Prisma.sql`'lax $.** ? (exists(@.activity))'`;
 
+/** A rule that counts activities, names other audiences, or both. */
+export interface FollowingRule {
+  id: string;
+  filter: Filter;
+  counts: boolean;
+  names: boolean;
+}
+
 /** What rules over activities read of them: tallies per member, and who crossed a window's edge. */
 export const activityRuleRepo = {
-  /** The audiences whose rules hold activity conditions, with their rules, in id order. */
-  activityRules(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter }[]> {
+  /**
+   * What following an ingest reads of the workspace's rules, in one statement: the audiences whose
+   * rules hold activity conditions (`counts`) and those whose rules name other audiences (`names`:
+   * the audiences that follow them, as ruleRepo.namingAudiences reads them), in id order.
+   */
+  activityRules(db: SqlClient, workspaceId: string): Promise<FollowingRule[]> {
     return db.$queryRaw`
-      SELECT id, filter FROM audiences
-      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL AND jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS})
+      SELECT id, filter, jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS}) AS counts,
+             jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}) AS names
+      FROM audiences
+      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+        AND (jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS}) OR jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}))
       ORDER BY id`;
   },
 

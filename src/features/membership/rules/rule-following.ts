@@ -1,12 +1,13 @@
-import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { isMember, type MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
+import type { StoredActivity } from "./activity-ingest/activity-batch.ts";
+import { createActivityFollowing } from "./activity-ingest/activity-following.ts";
 import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
-import { activityConditionsOf, conditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
+import { activityConditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
 import type { RuleRepo } from "./rule-repo.ts";
 import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
@@ -23,9 +24,6 @@ export interface RuleFollowingDeps {
 }
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
-const NO_TYPES: FieldTypes = new Map();
-/** What a rule that reads only activities is given for a member's data (it reads none of it). */
-const NO_DATA = { folded: { id: "", email: null, emails: [], fields: {} }, createdAt: new Date(0) };
 
 export type { Following } from "./settle.ts";
 
@@ -38,37 +36,8 @@ export type { Following } from "./settle.ts";
 export function createRuleFollowing(deps: RuleFollowingDeps) {
   const settle = createSettle(deps);
 
-  /**
-   * Which of `among` (members whose activities were just stored) each rule naming no audience
-   * holds for, in process. Rules of activities only read neither members' data nor field types.
-   */
-  async function matchedInProcess(
-    tx: Following["tx"],
-    workspaceId: string,
-    asked: { audienceId: string; filter: Filter; among: number[] }[],
-    seqs: number[],
-    now: number,
-  ): Promise<{ audienceId: string; among: number[]; seqs: number[] }[]> {
-    const conditions = asked.flatMap((a) => activityConditionsOf(a.filter));
-    const slots = new Map(conditions.map((condition, i) => [condition, i]));
-    const activityOnly = asked.every((a) => conditionsOf(a.filter).length === 0);
-    const types = activityOnly ? NO_TYPES : await deps.fieldTypes.types(tx, workspaceId);
-    const folded = activityOnly ? [] : await deps.members.foldedBySeq(tx, workspaceId, seqs);
-    const context = { now, activityRetentionDays: deps.activityRetentionDays };
-    const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, context);
-    const members = new Map(folded.map((m) => [m.seq, m]));
-    const activityOf = (seq: number) => (condition: ActivityCondition) =>
-      tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
-    const matching = { types, now, inAudience: () => false };
-    return asked.map(({ audienceId, filter, among }) => ({
-      audienceId,
-      among,
-      seqs: among.filter((seq) => {
-        const m = members.get(seq) ?? (activityOnly ? NO_DATA : undefined);
-        return m !== undefined && matches(filter, m.folded, m.createdAt, { ...matching, activity: activityOf(seq) });
-      }),
-    }));
-  }
+  const followActivities = createActivityFollowing(deps, settle);
+
   const following = {
     /**
      * After members were created or changed: every rule-based audience follows. Rules are
@@ -151,61 +120,12 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
     },
 
     /**
-     * After activities were stored for members (`stored`: each one's number and type): the
-     * audiences whose rules count activities of those types are evaluated again for those members
-     * (by the database, which counts them), with the audiences whose rules name one of them, in
-     * dependency order; each change reported as `activity`, or `dependency`.
+     * After activities were stored for members (each one's number and type, and when the caller
+     * has them its occurredAt and properties): the audiences whose rules count them follow
+     * (activity-following.ts).
      */
-    async followActivities(w: Following, stored: { seq: number; type: string }[]): Promise<MembershipChange[]> {
-      if (stored.length === 0) return [];
-      const audiences = await deps.activities.activityRules(w.tx, w.workspaceId);
-      const own = new Map<string, number[]>();
-      for (const { id, filter } of audiences) {
-        const types = new Set(activityConditionsOf(filter).map((c) => c.activity));
-        const seqs = [...new Set(stored.filter((s) => types.has(s.type)).map((s) => s.seq))];
-        if (seqs.length > 0) own.set(id, seqs);
-      }
-      if (own.size === 0) return [];
-      const { tx, workspaceId } = w;
-      const rules = await w.naming();
-      const graph = audienceGraph(rules);
-      const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
-      const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
-      await w.locks.following(order);
-      const now = deps.clock();
-      // The audiences whose rules name none are evaluated together and written in one statement: a
-      // round trip each for twenty audiences cost more than the ingest's own statements.
-      const together = order.filter((id) => own.has(id) && !graph.uses.has(id));
-      const asked = together.map((id) => ({
-        audienceId: id,
-        filter: filters.get(id) as Filter,
-        among: own.get(id) ?? [],
-      }));
-      const seqs = [...new Set(asked.flatMap((a) => a.among))];
-      // Up to FEW_MEMBERS (every ingest): in process, their activities tallied in one pass. Counted
-      // by the database per member and per audience, 10,000 activities under 20 audiences took 4 s.
-      const matched =
-        seqs.length <= FEW_MEMBERS
-          ? await matchedInProcess(tx, workspaceId, asked, seqs, now)
-          : await deps.rules.matchesAmongMany(tx, workspaceId, asked, {
-              types: await deps.fieldTypes.types(tx, workspaceId),
-              now,
-              workspaceId,
-              activityRetentionDays: deps.activityRetentionDays,
-            });
-      const moved = new Map<string, number[] | "many">();
-      const changes = w.report("activity", await deps.sets.applyMatches(tx, workspaceId, "own", matched));
-      for (const change of changes) {
-        if (graph.usedBy.has(change.audienceId)) {
-          for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
-        }
-      }
-      const rest = order.filter((id) => !together.includes(id));
-      return [
-        ...changes,
-        ...(await settle(w, { graph, order: rest, filters, moved, own, ownReason: "activity", now })),
-      ];
-    },
+    followActivities: (w: Following, stored: StoredActivity[]): Promise<MembershipChange[]> =>
+      followActivities(w, stored),
 
     /**
      * Relative-time rules catch up with the clock. A `withinLast` window [now − d, now] moved from

@@ -1,0 +1,149 @@
+import { assertNever } from "../../../../domain/assert-never.ts";
+import { parseNumber } from "../../../../domain/field-types.ts";
+import {
+  type ActivityCondition,
+  type ActivityWhere,
+  activityWindow,
+  typeHolds,
+  type WhereCondition,
+} from "../activity-condition.ts";
+import { type Filter, fold, isActivity } from "../filter.ts";
+
+/**
+ * What an ingest tells the audiences that count activities (rule-following's followActivities):
+ * each stored activity's member number and type, and, when the caller has them, when it occurred
+ * and its properties. Without the last two, every activity of a counted type may count.
+ */
+export interface StoredActivity {
+  seq: number;
+  type: string;
+  occurredAt?: Date | undefined;
+  properties?: Record<string, string | number | boolean> | null | undefined;
+}
+
+/** Yes, no, or "cannot tell here" (the database would have to say). */
+type Maybe = boolean | undefined;
+
+/**
+ * Whether an activity condition counts this activity at `now`, as activity-sql.ts's countedSql
+ * would: its type, its window (the retention's edge included), its `where`. Undefined where the
+ * process cannot be sure of the database's answer (no occurredAt given; a text comparison outside
+ * ASCII, where lower() and toLowerCase() may differ).
+ */
+export function counts(
+  condition: ActivityCondition,
+  activity: StoredActivity,
+  now: number,
+  retentionDays: number | undefined,
+): Maybe {
+  if (activity.type !== condition.activity) return false;
+  if (activity.occurredAt === undefined) return undefined;
+  const at = activity.occurredAt.getTime();
+  const { from, to, toOpen } = activityWindow(condition, now, retentionDays);
+  if (from !== null && at < from) return false;
+  if (to !== null && (toOpen ? at >= to : at > to)) return false;
+  if (condition.where === undefined) return true;
+  if (activity.properties === undefined) return undefined;
+  return whereHolds(condition.where, condition.activity, activity.properties ?? {});
+}
+
+/** Kleene's AND / OR / NOT over Maybe. */
+const and = (values: Maybe[]): Maybe =>
+  values.includes(false) ? false : values.includes(undefined) ? undefined : true;
+const or = (values: Maybe[]): Maybe => (values.includes(true) ? true : values.includes(undefined) ? undefined : false);
+const not = (value: Maybe): Maybe => (value === undefined ? undefined : !value);
+
+function whereHolds(where: ActivityWhere, type: string, properties: Record<string, string | number | boolean>): Maybe {
+  if ("all" in where) return and(where.all.map((w) => whereHolds(w, type, properties)));
+  if ("any" in where) return or(where.any.map((w) => whereHolds(w, type, properties)));
+  if ("not" in where) return not(whereHolds(where.not, type, properties));
+  if (where.field === "type") return typeHolds(where, type);
+  const key = where.field.slice("properties.".length);
+  return propertyHolds(where, Object.hasOwn(properties, key) ? properties[key] : undefined);
+}
+
+const ASCII = /^[ -~]*$/;
+
+/** activity-sql.ts's propertySql, in process: `p` is the property's value, undefined when absent. */
+function propertyHolds(condition: WhereCondition, p: string | number | boolean | undefined): Maybe {
+  const values = Array.isArray(condition.value) ? condition.value : [condition.value ?? ""];
+  const numbers = values.flatMap((v) => {
+    const n = parseNumber(v);
+    return n === undefined ? [] : [n];
+  });
+  const number = typeof p === "number" ? p : undefined;
+  // lower() of the database and toLowerCase() agree on printable ASCII; past it, the database decides.
+  const text = typeof p === "string" ? p : undefined;
+  const textKnown = text === undefined || (ASCII.test(text) && values.every((v) => ASCII.test(v)));
+  const equals = (): Maybe => {
+    if (number !== undefined) return numbers.includes(number);
+    if (typeof p === "boolean") return values.map((v) => v.toLowerCase()).includes(String(p));
+    if (text === undefined) return false;
+    return textKnown ? values.map(fold).includes(fold(text)) : undefined;
+  };
+  const textTest = (test: (x: string, target: string) => boolean): Maybe =>
+    text === undefined ? false : textKnown ? test(fold(text), fold(values[0] ?? "")) : undefined;
+  const compare = (test: (x: number, y: number) => boolean): Maybe =>
+    number !== undefined && test(number, numbers[0] ?? 0);
+  const op = condition.op;
+  switch (op) {
+    case "eq":
+    case "in":
+      return equals();
+    case "ne":
+    case "notIn":
+      return not(equals());
+    case "contains":
+      return textTest((x, target) => x.includes(target));
+    case "startsWith":
+      return textTest((x, target) => x.startsWith(target));
+    case "endsWith":
+      return textTest((x, target) => x.endsWith(target));
+    case "gt":
+      return compare((x, y) => x > y);
+    case "gte":
+      return compare((x, y) => x >= y);
+    case "lt":
+      return compare((x, y) => x < y);
+    case "lte":
+      return compare((x, y) => x <= y);
+    case "between":
+      return number !== undefined && number >= (numbers[0] ?? 0) && number <= (numbers[1] ?? 0);
+    case "exists":
+      return p !== undefined;
+    case "notExists":
+      return p === undefined;
+    default:
+      return assertNever(op, "where operator");
+  }
+}
+
+/**
+ * What a count of at least `least` says of the condition's count test: a count can only be that or
+ * more, so `gte 2` holds once two are known, and `lt 2` fails.
+ */
+export function countAtLeast(condition: ActivityCondition, least: number): Maybe {
+  const { op, value } = condition.count ?? { op: "gte" as const, value: 1 };
+  switch (op) {
+    case "gte":
+      return least >= value ? true : undefined;
+    case "gt":
+    case "ne":
+      return least > value ? true : undefined;
+    case "lt":
+      return least >= value ? false : undefined;
+    case "lte":
+    case "eq":
+      return least > value ? false : undefined;
+    default:
+      return assertNever(op, "count operator");
+  }
+}
+
+/** The filter's answer when only some activity conditions are known; field and audience conditions are not. */
+export function partialMatch(filter: Filter, known: (condition: ActivityCondition) => Maybe): Maybe {
+  if ("all" in filter) return and(filter.all.map((f) => partialMatch(f, known)));
+  if ("any" in filter) return or(filter.any.map((f) => partialMatch(f, known)));
+  if ("not" in filter) return not(partialMatch(filter.not, known));
+  return isActivity(filter) ? known(filter) : undefined;
+}
