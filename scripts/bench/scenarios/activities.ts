@@ -11,6 +11,7 @@ import {
   fillActivities,
   memberId,
   plainCopy,
+  rawIngestWork,
   rawInsert,
   rawRuleWritten,
   rawTimeline,
@@ -27,7 +28,8 @@ const RULE = { activity: "order.placed", count: { op: "gte", value: 2 }, withinL
 /**
  * Scenario: issue 46's activities. `--activities` activities over `--size` members written
  * straight into both stores (358 days of them, on midnights), then: ingests of --batch
- * activities per request without any activity audience; the rule order.placed ≥ 2 in P30D set
+ * activities per request without any activity audience (beside the raw INSERT, and raw SQL doing
+ * only an ingest's own work: how near the INSERT any ingest can come); the rule order.placed ≥ 2 in P30D set
  * on three audiences; on PostgreSQL, clock ticks of the 10 window audiences (activity-clock.ts);
  * ten more audiences (20 in all, each counting order.placed); ingests again, and one activity
  * per request; a timeline page of 100; and the bytes each activity takes. Each beside raw SQL on
@@ -72,14 +74,21 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
       };
     });
   const ingests = ctx.opts.quick ? 2 : 10;
-  const ingest = async (label: string) => {
+  const ingest = async (label: string, rawWork = false) => {
     const serviceMs: number[] = [];
     const rawMs: number[] = [];
+    const workMs: number[] = [];
     const done = measure(ctx);
     for (let i = 0; i < ingests; i++) {
       checkTime(ctx);
       const batchOf = entries(batch, "in");
       rawMs.push(await timed(() => rawInsert(ctx.raw, workspaceId, types, batchOf)));
+      if (rawWork) {
+        // Rows like the batch's but for order.placed, stored as page.viewed: the raw baselines of
+        // the rule set and the clock count the same activities as the service.
+        const work = entries(batch, "rw").map((e) => (e.type === "order.placed" ? { ...e, type: "page.viewed" } : e));
+        workMs.push(await timed(() => rawIngestWork(ctx.raw, workspaceId, work)));
+      }
       const res = await api.call<{ accepted: number }>(
         "POST",
         `${wsPath}/activities`,
@@ -92,7 +101,7 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
       await eventsPublished(ctx, workspaceId, api);
     }
     ctx.log(`activities: ingested ${thousands(ingests * batch)} ${label}`);
-    return { serviceMs, rawMs, used: done() };
+    return { serviceMs, rawMs, workMs, used: done() };
   };
   const ingestRow = (
     result: Awaited<ReturnType<typeof ingest>>,
@@ -108,7 +117,16 @@ export async function activities(ctx: Context, writeServiceStore: StoreWriter, s
     }),
     ...result.used,
   });
-  ctx.rows.push(ingestRow(await ingest("without audiences"), "activity_ingest", "activity_ingest", "no audience"));
+  const alone = await ingest("without audiences", true);
+  ctx.rows.push(ingestRow(alone, "activity_ingest", "activity_ingest", "no audience"));
+  // How near the INSERT alone an ingest can come at all: raw SQL doing only an ingest's own work.
+  ctx.rows.push(
+    rateRow(ingests * batch, alone.workMs, alone.rawMs, {
+      metric: "activity_ingest_raw_work",
+      label: `raw SQL doing an ingest's own work: members by id, types by name, ids claimed unique (${thousands(batch)}/statement)`,
+      baselineLabel: "INSERT … SELECT FROM unnest of the same rows",
+    }),
+  );
 
   // The rule set, beside the raw aggregation written as chunks.
   const typeId = types.get("order.placed") as number;

@@ -119,6 +119,35 @@ export const rawInsert = (db: RawDb, workspaceId: string, types: Map<string, num
   );
 
 /**
+ * Raw SQL doing only what an ingest must do beyond the raw INSERT: members found by their id (not
+ * given by number), types by name, client ids claimed unique in activity_ids, and only the rows
+ * whose id it claimed stored; one statement. It says how near the INSERT alone any ingest can come.
+ */
+export const rawIngestWork = (db: RawDb, workspaceId: string, entries: Entry[]) =>
+  db.query(
+    `WITH v AS MATERIALIZED (
+       SELECT m.seq, v.at, t.type_id, v.id, v.properties::jsonb AS properties
+       FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[]) AS v(member, at, type, id, properties)
+       JOIN members AS m ON m.workspace_id = $1 AND m.id = v.member
+       JOIN activity_types AS t ON t.workspace_id = $1 AND t.type = v.type
+     ),
+     claimed AS (
+       INSERT INTO activity_ids (workspace_id, id, member_seq, occurred_at)
+       SELECT $1, v.id, v.seq, v.at FROM v ON CONFLICT DO NOTHING RETURNING id
+     )
+     INSERT INTO activities (workspace_id, member_seq, occurred_at, type_id, id, properties)
+     SELECT $1, v.seq, v.at, v.type_id, v.id, v.properties FROM v JOIN claimed AS c ON c.id = v.id`,
+    [
+      workspaceId,
+      entries.map((e) => memberId(e.seq)),
+      entries.map((e) => e.occurredAt),
+      entries.map((e) => e.type),
+      entries.map((e) => e.id),
+      entries.map((e) => (e.properties ? JSON.stringify(e.properties) : null)),
+    ],
+  );
+
+/**
  * The raw baseline of a rule set: the members with at least `atLeast` activities of the type
  * since `from`, aggregated from the index by workspace, type and time into bitset chunks, written
  * as audience $2's match and member chunks; one statement. Returns how many members matched.
