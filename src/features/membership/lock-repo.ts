@@ -31,6 +31,16 @@ export const lockRepo = {
       ${lockClause}`;
   },
 
+  /**
+   * The same lock (FOR UPDATE, id order) as a query for a statement that writes these audiences:
+   * membership-repo.ts runs it before that statement reads or writes anything (lockedFirst).
+   */
+  audiencesForUpdateSql(workspaceId: string, ids: string[]): Prisma.Sql {
+    const sorted = [...new Set(ids)].sort();
+    return Prisma.sql`
+      SELECT id FROM audiences WHERE workspace_id = ${workspaceId} AND id = ANY(${sorted}::text[]) ORDER BY id FOR UPDATE`;
+  },
+
   /** Locks every audience of the workspace, archived ones too, in id order; returns their ids. */
   async allAudiences(tx: SqlClient, workspaceId: string): Promise<string[]> {
     const rows = await tx.$queryRaw<{ id: string }[]>`

@@ -14,8 +14,8 @@ import type { OutboxEntry } from "./outbox-entries.ts";
 import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
-import { createRuleFollowing } from "./rules/rule-following.ts";
-import type { RuleRepo } from "./rules/rule-repo.ts";
+import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
+import type { RuleRead, RuleRepo } from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
@@ -82,10 +82,18 @@ export interface MembershipWriter {
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
   /**
+   * Reads, in one statement, these members (their data and numbers) and all that following their
+   * change evaluates (the rules, what the audiences hold of them, the field types): what a
+   * member's edit needs before it plans, handed to followMembers afterwards (member lock).
+   */
+  readMembers(memberIds: string[]): Promise<RuleRead>;
+  /**
    * After members were created or changed: every rule-based audience follows (member lock).
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
+   * `along`: readMembers' read of them (with no audience's members changed since), and the
+   * caller's own writes to ride in the statement that moves the audiences (rule-following.ts).
    */
-  followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
+  followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**
    * After activities were stored (each one's member number and type): the audiences whose rules
    * count such activities follow, for those members (member lock).
@@ -205,10 +213,17 @@ export function createMembershipService(deps: MembershipDeps) {
         await deps.audiences.inheritClock(tx, workspaceId, targetId, sourceIds);
         return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
-      async followMembers(memberIds, known = []) {
+      async readMembers(memberIds) {
+        requireMembers("reading members to change");
+        return deps.rules.ruleMatches(tx, workspaceId, memberIds, { rowsOf: memberIds });
+      },
+      async followMembers(memberIds, known = [], along = {}) {
         requireMembers("following member changes");
-        if (memberIds.length === 0) return [];
-        return following.followMembers(w, memberIds, known);
+        if (memberIds.length === 0) {
+          if (along.writes) await sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+          return [];
+        }
+        return following.followMembers(w, memberIds, known, along);
       },
       async followActivities(stored) {
         requireMembers("following activities");

@@ -1,9 +1,13 @@
+import type { Prisma } from "../../../generated/prisma/client.ts";
 import { audienceArchived, audienceNotFound } from "../../domain/errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRow } from "./audience-repo.ts";
 import type { LockRepo } from "./lock-repo.ts";
 
-export type LockRows = Pick<LockRepo, "memberWrites" | "audiences" | "allAudiences" | "ruleOutdated">;
+export type LockRows = Pick<
+  LockRepo,
+  "memberWrites" | "audiences" | "audiencesForUpdateSql" | "allAudiences" | "ruleOutdated"
+>;
 
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
 export class LockOrderError extends Error {
@@ -90,6 +94,22 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
       const missing = ids.filter((id) => held.get(id) !== "update");
       // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, locking no rows changes nothing (it only saves a statement)
       if (missing.length > 0) hold(await repo.audiences(tx, workspaceId, missing, "update"), "update");
+    },
+
+    /**
+     * As `following`, in the statement that writes them (a round trip less): the lock's query for
+     * that statement to run first (membership-repo.ts applyMatches), undefined when all are held.
+     * They count as held from here: the statement either takes the locks or fails the transaction.
+     */
+    followingInStatement(ids: string[]): Prisma.Sql | undefined {
+      underMemberLock("locking the audiences that follow members");
+      const missing = ids.filter((id) => held.get(id) !== "update");
+      if (missing.length === 0) return undefined;
+      hold(
+        missing.map((id) => ({ id })),
+        "update",
+      );
+      return repo.audiencesForUpdateSql(workspaceId, missing);
     },
 
     /** Locks every audience of the workspace, archived ones too (members are being deleted). */

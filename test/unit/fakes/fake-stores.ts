@@ -3,6 +3,7 @@
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
 // Rules are evaluated by the tests' reference evaluator, not by the filter code under test.
 
+import { Prisma } from "../../../generated/prisma/client.ts";
 import type { FieldType } from "../../../src/domain/field-types.ts";
 import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
 import { memberSetOf } from "../../../src/features/membership/member-set.ts";
@@ -174,7 +175,7 @@ export class FakeSets {
   };
 
   readonly ruleRepo: MembershipDeps["rules"] = {
-    ruleMatches: async (_tx, _ws, memberIds) => {
+    ruleMatches: async (_tx, _ws, memberIds, asked = {}) => {
       const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
       const rules = this.rules().map(({ id, filter }) => ({
         id,
@@ -188,7 +189,9 @@ export class FakeSets {
           return [id, { include: among(sets.include), exclude: among(sets.exclude), member: among(sets.member) }];
         }),
       );
-      return { types: new Map(this.types), rules, held };
+      // The fakes hold members only as rules see them: a member's data is the service's (no fake reads it).
+      const folded = (asked.foldedOf ?? []).flatMap((id) => this.members.get(id) ?? []);
+      return { types: new Map(this.types), rules, held, rows: [], folded };
     },
     matchesAmong: async (_tx, _ws, filter, _context, seqs) => {
       const matching = new Set(this.matching(filter));
@@ -295,6 +298,10 @@ export class FakeAudiences {
       const sorted = [...new Set(ids)].sort();
       this.taken.push(...sorted.map((id) => `${mode} ${id}`));
       return sorted.flatMap((id) => this.rows.get(id) ?? []);
+    },
+    audiencesForUpdateSql: (_ws, ids) => {
+      this.taken.push(...[...new Set(ids)].sort().map((id) => `update ${id}`));
+      return Prisma.empty;
     },
     allAudiences: async () => {
       const ids = [...this.rows.keys()].sort();

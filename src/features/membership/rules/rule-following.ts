@@ -1,3 +1,4 @@
+import type { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import { isMember, type MembershipChange } from "../member-set.ts";
@@ -8,7 +9,7 @@ import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-g
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import { activityConditionsOf, conditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
-import type { RuleRepo } from "./rule-repo.ts";
+import type { RuleRead, RuleRepo } from "./rule-repo.ts";
 import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
 
 export interface RuleFollowingDeps {
@@ -28,6 +29,17 @@ const NO_TYPES: FieldTypes = new Map();
 const NO_DATA = { folded: { id: "", email: null, emails: [], fields: {} }, createdAt: new Date(0) };
 
 export type { Following } from "./settle.ts";
+
+/**
+ * What a member write hands followMembers to save round trips: `read`, what it already read for
+ * the evaluation in one statement (ruleRepo.ruleMatches, under the member lock, with no chunk
+ * written since); `writes`, its own data-modifying WITH items (the member's new data), which ride
+ * in the statement that moves the audiences.
+ */
+export interface FollowAlong {
+  read?: RuleRead | undefined;
+  writes?: Prisma.Sql | undefined;
+}
 
 /**
  * How rule-based audiences follow what changes under them: members' data (their rules are
@@ -76,13 +88,31 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
      * members as this write leaves them, and every audience that moves is written in one
      * statement. A change is reported as `dependency` when an audience the rule names moved.
      */
-    async followMembers(w: Following, memberIds: string[], known: FoldedMemberRow[]): Promise<MembershipChange[]> {
+    async followMembers(
+      w: Following,
+      memberIds: string[],
+      known: FoldedMemberRow[],
+      along: FollowAlong = {},
+    ): Promise<MembershipChange[]> {
       const { tx, workspaceId } = w;
-      const { types, rules, held } = await deps.rules.ruleMatches(tx, workspaceId, memberIds);
-      if (rules.length === 0) return [];
       const knownIds = new Set(known.map((m) => m.id));
       const unknown = memberIds.filter((id) => !knownIds.has(id));
-      const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
+      // One read for the evaluation: the rules, their matches, the field types and these members.
+      const read = along.read ?? (await deps.rules.ruleMatches(tx, workspaceId, memberIds, { foldedOf: unknown }));
+      const { types, rules, held } = read;
+      // The writes that ride in the statement moving the audiences, alone when none moves.
+      const alone = async () => {
+        if (along.writes) await deps.sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+        return [];
+      };
+      if (rules.length === 0) return alone();
+      const readIds = new Set(read.folded.map((m) => m.id));
+      const missing = along.read ? unknown.filter((id) => !readIds.has(id)) : [];
+      const members = [
+        ...known,
+        ...read.folded.filter((m) => !knownIds.has(m.id)),
+        ...(missing.length > 0 ? await deps.members.folded(tx, workspaceId, missing) : []),
+      ];
       const changed = members.map((m) => m.seq);
       const graph = audienceGraph(rules);
       const byId = new Map(rules.map((rule) => [rule.id, rule]));
@@ -121,9 +151,10 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
         if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
         inside.set(id, after);
       }
-      if (moving.length === 0) return [];
-      await w.locks.following(moving.map((m) => m.audienceId));
-      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving);
+      if (moving.length === 0) return alone();
+      // The moving audiences' lock, and the writes riding along, in the statement that moves them.
+      const lock = w.locks.followingInStatement(moving.map((m) => m.audienceId));
+      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving, { lock, writes: along.writes });
       const byDependency = (c: SetChange) => (graph.uses.get(c.audienceId) ?? []).some((named) => moved.has(named));
       return [
         ...w.report(

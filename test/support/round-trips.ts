@@ -1,0 +1,86 @@
+import type { Store } from "../../src/platform/db/database.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
+
+/**
+ * What a stretch of work sent the database, counted where the composition meets the store: every
+ * statement of `db`, `primaryDb` and `exportDb` and of each transaction, and each transaction's
+ * BEGIN and COMMIT (or ROLLBACK), as `inTransaction` sends them (src/platform/db/sql-client.ts).
+ * On PostgreSQL each is one round trip: a transaction's settings ride in its BEGIN's message
+ * (pg-pools.ts), and node-postgres sends a statement only when the previous one has answered. A
+ * transaction retried counts again: the retry is sent again.
+ */
+export interface RoundTrips {
+  /** BEGINs, statements and COMMITs in order: "BEGIN", the statement's first words, "COMMIT". */
+  sent: string[];
+  /** How many round trips: sent.length. */
+  count: number;
+}
+
+export interface CountingStore {
+  /** The store to build the application with; everything sent through it is counted. */
+  store: Store;
+  /** Runs fn and returns what it sent through the store (nothing else may use it meanwhile). */
+  count(fn: () => Promise<unknown>): Promise<RoundTrips>;
+}
+
+/** The first words of a statement, enough to tell which it was in a failing test's message. */
+const headOf = (query: unknown): string => {
+  const text = typeof query === "string" ? query : ((query as { strings?: string[]; text?: string }).text ?? String(query));
+  return text.replace(/\s+/g, " ").trim().slice(0, 60);
+};
+
+function counted(client: SqlClient, sent: () => string[]): SqlClient {
+  const note =
+    <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
+    (...args: A) => {
+      const [query] = args;
+      const strings = (query as TemplateStringsArray).raw ? (query as TemplateStringsArray).join("?") : query;
+      sent().push(headOf(strings));
+      return run(...args);
+    };
+  return {
+    $queryRaw: note(client.$queryRaw.bind(client)) as SqlClient["$queryRaw"],
+    $queryRawUnsafe: note(client.$queryRawUnsafe.bind(client)) as SqlClient["$queryRawUnsafe"],
+    $executeRaw: note(client.$executeRaw.bind(client)),
+    $executeRawUnsafe: note(client.$executeRawUnsafe.bind(client)),
+  };
+}
+
+export function countingStore(store: Store): CountingStore {
+  let current: string[] = [];
+  const sent = () => current;
+  const wrapped: Store = {
+    kind: store.kind,
+    replicated: store.replicated,
+    db: counted(store.db, sent),
+    primaryDb: counted(store.primaryDb, sent),
+    exportDb: counted(store.exportDb, sent),
+    async transaction(fn) {
+      return store.transaction(async (tx) => {
+        current.push("BEGIN");
+        try {
+          const result = await fn(counted(tx, sent));
+          current.push("COMMIT");
+          return result;
+        } catch (error) {
+          current.push("ROLLBACK");
+          throw error;
+        }
+      });
+    },
+    consistencyToken: () => store.consistencyToken(),
+    watchAudiences: (listener) => store.watchAudiences(listener),
+    ready: () => store.ready(),
+    close: () => store.close(),
+  };
+  return {
+    store: wrapped,
+    async count(fn) {
+      current = [];
+      await fn();
+      const result = current;
+      current = [];
+      return { sent: result, count: result.length };
+    },
+  };
+}
