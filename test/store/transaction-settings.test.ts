@@ -31,6 +31,30 @@ describe.skipIf(!serverUrl)("write transactions on PostgreSQL", () => {
     expect(await settings()).toEqual([{ timeout: "700ms", jit: "off" }]);
   });
 
+  it("are transactions from their first statement, which carries the BEGIN", async () => {
+    // now() is the transaction's start: the same in both statements only inside one transaction.
+    const [first, second] = await store.transaction(async (tx) => {
+      const [a] = await tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at FROM pg_sleep(0.01)`;
+      const [b] = await tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at`;
+      return [a, b];
+    });
+    expect(second?.at).toEqual(first?.at);
+    // An ended transaction leaves none open on its connection: a new one starts afresh.
+    const [later] = await store.transaction((tx) => tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at`);
+    expect(later?.at.getTime()).toBeGreaterThan(first?.at.getTime() ?? 0);
+    // A transaction that sends nothing sends no BEGIN either, and leaves nothing open.
+    await store.transaction(async () => undefined);
+    await expect(store.transaction(async () => Promise.reject(new Error("before any statement")))).rejects.toThrow(
+      "before any statement",
+    );
+    const [open] = await store.transaction(
+      (tx) => tx.$queryRaw<{ others: number }[]>`
+      SELECT count(*)::int AS others FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
+    );
+    expect(open?.others).toBe(0);
+  });
+
   it("have a statement that runs past the timeout cancelled by the server", async () => {
     const slow = store.transaction((tx) => tx.$queryRaw`SELECT pg_sleep(5)`);
     await expect(slow).rejects.toThrow(/statement timeout/);

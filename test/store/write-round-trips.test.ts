@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventRelay } from "../../src/features/events/event-relay.ts";
 import { eventRepo } from "../../src/features/events/event-repo.ts";
-import { addMembers, createAudience, createAudiences, createWorkspace, type TestWorkspace } from "../support/factories.ts";
+import {
+  addMembers,
+  createAudience,
+  createAudiences,
+  createWorkspace,
+  type TestWorkspace,
+} from "../support/factories.ts";
 import { type LiveServer, startLiveServer } from "../support/live-server.ts";
 import { type CountingStore, countingStore, type RoundTrips } from "../support/round-trips.ts";
 
@@ -63,6 +69,17 @@ afterAll(async () => {
   await server?.close();
 });
 
+/**
+ * The round trips expected: on PostgreSQL a transaction's BEGIN rides with its first statement
+ * (src/platform/db/pg-pools.ts), on the embedded store it is a call of its own.
+ */
+const roundTrips = (postgres: number, embedded: number) => ({
+  count: server.store.kind === "postgres" ? postgres : embedded,
+  sent: expect.any(Array),
+});
+/** What a failing assertion shows: the count and the statements, in order. */
+const counted = (trips: RoundTrips) => ({ count: trips.count, sent: trips.sent });
+
 /** The request's round trips, the key's lookup (cached by the first request) aside. */
 const tripsOf = (request: () => Promise<unknown>): Promise<RoundTrips> => counting.count(request);
 
@@ -75,14 +92,12 @@ describe("round trips of a write", () => {
       });
     await patch("r3");
     const trips = await tripsOf(() => patch("r7"));
-    console.log(JSON.stringify(trips.sent, null, 1));
-    expect(trips.sent).toHaveLength(6);
+    expect(counted(trips)).toEqual(roundTrips(5, 6));
   });
 
   it("adding a member to an audience by hand", async () => {
     const trips = await tripsOf(() => addMembers(ws, manual, { memberIds: ["bob"] }));
-    console.log(JSON.stringify(trips.sent, null, 1));
-    expect(trips.sent).toHaveLength(8);
+    expect(counted(trips)).toEqual(roundTrips(7, 8));
   });
 
   it("removing a member from an audience by hand", async () => {
@@ -93,8 +108,7 @@ describe("round trips of a write", () => {
         body: { memberIds: ["ada"] },
       }),
     );
-    console.log(JSON.stringify(trips.sent, null, 1));
-    expect(trips.sent).toHaveLength(7);
+    expect(counted(trips)).toEqual(roundTrips(6, 7));
   });
 
   it("a rule's follow-up (PUT filter)", async () => {
@@ -105,8 +119,7 @@ describe("round trips of a write", () => {
         body: { filter: { field: "fields.region", op: "eq", value: "r2" } as never },
       }),
     );
-    console.log(JSON.stringify(trips.sent, null, 1));
-    expect(trips.sent).toHaveLength(11);
+    expect(counted(trips)).toEqual(roundTrips(10, 11));
   });
 
   it("the relay publishing one write", async () => {
@@ -115,7 +128,6 @@ describe("round trips of a write", () => {
     await relay.publish(ws.id);
     await addMembers(ws, manual, { memberIds: ["ada"] });
     const trips = await tripsOf(() => relay.publish(ws.id));
-    console.log(JSON.stringify(trips.sent, null, 1));
-    expect(trips.sent).toHaveLength(4);
+    expect(counted(trips)).toEqual(roundTrips(3, 4));
   });
 });

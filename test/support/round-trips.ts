@@ -1,18 +1,23 @@
+import pg from "pg";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 
 /**
- * What a stretch of work sent the database, counted where the composition meets the store: every
- * statement of `db`, `primaryDb` and `exportDb` and of each transaction, and each transaction's
- * BEGIN and COMMIT (or ROLLBACK), as `inTransaction` sends them (src/platform/db/sql-client.ts).
- * On PostgreSQL each is one round trip: a transaction's settings ride in its BEGIN's message
- * (pg-pools.ts), and node-postgres sends a statement only when the previous one has answered. A
- * transaction retried counts again: the retry is sent again.
+ * What a stretch of work asked of the database, and in how many round trips.
+ *
+ * `sent` is listed where the composition meets the store: every statement of `db`, `primaryDb`
+ * and `exportDb` and of each transaction, and each transaction's BEGIN and COMMIT (or ROLLBACK),
+ * as `inTransaction` asks for them (src/platform/db/sql-client.ts). On the embedded store each is
+ * one call into PGlite, so `count` is their number. On PostgreSQL `count` is what node-postgres
+ * sent: its `query` calls, each answered before the next is sent, one round trip each; a
+ * transaction's BEGIN and settings ride with its first statement (pg-pools.ts AfterBegin), so
+ * they are listed in `sent` but are no round trip of their own. A transaction retried counts
+ * again: the retry is sent again.
  */
 export interface RoundTrips {
   /** BEGINs, statements and COMMITs in order: "BEGIN", the statement's first words, "COMMIT". */
   sent: string[];
-  /** How many round trips: sent.length. */
+  /** How many round trips. */
   count: number;
 }
 
@@ -25,7 +30,8 @@ export interface CountingStore {
 
 /** The first words of a statement, enough to tell which it was in a failing test's message. */
 const headOf = (query: unknown): string => {
-  const text = typeof query === "string" ? query : ((query as { strings?: string[]; text?: string }).text ?? String(query));
+  const text =
+    typeof query === "string" ? query : ((query as { strings?: string[]; text?: string }).text ?? String(query));
   return text.replace(/\s+/g, " ").trim().slice(0, 60);
 };
 
@@ -77,10 +83,22 @@ export function countingStore(store: Store): CountingStore {
     store: wrapped,
     async count(fn) {
       current = [];
-      await fn();
+      let queries = 0;
+      const query = pg.Client.prototype.query;
+      if (store.kind === "postgres") {
+        pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+          queries++;
+          return (query as (...a: unknown[]) => unknown).apply(this, args);
+        } as typeof query;
+      }
+      try {
+        await fn();
+      } finally {
+        pg.Client.prototype.query = query;
+      }
       const result = current;
       current = [];
-      return { sent: result, count: result.length };
+      return { sent: result, count: store.kind === "postgres" ? queries : result.length };
     },
   };
 }
