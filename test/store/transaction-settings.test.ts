@@ -4,6 +4,7 @@
 // runs one statement at a time in this process and has neither setting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/platform/db/database.ts";
+import { withCommit } from "../../src/platform/db/sql-client.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -53,6 +54,34 @@ describe.skipIf(!serverUrl)("write transactions on PostgreSQL", () => {
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
     );
     expect(open?.others).toBe(0);
+  });
+
+  it("send a last statement with the COMMIT, and roll back when it fails", async () => {
+    await store.primaryDb.$executeRaw`CREATE TABLE IF NOT EXISTS closing_test (n int PRIMARY KEY)`;
+    await store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO closing_test VALUES (1)`;
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (2)`;
+    });
+    // A statement after it sends it first, on its own.
+    const seen = await store.transaction(async (tx) => {
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (3)`;
+      return tx.$queryRaw<{ n: number }[]>`SELECT n FROM closing_test ORDER BY n`;
+    });
+    expect(seen.map((row) => row.n)).toEqual([1, 2, 3]);
+    // Its error is the commit's: nothing of the transaction is kept, and no transaction is left open.
+    const failing = store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO closing_test VALUES (4)`;
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (1)`;
+    });
+    await expect(failing).rejects.toThrow(/unique|duplicate/i);
+    const [after] = await store.transaction(
+      (tx) => tx.$queryRaw<{ ns: number[]; others: number }[]>`
+      SELECT array_agg(n ORDER BY n) AS ns,
+             (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()
+                AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%') AS others
+      FROM closing_test`,
+    );
+    expect(after).toEqual({ ns: [1, 2, 3], others: 0 });
   });
 
   it("have a statement that runs past the timeout cancelled by the server", async () => {

@@ -1,6 +1,6 @@
 import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
@@ -271,7 +271,9 @@ export function createMembershipService(deps: MembershipDeps) {
       // The write's events, and the membership record and size history (as exact as
       // member_count), once per write, at one instant: one statement in all, since a round trip
       // each cost more than their rows.
-      if (entries.length > 0) await deps.records.record(tx, workspaceId, entries, sizeChangesOf(entries));
+      // It is the write's last statement and nobody reads its answer: on PostgreSQL it goes with
+      // the COMMIT, in one round trip (withCommit).
+      if (entries.length > 0) await deps.records.record(withCommit(tx), workspaceId, entries, sizeChangesOf(entries));
       return value;
     });
     events.committed(workspaceId);

@@ -1,6 +1,7 @@
 import net from "node:net";
 import pg from "pg";
 import { StoreTimeoutError } from "./pg-errors.ts";
+import { answer, type Callback, Pipelined, sentWithCommit, statementsOf, textOf } from "./pg-pipeline.ts";
 
 /**
  * How long a timed-out statement's cancel request may take to be delivered before its connection
@@ -38,6 +39,8 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
   return class TimedClient extends pg.Client {
     /** A BEGIN answered but not yet sent: it goes with the transaction's first statement. */
     beginPending = false;
+    /** A statement answered but not yet sent: it goes with the COMMIT (sentWithCommit). */
+    held: unknown[] | undefined;
 
     constructor(config?: pg.ClientConfig) {
       super(config);
@@ -46,93 +49,107 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
     }
 
     override query(...args: unknown[]): never {
-      if (opening !== undefined) {
-        const deferred = this.deferBegin(args, opening);
-        if (deferred !== undefined) return deferred as never;
+      if (opening === undefined) return this.send(args) as never;
+      const text = textOf(args[0]);
+      if (text === "BEGIN") {
+        // Answered at once, sent with the transaction's first statement: a round trip less.
+        this.beginPending = true;
+        return answer(args, { command: "BEGIN", rowCount: null, rows: [], fields: [] }) as never;
       }
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        cancelThenClose(this);
-      }, timeoutMs);
-      const translate = (error: unknown) =>
-        timedOut ? new StoreTimeoutError(`The database did not answer within ${timeoutMs} ms.`) : error;
-      // An answer that arrives while the cancel is on its way still fails: the statement is past
-      // its limit, and its client must leave the pool (released with an error) rather than serve
-      // the next caller on a connection about to be closed, or have that caller's statement cancelled.
+      if (this.beginPending) {
+        this.beginPending = false;
+        // A transaction that ends before any statement sent nothing, and sends nothing.
+        if (text === "COMMIT" || text === "ROLLBACK") {
+          return answer(args, { command: text, rowCount: null, rows: [], fields: [] }) as never;
+        }
+        return this.pipelined(args, { before: opening, after: [] }) as never;
+      }
+      if (sentWithCommit(args[0])) {
+        // Answered at once (its answer is not read), sent with the COMMIT that follows.
+        this.held = args;
+        return answer(args, { command: "UPDATE", rowCount: 0, rows: [], fields: [] }) as never;
+      }
+      const held = this.held;
+      if (held === undefined) return this.send(args) as never;
+      this.held = undefined;
+      if (text === "COMMIT") return this.commitWith(held, args) as never;
+      // A ROLLBACK drops it; any other statement follows it, each on its own.
+      if (text === "ROLLBACK") return this.send(args) as never;
+      return this.send(held).then(() => this.send(args)) as never;
+    }
+
+    /**
+     * The held statement and the COMMIT in one pipeline. When it fails, the COMMIT did not run
+     * and the transaction is still open, failed: it is rolled back before the error is told, so
+     * that the connection goes back to the pool with no transaction.
+     */
+    private async commitWith(held: unknown[], commit: unknown[]): Promise<unknown> {
+      try {
+        await this.pipelined(held, { before: [], after: ["COMMIT"] });
+      } catch (error) {
+        await this.send(["ROLLBACK"]).catch(() => {});
+        throw error;
+      }
+      return answer(commit, { command: "COMMIT", rowCount: null, rows: [], fields: [] });
+    }
+
+    /** Sends one statement in a pipeline with others (pg-pipeline.ts), under the statement timeout. */
+    private pipelined(args: unknown[], around: { before: string[]; after: string[] }): Promise<unknown> {
+      const config = (typeof args[0] === "string" ? { text: args[0] } : args[0]) as pg.QueryConfig;
+      const values = Array.isArray(args[1]) ? args[1] : config.values;
+      const last = args[args.length - 1];
+      const callback = typeof last === "function" ? (last as Callback) : undefined;
+      const query = new Pipelined({ ...config, values }, around);
+      const done = new Promise<unknown>((resolve, reject) => {
+        query.callback = (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result));
+      });
+      const sent = this.timed(() => (pg.Client.prototype.query as QueryFn).call(this, query), done);
+      if (callback) {
+        sent.then(
+          (result) => callback(null, result),
+          (error: Error) => callback(error, undefined),
+        );
+      }
+      return sent;
+    }
+
+    /** One query() of pg, under the statement timeout; a submittable (cursor, stream) is not timed. */
+    private send(args: unknown[]): Promise<unknown> {
       const query = pg.Client.prototype.query as QueryFn;
       const last = args.length - 1;
       const callback = args[last];
       if (typeof callback === "function") {
         // The pool's own query(): node-style callback.
-        args[last] = (error: unknown, result: unknown) => {
-          clearTimeout(timer);
-          callback(error || timedOut ? translate(error) : error, result);
-        };
-        return query.apply(this, args) as never;
+        let finish: Callback = () => {};
+        const done = new Promise<unknown>((resolve, reject) => {
+          finish = (error, result) => (error ? reject(error) : resolve(result));
+        });
+        const sent = this.timed(() => query.apply(this, [...args.slice(0, last), finish]), done);
+        sent.then(
+          (result) => callback(null, result),
+          (error: unknown) => callback(error, undefined),
+        );
+        return sent;
       }
       const result = query.apply(this, args) as Promise<unknown> | undefined;
-      if (typeof result?.then !== "function") {
-        clearTimeout(timer); // a submittable (cursor, stream): not ours to time
-        return result as never;
-      }
-      return result.then(
-        (value) => {
-          clearTimeout(timer);
-          if (timedOut) throw translate(undefined);
-          return value;
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          throw translate(error);
-        },
-      ) as never;
+      if (typeof result?.then !== "function") return result as never;
+      return this.timed(() => {}, result);
     }
 
     /**
-     * BEGIN is answered at once and sent with the transaction's first statement, in one pipeline
-     * (AfterBegin): a round trip less for every transaction. A transaction that ends before any
-     * statement sends nothing. Returns the answer when it answered the call itself; otherwise the
-     * call goes on, its first argument the pipelined query when a BEGIN is pending.
+     * Runs `start`, whose answer `done` resolves, under the statement timeout. An answer that
+     * arrives while the cancel is on its way still fails: the statement is past its limit, and
+     * its client must leave the pool (released with an error) rather than serve the next caller on
+     * a connection about to be closed, or have that caller's statement cancelled.
      */
-    private deferBegin(args: unknown[], statements: string[]): Promise<unknown> | undefined {
-      const text = textOf(args[0]);
-      if (text === "BEGIN") {
-        this.beginPending = true;
-        return answer(args, { command: "BEGIN", rowCount: null, rows: [], fields: [] });
-      }
-      if (!this.beginPending) return undefined;
-      this.beginPending = false;
-      if (text === "COMMIT" || text === "ROLLBACK")
-        return answer(args, { command: text, rowCount: null, rows: [], fields: [] });
-      const config = (typeof args[0] === "string" ? { text: args[0] } : args[0]) as pg.QueryConfig;
-      const values = Array.isArray(args[1]) ? args[1] : config.values;
-      const callback = typeof args[args.length - 1] === "function" ? (args[args.length - 1] as Callback) : undefined;
-      const query = new AfterBegin({ ...config, values }, statements);
-      const done = new Promise<unknown>((resolve, reject) => {
-        query.callback = (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result));
-      });
-      args.length = 0;
-      args.push(query);
-      // The pipelined query goes through query() with its timer, as any statement does.
-      const sent = this.timed(args, done);
-      if (callback)
-        sent.then(
-          (result) => callback(null, result),
-          (error: Error) => callback(error, undefined),
-        );
-      return sent;
-    }
-
-    /** Sends a submittable whose answer `done` resolves, under the statement timeout. */
-    private timed(args: unknown[], done: Promise<unknown>): Promise<unknown> {
+    private timed(start: () => unknown, done: Promise<unknown>): Promise<unknown> {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
         cancelThenClose(this);
       }, timeoutMs);
       const timeout = () => new StoreTimeoutError(`The database did not answer within ${timeoutMs} ms.`);
-      (pg.Client.prototype.query as QueryFn).apply(this, args);
+      start();
       return done.then(
         (value) => {
           clearTimeout(timer);
@@ -146,93 +163,6 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       );
     }
   };
-}
-
-type Callback = (error: Error | null, result: unknown) => void;
-
-/** A query's text, as pg takes it (text, or a config with text), when it has no parameters. */
-function textOf(query: unknown): string | undefined {
-  if (typeof query === "string") return query;
-  const config = query as { text?: unknown; values?: unknown[] } | null;
-  if (typeof config?.text === "string" && (config.values?.length ?? 0) === 0) return config.text;
-  return undefined;
-}
-
-/** Answers a call of query() without sending anything, by its callback or its promise. */
-function answer(args: unknown[], result: unknown): Promise<unknown> {
-  const callback = args[args.length - 1];
-  if (typeof callback === "function") queueMicrotask(() => (callback as Callback)(null, result));
-  return Promise.resolve(result);
-}
-
-/** The statements of a `;`-separated list (the settings: no `;` inside a statement). */
-const statementsOf = (list: string) =>
-  list
-    .split(";")
-    .map((statement) => statement.trim())
-    .filter((statement) => statement.length > 0);
-
-type Connection = {
-  parse(message: { text: string; name: string; types: unknown[] }): void;
-  bind(message: object): void;
-  execute(message: object): void;
-};
-
-/**
- * A transaction's first statement with its BEGIN and settings in front, in one pipeline of the
- * extended protocol (each a Parse, Bind and Execute, then the statement's own, then one Sync):
- * one round trip. The server runs them in order; an error in any skips the rest, and is the
- * query's error. The answer is the statement's: the others' results are dropped. Until their
- * answers are in, the query goes without its name, so that pg records a named statement as parsed
- * only by the statement's own ParseComplete.
- */
-class AfterBegin extends (pg.Query as unknown as new (config: pg.QueryConfig) => PgQuery) {
-  private pending: number;
-  private named: string | undefined;
-
-  constructor(
-    config: pg.QueryConfig,
-    private readonly opening: string[],
-  ) {
-    super(config);
-    this.pending = opening.length;
-  }
-
-  override requiresPreparation(): boolean {
-    return true;
-  }
-
-  override prepare(connection: Connection): void {
-    for (const text of this.opening) {
-      connection.parse({ text, name: "", types: [] });
-      connection.bind({});
-      connection.execute({});
-    }
-    super.prepare(connection);
-    this.named = this.name;
-    this.name = undefined;
-  }
-
-  override handleCommandComplete(message: unknown, connection: Connection): void {
-    super.handleCommandComplete(message, connection);
-    if (this.pending > 0 && --this.pending === 0) this.name = this.named;
-  }
-
-  override handleReadyForQuery(connection: Connection): void {
-    if (Array.isArray(this._results)) this._results = this._results[this._results.length - 1];
-    super.handleReadyForQuery(connection);
-  }
-}
-
-/** What AfterBegin uses of pg's Query (its typings leave the protocol steps out). */
-interface PgQuery {
-  name: string | undefined;
-  callback: Callback | undefined;
-  _results: unknown;
-  requiresPreparation(): boolean;
-  prepare(connection: Connection): void;
-  handleCommandComplete(message: unknown, connection: Connection): void;
-  handleReadyForQuery(connection: Connection): void;
 }
 
 /**
@@ -302,7 +232,7 @@ export function createPool({
   // A client back in the pool has no transaction: a BEGIN never sent is forgotten (the adapter
   // always ends a transaction with COMMIT or ROLLBACK, which forgets it too; this is for safety).
   pool.on("release", (_error: unknown, client: pg.PoolClient) => {
-    (client as { beginPending?: boolean }).beginPending = false;
+    Object.assign(client, { beginPending: false, held: undefined });
   });
   return pool;
 }

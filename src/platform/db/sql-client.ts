@@ -9,6 +9,7 @@ import {
   type Transaction,
 } from "@prisma/driver-adapter-utils";
 import { Prisma } from "../../../generated/prisma/client.ts";
+import { SENT_WITH_COMMIT } from "./pg-pipeline.ts";
 
 /**
  * What the repositories send their SQL through: Prisma's raw-query methods, with Prisma's
@@ -42,6 +43,23 @@ export function sqlClient(queryable: SqlQueryable): SqlClient {
     $executeRawUnsafe(query: string, ...values: unknown[]) {
       return queryable.executeRaw(toQuery(query, values));
     },
+  };
+}
+
+/**
+ * The transaction's client for its last statement, when nobody reads that statement's answer:
+ * on PostgreSQL the statement is answered at once (0 rows) and sent with the COMMIT, in one round
+ * trip (pg-pipeline.ts), so its error is the commit's; on the embedded store it runs as it is.
+ * Nothing may be sent in the transaction after it but the COMMIT (or a ROLLBACK, which drops it).
+ */
+export function withCommit(tx: SqlClient): SqlClient {
+  const marked = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
+    const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
+    return Prisma.sql`${Prisma.raw(SENT_WITH_COMMIT)} ${sql}`;
+  };
+  return {
+    ...tx,
+    $executeRaw: (query, ...values) => tx.$executeRaw(marked(query, values)),
   };
 }
 

@@ -25,7 +25,14 @@ import {
   referenceTally,
 } from "../../support/reference-filter.ts";
 
-export const fakeTx = {} as SqlClient;
+/** The statements sent through fakeTx's $executeRaw (only the record's client sends any). */
+export const fakeTxStatements: string[] = [];
+export const fakeTx = {
+  $executeRaw: async (query: Prisma.Sql) => {
+    fakeTxStatements.push(query.text);
+    return 0;
+  },
+} as SqlClient;
 export const fakeDb = {} as SqlClient;
 
 /** A store whose transactions run the function once, on a transaction that fakes ignore. */
