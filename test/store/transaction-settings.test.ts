@@ -1,5 +1,5 @@
 // A write transaction on PostgreSQL runs under the statement timeout and without JIT, set with
-// its BEGIN (src/platform/db/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
+// its BEGIN (src/platform/db/pg/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
 // and without a round trip of its own. PostgreSQL only (TEST_DATABASE_URL): the embedded store
 // runs one statement at a time in this process and has neither setting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -10,7 +10,7 @@ import type { SqlClient } from "../../src/platform/db/sql-client.ts";
  * as `inTransaction` asks for them (src/platform/db/sql-client.ts). On the embedded store each is
  * one call into PGlite, so `count` is their number. On PostgreSQL `count` is what node-postgres
  * sent: its `query` calls, each answered before the next is sent, one round trip each; a
- * transaction's BEGIN and settings ride with its first statement (pg-pools.ts AfterBegin), so
+ * transaction's BEGIN and settings ride with its first statement (src/platform/db/pg/pg-pipeline.ts), so
  * they are listed in `sent` but are no round trip of their own. A transaction retried counts
  * again: the retry is sent again.
  */

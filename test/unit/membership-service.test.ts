@@ -3,7 +3,7 @@ import { type MembershipChange, membersOf } from "../../src/features/membership/
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { LockOrderError } from "../../src/features/membership/write-locks.ts";
-import { SENT_WITH_COMMIT } from "../../src/platform/db/pg-pipeline.ts";
+import { SENT_WITH_COMMIT } from "../../src/platform/db/sql-client.ts";
 import { fakeMembership, fakeTxStatements } from "./fakes/fake-stores.ts";
 
 const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };

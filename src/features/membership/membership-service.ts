@@ -1,7 +1,7 @@
 import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
-import type { AudienceRepo } from "./audience-repo.ts";
+import type { AudienceRepo, AudienceRow } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
@@ -15,7 +15,7 @@ import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
-import type { RuleRead, RuleRepo } from "./rules/rule-repo.ts";
+import { namingAudiencesJson, namingOf, type RuleRead, type RuleRepo } from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
@@ -65,6 +65,12 @@ export interface MembershipWriter {
   readonly locks: WriteLocks;
   /** Records events of this write that are not membership changes (audiences, members' data). */
   publish(...entries: OutboxEntry[]): void;
+  /**
+   * Locks an audience to add or remove its members by hand (locks.writable: 404, 409), reading in
+   * the same statement the rules that name audiences, which follow it (namingAudiences): they
+   * change only under the member lock, which must be held.
+   */
+  writable(audienceId: string): Promise<AudienceRow>;
   /** Adds members (by number) by hand to an audience locked with locks.writable. */
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
@@ -81,17 +87,12 @@ export interface MembershipWriter {
   namingAudiences(): Promise<NamingRule[]>;
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
-  /**
-   * Reads, in one statement, these members (their data and numbers) and all that following their
-   * change evaluates (the rules, what the audiences hold of them, the field types): what a
-   * member's edit needs before it plans, handed to followMembers afterwards (member lock).
-   */
+  /** These members and all that following their change evaluates, in one statement (member lock). */
   readMembers(memberIds: string[]): Promise<RuleRead>;
   /**
    * After members were created or changed: every rule-based audience follows (member lock).
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
-   * `along`: readMembers' read of them (with no audience's members changed since), and the
-   * caller's own writes to ride in the statement that moves the audiences (rule-following.ts).
+   * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts).
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**
@@ -157,6 +158,12 @@ export function createMembershipService(deps: MembershipDeps) {
       locks,
       publish(...entries) {
         recorded.push(...entries);
+      },
+      async writable(audienceId) {
+        requireMembers("locking an audience with the rules that follow it");
+        const { row, read } = await locks.writableReading(audienceId, namingAudiencesJson(workspaceId));
+        if (read !== undefined && !naming) naming = Promise.resolve(namingOf(read));
+        return row;
       },
       async include(audienceId, seqs) {
         // Stryker disable next-line StringLiteral: equivalent, a lock is held for update or share, so any mode but "share" means update

@@ -6,7 +6,7 @@ import type { LockRepo } from "./lock-repo.ts";
 
 export type LockRows = Pick<
   LockRepo,
-  "memberWrites" | "audiences" | "audiencesForUpdateSql" | "allAudiences" | "ruleOutdated"
+  "memberWrites" | "audiences" | "audienceReading" | "audiencesForUpdateSql" | "allAudiences" | "ruleOutdated"
 >;
 
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
@@ -70,6 +70,20 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     },
 
     audience,
+
+    /**
+     * As `writable`, reading `alongside` (a scalar subquery) in the same statement: its answer, or
+     * undefined where the rows are not the database's (fakes). Only what no write can change while
+     * this one holds its locks may be read so: the statement's snapshot predates the audience's lock.
+     */
+    async writableReading(id: string, alongside: Prisma.Sql): Promise<{ row: AudienceRow; read: string | undefined }> {
+      if (!held.has(id)) beforeAudiences(1, "audience");
+      const { row, read } = await repo.audienceReading(tx, workspaceId, id, alongside);
+      if (!row) throw audienceNotFound(id);
+      hold([row], "update");
+      if (row.isArchived) throw audienceArchived(id, row.name);
+      return { row, read };
+    },
 
     /**
      * Locks audiences that a write reads as sources (FOR SHARE: their members cannot change

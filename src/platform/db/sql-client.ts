@@ -9,7 +9,6 @@ import {
   type Transaction,
 } from "@prisma/driver-adapter-utils";
 import { Prisma } from "../../../generated/prisma/client.ts";
-import { SENT_WITH_COMMIT } from "./pg-pipeline.ts";
 
 /**
  * What the repositories send their SQL through: Prisma's raw-query methods, with Prisma's
@@ -47,9 +46,15 @@ export function sqlClient(queryable: SqlQueryable): SqlClient {
 }
 
 /**
+ * What a statement that is to be sent with its transaction's COMMIT starts with (withCommit). A
+ * comment: a store that cannot pipeline (the embedded one) runs it as it is.
+ */
+export const SENT_WITH_COMMIT = "/* sent with COMMIT */";
+
+/**
  * The transaction's client for its last statement, when nobody reads that statement's answer:
  * on PostgreSQL the statement is answered at once (0 rows) and sent with the COMMIT, in one round
- * trip (pg-pipeline.ts), so its error is the commit's; on the embedded store it runs as it is.
+ * trip (pg/pg-pipeline.ts), so its error is the commit's; on the embedded store it runs as it is.
  * Nothing may be sent in the transaction after it but the COMMIT (or a ROLLBACK, which drops it).
  */
 export function withCommit(tx: SqlClient): SqlClient {

@@ -306,6 +306,11 @@ export class FakeAudiences {
       this.taken.push(...sorted.map((id) => `${mode} ${id}`));
       return sorted.flatMap((id) => this.rows.get(id) ?? []);
     },
+    // The fakes read nothing alongside (undefined: the writer reads it on its own, as it did).
+    audienceReading: async (_tx, _ws, id) => {
+      this.taken.push(`update ${id}`);
+      return { row: this.rows.get(id), read: undefined };
+    },
     audiencesForUpdateSql: (_ws, ids) => {
       this.taken.push(...[...new Set(ids)].sort().map((id) => `update ${id}`));
       return Prisma.empty;

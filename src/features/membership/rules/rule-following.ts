@@ -1,7 +1,6 @@
-import type { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
-import { isMember, type MembershipChange } from "../member-set.ts";
+import type { MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
 import type { ActivityRuleRepo } from "./activity-rule-repo.ts";
@@ -9,8 +8,8 @@ import { audienceGraph, followersInOrder, inDependencyOrder } from "./audience-g
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import { activityConditionsOf, conditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
-import type { RuleRead, RuleRepo } from "./rule-repo.ts";
-import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
+import type { RuleRepo } from "./rule-repo.ts";
+import { createSettle, evaluateMembers, FEW_MEMBERS, type FollowAlong, type Following, movements } from "./settle.ts";
 
 export interface RuleFollowingDeps {
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "timeRules" | "inRanges" | "evaluated">;
@@ -28,18 +27,7 @@ const NO_TYPES: FieldTypes = new Map();
 /** What a rule that reads only activities is given for a member's data (it reads none of it). */
 const NO_DATA = { folded: { id: "", email: null, emails: [], fields: {} }, createdAt: new Date(0) };
 
-export type { Following } from "./settle.ts";
-
-/**
- * What a member write hands followMembers to save round trips: `read`, what it already read for
- * the evaluation in one statement (ruleRepo.ruleMatches, under the member lock, with no chunk
- * written since); `writes`, its own data-modifying WITH items (the member's new data), which ride
- * in the statement that moves the audiences.
- */
-export interface FollowAlong {
-  read?: RuleRead | undefined;
-  writes?: Prisma.Sql | undefined;
-}
+export type { FollowAlong, Following } from "./settle.ts";
 
 /**
  * How rule-based audiences follow what changes under them: members' data (their rules are
@@ -115,10 +103,6 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       ];
       const changed = members.map((m) => m.seq);
       const graph = audienceGraph(rules);
-      const byId = new Map(rules.map((rule) => [rule.id, rule]));
-      // The members of each named audience among these, as the write leaves them so far.
-      const inside = new Map([...held].map(([id, sets]) => [id, new Set(sets.member)]));
-      const moved = new Set<string>();
       const now = deps.clock();
       // What the rules' activity conditions count of these members, read by the database at once.
       const conditions = rules.flatMap((rule) => activityConditionsOf(rule.filter));
@@ -129,28 +113,7 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       });
       const activityOf = (seq: number) => (condition: ActivityCondition) =>
         tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
-      const moving: { audienceId: string; seqs: number[] }[] = [];
-      for (const id of inDependencyOrder(graph, new Set(byId.keys()))) {
-        const { filter, matched } = byId.get(id) as (typeof rules)[number];
-        const seqs = members
-          .filter((m) => {
-            const inAudience = (named: string) => inside.get(named)?.has(m.seq) ?? false;
-            return matches(filter, m.folded, m.createdAt, { types, now, inAudience, activity: activityOf(m.seq) });
-          })
-          .map((m) => m.seq);
-        const was = new Set(matched);
-        if (was.size !== seqs.length || seqs.some((seq) => !was.has(seq))) moving.push({ audienceId: id, seqs });
-        if (!graph.usedBy.has(id)) continue;
-        // Who is a member after this write, as applyMatches will write it.
-        const sets = held.get(id);
-        const include = new Set(sets?.include);
-        const exclude = new Set(sets?.exclude);
-        const matching = new Set(seqs);
-        const after = new Set(changed.filter((s) => isMember(include.has(s), matching.has(s), exclude.has(s))));
-        const before = inside.get(id) ?? new Set();
-        if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
-        inside.set(id, after);
-      }
+      const { moving, moved } = evaluateMembers({ graph, rules, held, members, types, now, activityOf });
       if (moving.length === 0) return alone();
       // The moving audiences' lock, and the writes riding along, in the statement that moves them.
       const lock = w.locks.followingInStatement(moving.map((m) => m.audienceId));

@@ -41,6 +41,18 @@ export interface RuleRead {
 const memberJson = Prisma.sql`json_build_object('id', m.id, 'createdAt', m.created_at, 'email', m.email,
   'fields', m.fields, 'alternativeEmails', m.alternative_emails, 'seq', m.seq)`;
 
+/**
+ * ruleRepo.namingAudiences' rows as one JSON text value (a scalar subquery), for a statement that
+ * reads them beside other things: the lock of an audience whose members are changed by hand reads
+ * the rules that follow it (membership-service.ts `writable`). namingOf reads it back.
+ */
+export const namingAudiencesJson = (workspaceId: string) => Prisma.sql`(
+  SELECT coalesce(json_agg(json_build_object('id', id, 'filter', filter, 'isArchived', is_archived) ORDER BY id), '[]')::text
+  FROM audiences
+  WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL AND jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}))`;
+
+export const namingOf = (json: string): { id: string; filter: Filter; isArchived: boolean }[] => JSON.parse(json);
+
 /** What the membership module reads of rules: to follow member changes, and audience conditions. */
 export const ruleRepo = {
   /**
@@ -222,6 +234,7 @@ export const ruleRepo = {
    * the graph of audience conditions (audience-graph.ts), without reading every other rule.
    */
   namingAudiences(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; isArchived: boolean }[]> {
+    // (namingAudiencesJson reads the same rows as one JSON value, for a statement that reads them beside others.)
     return db.$queryRaw`
       SELECT id, filter, is_archived AS "isArchived" FROM audiences
       WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { SENT_WITH_COMMIT } from "../sql-client.ts";
 
 /**
  * Round trips saved on PostgreSQL by pipelining (pg-pools.ts sends through these): a transaction's
@@ -8,12 +9,6 @@ import pg from "pg";
  */
 
 export type Callback = (error: Error | null, result: unknown) => void;
-
-/**
- * What a statement that is to be sent with its transaction's COMMIT starts with (sql-client.ts
- * `withCommit`). A comment: a store that cannot pipeline (the embedded one) runs it as it is.
- */
-export const SENT_WITH_COMMIT = "/* sent with COMMIT */";
 
 /** Whether a query (as pg takes it) is one to send with the COMMIT. */
 export function sentWithCommit(query: unknown): boolean {

@@ -1,6 +1,6 @@
 import net from "node:net";
 import pg from "pg";
-import { StoreTimeoutError } from "./pg-errors.ts";
+import { StoreTimeoutError } from "../pg-errors.ts";
 import { answer, type Callback, Pipelined, sentWithCommit, statementsOf, textOf } from "./pg-pipeline.ts";
 
 /**
