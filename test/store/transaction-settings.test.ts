@@ -1,9 +1,10 @@
 // A write transaction on PostgreSQL runs under the statement timeout and without JIT, set with
-// its BEGIN (src/platform/db/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
+// its BEGIN (src/platform/db/pg/pg-pools.ts): per transaction, as PgBouncer in transaction mode requires,
 // and without a round trip of its own. PostgreSQL only (TEST_DATABASE_URL): the embedded store
 // runs one statement at a time in this process and has neither setting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/platform/db/database.ts";
+import { withCommit } from "../../src/platform/db/sql-client.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -29,6 +30,58 @@ describe.skipIf(!serverUrl)("write transactions on PostgreSQL", () => {
       );
     expect(await settings()).toEqual([{ timeout: "700ms", jit: "off" }]);
     expect(await settings()).toEqual([{ timeout: "700ms", jit: "off" }]);
+  });
+
+  it("are transactions from their first statement, which carries the BEGIN", async () => {
+    // now() is the transaction's start: the same in both statements only inside one transaction.
+    const [first, second] = await store.transaction(async (tx) => {
+      const [a] = await tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at FROM pg_sleep(0.01)`;
+      const [b] = await tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at`;
+      return [a, b];
+    });
+    expect(second?.at).toEqual(first?.at);
+    // An ended transaction leaves none open on its connection: a new one starts afresh.
+    const [later] = await store.transaction((tx) => tx.$queryRaw<{ at: Date }[]>`SELECT now() AS at`);
+    expect(later?.at.getTime()).toBeGreaterThan(first?.at.getTime() ?? 0);
+    // A transaction that sends nothing sends no BEGIN either, and leaves nothing open.
+    await store.transaction(async () => undefined);
+    await expect(store.transaction(async () => Promise.reject(new Error("before any statement")))).rejects.toThrow(
+      "before any statement",
+    );
+    const [open] = await store.transaction(
+      (tx) => tx.$queryRaw<{ others: number }[]>`
+      SELECT count(*)::int AS others FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
+    );
+    expect(open?.others).toBe(0);
+  });
+
+  it("send a last statement with the COMMIT, and roll back when it fails", async () => {
+    await store.primaryDb.$executeRaw`CREATE TABLE IF NOT EXISTS closing_test (n int PRIMARY KEY)`;
+    await store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO closing_test VALUES (1)`;
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (2)`;
+    });
+    // A statement after it sends it first, on its own.
+    const seen = await store.transaction(async (tx) => {
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (3)`;
+      return tx.$queryRaw<{ n: number }[]>`SELECT n FROM closing_test ORDER BY n`;
+    });
+    expect(seen.map((row) => row.n)).toEqual([1, 2, 3]);
+    // Its error is the commit's: nothing of the transaction is kept, and no transaction is left open.
+    const failing = store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO closing_test VALUES (4)`;
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (1)`;
+    });
+    await expect(failing).rejects.toThrow(/unique|duplicate/i);
+    const [after] = await store.transaction(
+      (tx) => tx.$queryRaw<{ ns: number[]; others: number }[]>`
+      SELECT array_agg(n ORDER BY n) AS ns,
+             (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()
+                AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%') AS others
+      FROM closing_test`,
+    );
+    expect(after).toEqual({ ns: [1, 2, 3], others: 0 });
   });
 
   it("have a statement that runs past the timeout cancelled by the server", async () => {

@@ -42,6 +42,8 @@ export interface LiveServerOptions {
   workers?: AppOptions["workers"];
   /** Store limits other than the defaults (pool sizes, timeouts, the write queue). */
   store?: Omit<StoreOptions, "databaseUrl" | "listenUrl" | "dataDir">;
+  /** The store as the application sees it (a test that counts what it sends: round-trips.ts). */
+  wrapStore?: (store: Store) => Store;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function startLiveServer(options: LiveServerOptions = {}): Promise<
     ...options.store,
   });
   const app = await buildApp({
-    store,
+    store: options.wrapStore ? options.wrapStore(store) : store,
     // Rate limiting at its production default, so every API test runs with it on.
     settings: mergeSettings(
       { http: { adminToken: ADMIN_TOKEN }, cache: { audienceTtlMs: options.audienceCacheTtlMs } },

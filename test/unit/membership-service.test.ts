@@ -3,7 +3,8 @@ import { type MembershipChange, membersOf } from "../../src/features/membership/
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
 import { LockOrderError } from "../../src/features/membership/write-locks.ts";
-import { fakeMembership, fakeTx } from "./fakes/fake-stores.ts";
+import { SENT_WITH_COMMIT } from "../../src/platform/db/sql-client.ts";
+import { fakeMembership, fakeTxStatements } from "./fakes/fake-stores.ts";
 
 const ACME: Filter = { field: "fields.company", op: "eq", value: "acme" };
 
@@ -15,7 +16,9 @@ function setUp() {
   const { sets, audiences, membership, fieldTypes } = fakeMembership({
     async record(tx, workspaceId, entries) {
       // One batch per write, in its transaction, never an empty one (a statement for nothing).
-      expect(tx).toBe(fakeTx);
+      // Its statement goes through the transaction, the last before the COMMIT (withCommit).
+      await tx.$executeRaw`SELECT 1`;
+      expect(fakeTxStatements.pop()).toBe(`${SENT_WITH_COMMIT} SELECT 1`);
       expect(workspaceId).toBe("ws");
       expect(entries.length).toBeGreaterThan(0);
       sink.push(`record ${entries.map((e) => e.type).join(" ")}`);
@@ -245,7 +248,13 @@ describe("the membership module reports who entered and who left", () => {
     audiences.add("aud_acme", { filter: ACME });
     const ada = sets.addMember("ada", { company: "Acme" });
     sets.addMember("bob", { company: "Acme" });
-    const read: string[][] = [];
+    const read: (string[] | undefined)[] = [];
+    const ruleMatches = sets.ruleRepo.ruleMatches;
+    // The others are read with the rules, in the same statement (foldedOf), not on their own.
+    sets.ruleRepo.ruleMatches = (tx, ws, ids, asked) => {
+      read.push(asked?.foldedOf);
+      return ruleMatches(tx, ws, ids, asked);
+    };
     const folded = sets.memberReads.folded;
     sets.memberReads.folded = (tx, ws, ids) => {
       read.push(ids);
@@ -486,7 +495,8 @@ describe("the membership module refuses writes without their locks", () => {
     expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
     audiences.add("aud_beta", { filter: { field: "fields.company", op: "eq", value: "beta" } });
     expect(await write(true, (w) => w.followMembers(["ada"]))).toEqual([]);
-    expect(calls).toEqual(["ruleMatches", "ruleMatches", "folded"]);
+    // The member is read with the rules (ruleMatches' foldedOf), in one statement.
+    expect(calls).toEqual(["ruleMatches", "ruleMatches"]);
   });
 
   it("setting a rule needs the member lock even with the audience locked", async () => {
@@ -508,7 +518,9 @@ describe("the size history", () => {
       { record: async () => {}, committed: () => {} },
       {
         async record(tx, workspaceId, changes) {
-          expect(tx).toBe(fakeTx);
+          // Its statement goes through the transaction, the last before the COMMIT (withCommit).
+          await tx.$executeRaw`SELECT 1`;
+          expect(fakeTxStatements.pop()).toBe(`${SENT_WITH_COMMIT} SELECT 1`);
           records.push({ workspaceId, changes });
         },
       },
@@ -552,7 +564,9 @@ describe("the membership record", () => {
       undefined,
       {
         async record(tx, workspaceId, entries) {
-          expect(tx).toBe(fakeTx);
+          // Its statement goes through the transaction, the last before the COMMIT (withCommit).
+          await tx.$executeRaw`SELECT 1`;
+          expect(fakeTxStatements.pop()).toBe(`${SENT_WITH_COMMIT} SELECT 1`);
           recorded.push({
             workspaceId,
             changes: entries.flatMap((e) =>

@@ -53,7 +53,7 @@ export function createAudienceMemberService({
         );
       }
       return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
-        await w.locks.writable(audienceId);
+        await w.writable(audienceId);
         // An id also listed in members is created with its data.
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
         w.publish(...resolved.events);
@@ -78,7 +78,7 @@ export function createAudienceMemberService({
       const memberIds = [...new Set(request.memberIds)];
       // The member lock: the audiences whose rules name this one follow it in the same write.
       return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
-        await w.locks.writable(audienceId);
+        await w.writable(audienceId);
         const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
         return { removed, notMembers: memberIds.length - removed };
       });

@@ -188,7 +188,8 @@ export function createAudienceService({
         // rule is read with are the ones it is stored with.
         const types = await fieldTypes.types(w.tx, workspaceId);
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
-        const audience = await w.locks.writable(id);
+        // Locked with the rules that name audiences, which check the rule and follow its change.
+        const audience = await w.writable(id);
         await checkNamedAudiences(w, id, filter);
         await checkCost(w.tx, workspaceId, filter, types, "rule");
         await checkWorkspaceBounds(() => rules.rules(w.tx, workspaceId), id, filter);

@@ -72,7 +72,7 @@ export function createChunkApplier<E>(deps: ChunkDeps<E>) {
       if ("input" in reading) valid.push({ line: row.line, input: reading.input });
       else errors.push({ line: row.line, message: reading.rejected });
     }
-    if (job.audienceId !== null) await w.locks.writable(job.audienceId);
+    if (job.audienceId !== null) await w.writable(job.audienceId);
     const resolved = await resolveMemberInputs(
       deps.members,
       w.tx,

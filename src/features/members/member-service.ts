@@ -16,7 +16,7 @@ type Schemas = components["schemas"];
 export interface MemberServiceDeps {
   store: Pick<Store, "db">;
   membership: Pick<MembershipService, "workspaceWrite">;
-  members: MemberWrites & Pick<MemberRepo, "find" | "delete" | "releaseEmails">;
+  members: MemberWrites & Pick<MemberRepo, "find" | "delete" | "releaseEmails" | "updateDataSql">;
   memberAudiences: Pick<MembershipRepo, "memberAudiences">;
   pages: MemberPages;
   /** A member's audiences at an instant (the history feature's memberAudiencesAsOf). */
@@ -51,7 +51,9 @@ export function createMemberService({
     /** Merges the patch like an upsert; a field set to null is removed. */
     update(workspaceId: string, memberId: string, patch: Schemas["MemberPatch"]): Promise<Schemas["Member"]> {
       return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
-        const [existing] = await members.findByIds(w.tx, workspaceId, [memberId]);
+        // The member, the field types and everything its audiences' rules evaluate: one statement.
+        const read = await w.readMembers([memberId]);
+        const [existing] = read.rows;
         if (!existing) throw memberNotFound(memberId);
         const fields: Record<string, string> = {};
         const removed: string[] = [];
@@ -67,24 +69,33 @@ export function createMemberService({
           workspaceId,
           [{ ...input, alternativeEmails: patch.alternativeEmails ?? [] }],
           [],
-          { known: [existing], fieldPointer: (_index, key) => `/body/fields/${key}` },
+          {
+            known: [existing],
+            types: read.types,
+            deferUpdates: true,
+            fieldPointer: (_index, key) => `/body/fields/${key}`,
+          },
         );
-        // What was written is known here: the member is not read back.
+        // What is written is known here: the member is not read back.
         let data: MemberData = resolved.written.get(memberId) ?? existing;
         if (removed.length > 0) {
           data = {
             ...data,
             fields: Object.fromEntries(Object.entries(data.fields).filter(([k]) => !removed.includes(k))),
           };
-          await members.updateData(w.tx, workspaceId, [{ id: memberId, data }]);
           await members.releaseEmails(w.tx, workspaceId, memberId, emailKeysOf(data));
         }
+        // The data is written in the statement that moves the member's audiences (or alone).
+        const updates = removed.length > 0 ? [{ id: memberId, data }] : resolved.updates;
+        const writes = updates.length > 0 ? members.updateDataSql(workspaceId, updates) : undefined;
         const after = { ...existing, ...data };
         const changed = changedKeys(existing, after);
         // Rules see only a member's data (and creation time): unchanged data moves no audience.
         if (changed.length > 0) {
           w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
-          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }]);
+          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }], { read, writes });
+        } else {
+          await w.followMembers([], [], { writes });
         }
         return toMember(after);
       });

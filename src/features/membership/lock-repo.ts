@@ -31,6 +31,40 @@ export const lockRepo = {
       ${lockClause}`;
   },
 
+  /**
+   * Locks one audience FOR UPDATE, as `audiences`, and reads `alongside` (a scalar subquery) in the
+   * same statement: what the write reads next, when nothing it reads can change but under locks
+   * the write holds already (write-locks.ts writableReading).
+   */
+  async audienceReading(
+    tx: SqlClient,
+    workspaceId: string,
+    id: string,
+    alongside: Prisma.Sql,
+  ): Promise<{ row: AudienceRow | undefined; read: string | undefined }> {
+    const [first] = await tx.$queryRaw<(AudienceRow & { read: string | null })[]>`
+      SELECT a.id, a.name, a.filter, a."isArchived", a."memberCount", a."createdAt", x.read
+      FROM (SELECT ${alongside} AS read) AS x
+      LEFT JOIN LATERAL (
+        SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
+        FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} FOR UPDATE
+      ) AS a ON true`;
+    const read = first?.read ?? undefined;
+    if (!first || first.id === null) return { row: undefined, read };
+    const { read: _, ...row } = first;
+    return { row, read };
+  },
+
+  /**
+   * The same lock (FOR UPDATE, id order) as a query for a statement that writes these audiences:
+   * membership-repo.ts runs it before that statement reads or writes anything (lockedFirst).
+   */
+  audiencesForUpdateSql(workspaceId: string, ids: string[]): Prisma.Sql {
+    const sorted = [...new Set(ids)].sort();
+    return Prisma.sql`
+      SELECT id FROM audiences WHERE workspace_id = ${workspaceId} AND id = ANY(${sorted}::text[]) ORDER BY id FOR UPDATE`;
+  },
+
   /** Locks every audience of the workspace, archived ones too, in id order; returns their ids. */
   async allAudiences(tx: SqlClient, workspaceId: string): Promise<string[]> {
     const rows = await tx.$queryRaw<{ id: string }[]>`

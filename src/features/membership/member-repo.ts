@@ -113,6 +113,8 @@ export const memberRepo = {
       SELECT id, seq FROM gone`;
   },
 
+  updateDataSql,
+
   /** The declared types of the workspace's fields, which every member write checks. */
   fieldTypes: (db: SqlClient, workspaceId: string) => fieldTypeRepo.types(db, workspaceId),
 
@@ -220,17 +222,7 @@ export const memberRepo = {
 
   async updateData(tx: SqlClient, workspaceId: string, members: { id: string; data: MemberData }[]): Promise<void> {
     if (members.length === 0) return;
-    await tx.$executeRaw`
-      WITH updated AS (
-        UPDATE members AS m
-        SET email = v.email, fields = v.fields, folded = v.folded, updated_at = now(),
-            alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives))
-        FROM ${dataRows(members)}
-        WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id
-        RETURNING m.seq, m.fields
-      ),
-      ${syncMemberDates(workspaceId, "updated")}
-      SELECT 1`;
+    await tx.$executeRaw`WITH ${updateDataSql(workspaceId, members)} SELECT 1`;
   },
 
   /**
@@ -285,6 +277,24 @@ const numberOf = (alias: string) =>
  * parameter: a bulk write of 10,000 members costs one string, not five arrays of 10,000 strings
  * each escaped into an array literal (a third of such a request's garbage).
  */
+/**
+ * The members' new data written, as WITH items (named updated and date_*), for a statement that
+ * writes them beside other things: a PATCH's data rides in the statement that moves its audiences
+ * (membership-repo.ts applyMatches), a round trip less. Nothing in that statement reads members.
+ */
+export function updateDataSql(workspaceId: string, members: { id: string; data: MemberData }[]): Prisma.Sql {
+  return Prisma.sql`
+    updated AS (
+      UPDATE members AS m
+      SET email = v.email, fields = v.fields, folded = v.folded, updated_at = now(),
+          alternative_emails = ARRAY(SELECT jsonb_array_elements_text(v.alternatives))
+      FROM ${dataRows(members)}
+      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = v.id
+      RETURNING m.seq, m.fields
+    ),
+    ${syncMemberDates(workspaceId, "updated")}`;
+}
+
 function dataRows(members: { id: string; data: MemberData }[]): Prisma.Sql {
   const rows = members.map((m) => ({
     id: m.id,

@@ -35,11 +35,19 @@ export interface ResolvedMembers {
   events: OutboxEntry[];
   /** The data written for each member created or changed (the others are as they were read). */
   written: Map<string, MemberData>;
+  /** With `deferUpdates`: the changed members' data, not yet written. */
+  updates: { id: string; data: MemberData }[];
 }
 
 export interface ResolveOptions extends PlanOptions {
   /** Members the caller read in this transaction (under the member lock), not read again. */
   known?: NumberedMemberRow[];
+  /**
+   * Leave the members' new data unwritten, returned in `updates` for the caller to write (a
+   * member's edit writes it in the statement that moves its audiences: followMembers' `along`).
+   * `types`, when given, are the field types the caller read under the member lock.
+   */
+  deferUpdates?: boolean;
 }
 
 const NAMED = new Set<string>(NAMED_FIELDS);
@@ -82,6 +90,7 @@ export async function resolveMemberInputs(
       outcomes: [],
       rejected: [],
       written: new Map(),
+      updates: [],
       events: eventsOf(
         createdBare.map((id) => seqs.get(id) as number),
         [],
@@ -108,11 +117,11 @@ export async function resolveMemberInputs(
   );
 
   // Read under the member lock, which declareField takes too: no declaration changes meanwhile.
-  const types = hasCustomValues(inputs) ? await members.fieldTypes(tx, workspaceId) : undefined;
+  const types = options.types ?? (hasCustomValues(inputs) ? await members.fieldTypes(tx, workspaceId) : undefined);
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), { ...options, types });
   const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
   for (const row of rows) seqs.set(row.id, row.seq);
-  await members.updateData(tx, workspaceId, plan.update);
+  if (!options.deferUpdates) await members.updateData(tx, workspaceId, plan.update);
   await members.claimEmails(tx, workspaceId, plan.claims);
   const createdIds = [...plan.create.map((m) => m.id), ...createdBare];
   const updated = plan.update.map((m) => ({ id: m.id, changed: changedKeys(stored.get(m.id) as MemberData, m.data) }));
@@ -127,6 +136,7 @@ export async function resolveMemberInputs(
     outcomes: plan.outcomes,
     rejected: plan.rejected,
     written: new Map([...plan.create, ...plan.update].map((m) => [m.id, m.data])),
+    updates: options.deferUpdates ? plan.update : [],
     events: eventsOf(
       createdIds.map((id) => seqs.get(id) as number),
       updated,

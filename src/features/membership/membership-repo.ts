@@ -160,22 +160,38 @@ export const membershipRepo = {
    * of `matched`; or, per audience, its own (`among`): a clock tick evaluates each audience for
    * the members near its window's edge only, and a domain shared by ten audiences would have each
    * rewrite the chunks of the other nine's members.
+   *
+   * `along`, to save round trips: `lock`, the audiences' row lock (write-locks.ts
+   * followingInStatement), taken before the statement reads or writes a chunk; `writes`, WITH items
+   * that ride in the same statement (a member's new data), run alone when nothing is evaluated.
    */
   async applyMatches(
     tx: SqlClient,
     workspaceId: string,
     changed: number[] | "own",
     matched: { audienceId: string; seqs: number[]; among?: number[] }[],
+    along: { lock?: Prisma.Sql | undefined; writes?: Prisma.Sql | undefined } = {},
   ): Promise<SetChange[]> {
     const evaluated = evaluatedChunks(changed, matched);
-    if (!evaluated) return [];
+    if (!evaluated) {
+      if (along.writes) await tx.$executeRaw`WITH ${along.writes} SELECT 1`;
+      return [];
+    }
     const byKey = readsByKey(evaluated.count);
     const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
+    // The lock's rows are counted before the first chunk row is read: an uncorrelated subquery in
+    // the WHERE of the first step runs once, to its end, before that step returns a row.
+    const rows = along.lock
+      ? Prisma.sql`locked AS MATERIALIZED (${along.lock}),
+        changed AS MATERIALIZED (
+          SELECT * FROM (${evaluated.rows}) AS e WHERE (SELECT count(*) FROM locked) >= 0
+        )`
+      : Prisma.sql`changed AS MATERIALIZED (${evaluated.rows})`;
     return changesOf(
       tx,
       workspaceId,
       Prisma.sql`
-      WITH changed AS MATERIALIZED (${evaluated.rows}),
+      WITH ${along.writes ? Prisma.sql`${along.writes},` : Prisma.empty} ${rows},
       hits AS MATERIALIZED (
         SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),

@@ -1,7 +1,7 @@
 import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { AudienceRepo } from "./audience-repo.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
+import type { AudienceRepo, AudienceRow } from "./audience-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
@@ -14,8 +14,8 @@ import type { OutboxEntry } from "./outbox-entries.ts";
 import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
-import { createRuleFollowing } from "./rules/rule-following.ts";
-import type { RuleRepo } from "./rules/rule-repo.ts";
+import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
+import { namingAudiencesJson, namingOf, type RuleRead, type RuleRepo } from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
@@ -65,6 +65,12 @@ export interface MembershipWriter {
   readonly locks: WriteLocks;
   /** Records events of this write that are not membership changes (audiences, members' data). */
   publish(...entries: OutboxEntry[]): void;
+  /**
+   * Locks an audience to add or remove its members by hand (locks.writable: 404, 409), reading in
+   * the same statement the rules that name audiences, which follow it (namingAudiences): they
+   * change only under the member lock, which must be held.
+   */
+  writable(audienceId: string): Promise<AudienceRow>;
   /** Adds members (by number) by hand to an audience locked with locks.writable. */
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
@@ -81,11 +87,14 @@ export interface MembershipWriter {
   namingAudiences(): Promise<NamingRule[]>;
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
+  /** These members and all that following their change evaluates, in one statement (member lock). */
+  readMembers(memberIds: string[]): Promise<RuleRead>;
   /**
    * After members were created or changed: every rule-based audience follows (member lock).
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
+   * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts).
    */
-  followMembers(memberIds: string[], known?: FoldedMemberRow[]): Promise<MembershipChange[]>;
+  followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**
    * After activities were stored (each one's member number and type): the audiences whose rules
    * count such activities follow, for those members (member lock).
@@ -150,6 +159,12 @@ export function createMembershipService(deps: MembershipDeps) {
       publish(...entries) {
         recorded.push(...entries);
       },
+      async writable(audienceId) {
+        requireMembers("locking an audience with the rules that follow it");
+        const { row, read } = await locks.writableReading(audienceId, namingAudiencesJson(workspaceId));
+        if (read !== undefined && !naming) naming = Promise.resolve(namingOf(read));
+        return row;
+      },
       async include(audienceId, seqs) {
         // Stryker disable next-line StringLiteral: equivalent, a lock is held for update or share, so any mode but "share" means update
         requireAudience(audienceId, "update", "adding members");
@@ -205,10 +220,17 @@ export function createMembershipService(deps: MembershipDeps) {
         await deps.audiences.inheritClock(tx, workspaceId, targetId, sourceIds);
         return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
-      async followMembers(memberIds, known = []) {
+      async readMembers(memberIds) {
+        requireMembers("reading members to change");
+        return deps.rules.ruleMatches(tx, workspaceId, memberIds, { rowsOf: memberIds });
+      },
+      async followMembers(memberIds, known = [], along = {}) {
         requireMembers("following member changes");
-        if (memberIds.length === 0) return [];
-        return following.followMembers(w, memberIds, known);
+        if (memberIds.length === 0) {
+          if (along.writes) await sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+          return [];
+        }
+        return following.followMembers(w, memberIds, known, along);
       },
       async followActivities(stored) {
         requireMembers("following activities");
@@ -256,7 +278,9 @@ export function createMembershipService(deps: MembershipDeps) {
       // The write's events, and the membership record and size history (as exact as
       // member_count), once per write, at one instant: one statement in all, since a round trip
       // each cost more than their rows.
-      if (entries.length > 0) await deps.records.record(tx, workspaceId, entries, sizeChangesOf(entries));
+      // It is the write's last statement and nobody reads its answer: on PostgreSQL it goes with
+      // the COMMIT, in one round trip (withCommit).
+      if (entries.length > 0) await deps.records.record(withCommit(tx), workspaceId, entries, sizeChangesOf(entries));
       return value;
     });
     events.committed(workspaceId);

@@ -1,9 +1,13 @@
+import type { Prisma } from "../../../generated/prisma/client.ts";
 import { audienceArchived, audienceNotFound } from "../../domain/errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRow } from "./audience-repo.ts";
 import type { LockRepo } from "./lock-repo.ts";
 
-export type LockRows = Pick<LockRepo, "memberWrites" | "audiences" | "allAudiences" | "ruleOutdated">;
+export type LockRows = Pick<
+  LockRepo,
+  "memberWrites" | "audiences" | "audienceReading" | "audiencesForUpdateSql" | "allAudiences" | "ruleOutdated"
+>;
 
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
 export class LockOrderError extends Error {
@@ -68,6 +72,20 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     audience,
 
     /**
+     * As `writable`, reading `alongside` (a scalar subquery) in the same statement: its answer, or
+     * undefined where the rows are not the database's (fakes). Only what no write can change while
+     * this one holds its locks may be read so: the statement's snapshot predates the audience's lock.
+     */
+    async writableReading(id: string, alongside: Prisma.Sql): Promise<{ row: AudienceRow; read: string | undefined }> {
+      if (!held.has(id)) beforeAudiences(1, "audience");
+      const { row, read } = await repo.audienceReading(tx, workspaceId, id, alongside);
+      if (!row) throw audienceNotFound(id);
+      hold([row], "update");
+      if (row.isArchived) throw audienceArchived(id, row.name);
+      return { row, read };
+    },
+
+    /**
      * Locks audiences that a write reads as sources (FOR SHARE: their members cannot change
      * meanwhile); each must exist (404) and be unarchived (409), checked in the order given.
      */
@@ -90,6 +108,22 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
       const missing = ids.filter((id) => held.get(id) !== "update");
       // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, locking no rows changes nothing (it only saves a statement)
       if (missing.length > 0) hold(await repo.audiences(tx, workspaceId, missing, "update"), "update");
+    },
+
+    /**
+     * As `following`, in the statement that writes them (a round trip less): the lock's query for
+     * that statement to run first (membership-repo.ts applyMatches), undefined when all are held.
+     * They count as held from here: the statement either takes the locks or fails the transaction.
+     */
+    followingInStatement(ids: string[]): Prisma.Sql | undefined {
+      underMemberLock("locking the audiences that follow members");
+      const missing = ids.filter((id) => held.get(id) !== "update");
+      if (missing.length === 0) return undefined;
+      hold(
+        missing.map((id) => ({ id })),
+        "update",
+      );
+      return repo.audiencesForUpdateSql(workspaceId, missing);
     },
 
     /** Locks every audience of the workspace, archived ones too (members are being deleted). */

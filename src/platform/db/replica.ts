@@ -1,7 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlQuery, SqlQueryable, SqlResultSet } from "@prisma/driver-adapter-utils";
+import { createPool } from "./pg/pg-pools.ts";
 import { databaseFault } from "./pg-errors.ts";
-import { createPool } from "./pg-pools.ts";
 import { parseLsn } from "./read-scope.ts";
 
 export interface ReplicaOptions {

@@ -46,6 +46,29 @@ export function sqlClient(queryable: SqlQueryable): SqlClient {
 }
 
 /**
+ * What a statement that is to be sent with its transaction's COMMIT starts with (withCommit). A
+ * comment: a store that cannot pipeline (the embedded one) runs it as it is.
+ */
+export const SENT_WITH_COMMIT = "/* sent with COMMIT */";
+
+/**
+ * The transaction's client for its last statement, when nobody reads that statement's answer:
+ * on PostgreSQL the statement is answered at once (0 rows) and sent with the COMMIT, in one round
+ * trip (pg/pg-pipeline.ts), so its error is the commit's; on the embedded store it runs as it is.
+ * Nothing may be sent in the transaction after it but the COMMIT (or a ROLLBACK, which drops it).
+ */
+export function withCommit(tx: SqlClient): SqlClient {
+  const marked = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
+    const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
+    return Prisma.sql`${Prisma.raw(SENT_WITH_COMMIT)} ${sql}`;
+  };
+  return {
+    ...tx,
+    $executeRaw: (query, ...values) => tx.$executeRaw(marked(query, values)),
+  };
+}
+
+/**
  * Runs fn in one transaction on its own connection: COMMIT when fn resolves, ROLLBACK when it
  * throws (fn's error is what the caller hears of, not a failed ROLLBACK's). An adapter whose
  * driver ends transactions itself (PGlite's, "phantom" queries) is told to commit or roll back.

@@ -3,6 +3,7 @@
 // changes as the SQL statements do; test/store/membership-changes.test.ts checks the two agree.
 // Rules are evaluated by the tests' reference evaluator, not by the filter code under test.
 
+import { Prisma } from "../../../generated/prisma/client.ts";
 import type { FieldType } from "../../../src/domain/field-types.ts";
 import type { AudienceRow } from "../../../src/features/membership/audience-repo.ts";
 import { memberSetOf } from "../../../src/features/membership/member-set.ts";
@@ -24,7 +25,14 @@ import {
   referenceTally,
 } from "../../support/reference-filter.ts";
 
-export const fakeTx = {} as SqlClient;
+/** The statements sent through fakeTx's $executeRaw (only the record's client sends any). */
+export const fakeTxStatements: string[] = [];
+export const fakeTx = {
+  $executeRaw: async (query: Prisma.Sql) => {
+    fakeTxStatements.push(query.text);
+    return 0;
+  },
+} as SqlClient;
 export const fakeDb = {} as SqlClient;
 
 /** A store whose transactions run the function once, on a transaction that fakes ignore. */
@@ -174,7 +182,7 @@ export class FakeSets {
   };
 
   readonly ruleRepo: MembershipDeps["rules"] = {
-    ruleMatches: async (_tx, _ws, memberIds) => {
+    ruleMatches: async (_tx, _ws, memberIds, asked = {}) => {
       const seqs = memberIds.flatMap((id) => this.members.get(id)?.seq ?? []);
       const rules = this.rules().map(({ id, filter }) => ({
         id,
@@ -188,7 +196,9 @@ export class FakeSets {
           return [id, { include: among(sets.include), exclude: among(sets.exclude), member: among(sets.member) }];
         }),
       );
-      return { types: new Map(this.types), rules, held };
+      // The fakes hold members only as rules see them: a member's data is the service's (no fake reads it).
+      const folded = (asked.foldedOf ?? []).flatMap((id) => this.members.get(id) ?? []);
+      return { types: new Map(this.types), rules, held, rows: [], folded };
     },
     matchesAmong: async (_tx, _ws, filter, _context, seqs) => {
       const matching = new Set(this.matching(filter));
@@ -300,6 +310,15 @@ export class FakeAudiences {
       const sorted = [...new Set(ids)].sort();
       this.taken.push(...sorted.map((id) => `${mode} ${id}`));
       return sorted.flatMap((id) => this.rows.get(id) ?? []);
+    },
+    // The fakes read nothing alongside (undefined: the writer reads it on its own, as it did).
+    audienceReading: async (_tx, _ws, id) => {
+      this.taken.push(`update ${id}`);
+      return { row: this.rows.get(id), read: undefined };
+    },
+    audiencesForUpdateSql: (_ws, ids) => {
+      this.taken.push(...[...new Set(ids)].sort().map((id) => `update ${id}`));
+      return Prisma.empty;
     },
     allAudiences: async () => {
       const ids = [...this.rows.keys()].sort();

@@ -1,5 +1,5 @@
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
-import { isMember, type MembershipChange } from "../member-set.ts";
+import type { MembershipChange } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
 import type { StoredActivity } from "./activity-ingest/activity-batch.ts";
@@ -10,7 +10,7 @@ import type { FieldTypeRepo } from "./field-type-repo.ts";
 import { activityConditionsOf, type Filter, timeConditionsOf } from "./filter.ts";
 import { matches, windowStart } from "./filter-match.ts";
 import type { RuleRepo } from "./rule-repo.ts";
-import { createSettle, FEW_MEMBERS, type Following, movements } from "./settle.ts";
+import { createSettle, evaluateMembers, FEW_MEMBERS, type FollowAlong, type Following, movements } from "./settle.ts";
 
 export interface RuleFollowingDeps {
   rules: Pick<RuleRepo, "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "timeRules" | "inRanges" | "evaluated">;
@@ -25,7 +25,7 @@ export interface RuleFollowingDeps {
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
 
-export type { Following } from "./settle.ts";
+export type { FollowAlong, Following } from "./settle.ts";
 
 /**
  * How rule-based audiences follow what changes under them: members' data (their rules are
@@ -45,19 +45,33 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
      * members as this write leaves them, and every audience that moves is written in one
      * statement. A change is reported as `dependency` when an audience the rule names moved.
      */
-    async followMembers(w: Following, memberIds: string[], known: FoldedMemberRow[]): Promise<MembershipChange[]> {
+    async followMembers(
+      w: Following,
+      memberIds: string[],
+      known: FoldedMemberRow[],
+      along: FollowAlong = {},
+    ): Promise<MembershipChange[]> {
       const { tx, workspaceId } = w;
-      const { types, rules, held } = await deps.rules.ruleMatches(tx, workspaceId, memberIds);
-      if (rules.length === 0) return [];
       const knownIds = new Set(known.map((m) => m.id));
       const unknown = memberIds.filter((id) => !knownIds.has(id));
-      const members = [...known, ...(await deps.members.folded(tx, workspaceId, unknown))];
+      // One read for the evaluation: the rules, their matches, the field types and these members.
+      const read = along.read ?? (await deps.rules.ruleMatches(tx, workspaceId, memberIds, { foldedOf: unknown }));
+      const { types, rules, held } = read;
+      // The writes that ride in the statement moving the audiences, alone when none moves.
+      const alone = async () => {
+        if (along.writes) await deps.sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+        return [];
+      };
+      if (rules.length === 0) return alone();
+      const readIds = new Set(read.folded.map((m) => m.id));
+      const missing = along.read ? unknown.filter((id) => !readIds.has(id)) : [];
+      const members = [
+        ...known,
+        ...read.folded.filter((m) => !knownIds.has(m.id)),
+        ...(missing.length > 0 ? await deps.members.folded(tx, workspaceId, missing) : []),
+      ];
       const changed = members.map((m) => m.seq);
       const graph = audienceGraph(rules);
-      const byId = new Map(rules.map((rule) => [rule.id, rule]));
-      // The members of each named audience among these, as the write leaves them so far.
-      const inside = new Map([...held].map(([id, sets]) => [id, new Set(sets.member)]));
-      const moved = new Set<string>();
       const now = deps.clock();
       // What the rules' activity conditions count of these members, read by the database at once.
       const conditions = rules.flatMap((rule) => activityConditionsOf(rule.filter));
@@ -68,31 +82,11 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       });
       const activityOf = (seq: number) => (condition: ActivityCondition) =>
         tallies.get(seq)?.[slots.get(condition) as number] ?? NO_ACTIVITY;
-      const moving: { audienceId: string; seqs: number[] }[] = [];
-      for (const id of inDependencyOrder(graph, new Set(byId.keys()))) {
-        const { filter, matched } = byId.get(id) as (typeof rules)[number];
-        const seqs = members
-          .filter((m) => {
-            const inAudience = (named: string) => inside.get(named)?.has(m.seq) ?? false;
-            return matches(filter, m.folded, m.createdAt, { types, now, inAudience, activity: activityOf(m.seq) });
-          })
-          .map((m) => m.seq);
-        const was = new Set(matched);
-        if (was.size !== seqs.length || seqs.some((seq) => !was.has(seq))) moving.push({ audienceId: id, seqs });
-        if (!graph.usedBy.has(id)) continue;
-        // Who is a member after this write, as applyMatches will write it.
-        const sets = held.get(id);
-        const include = new Set(sets?.include);
-        const exclude = new Set(sets?.exclude);
-        const matching = new Set(seqs);
-        const after = new Set(changed.filter((s) => isMember(include.has(s), matching.has(s), exclude.has(s))));
-        const before = inside.get(id) ?? new Set();
-        if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
-        inside.set(id, after);
-      }
-      if (moving.length === 0) return [];
-      await w.locks.following(moving.map((m) => m.audienceId));
-      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving);
+      const { moving, moved } = evaluateMembers({ graph, rules, held, members, types, now, activityOf });
+      if (moving.length === 0) return alone();
+      // The moving audiences' lock, and the writes riding along, in the statement that moves them.
+      const lock = w.locks.followingInStatement(moving.map((m) => m.audienceId));
+      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving, { lock, writes: along.writes });
       const byDependency = (c: SetChange) => (graph.uses.get(c.audienceId) ?? []).some((named) => moved.has(named));
       return [
         ...w.report(

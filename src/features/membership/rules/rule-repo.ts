@@ -3,6 +3,7 @@ import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import { jsonRows } from "../../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
+import { byIds, type FoldedMemberRow, type NumberedMemberRow } from "../member-repo.ts";
 import { joinChunk, readsByKey, seqsOf } from "../membership-sql.ts";
 import type { Filter } from "./filter.ts";
 import { AUDIENCE_CONDITIONS, filterSql, type SqlContext } from "./filter-sql.ts";
@@ -21,21 +22,54 @@ export interface HeldBy {
   member: number[];
 }
 
+/**
+ * Everything a member write evaluates rules with, read in one statement (ruleRepo.ruleMatches):
+ * the rule audiences with what their match sets hold of the members, what the named audiences
+ * hold of them, the declared field types, and the members themselves as asked.
+ */
+export interface RuleRead {
+  types: FieldTypes;
+  rules: RuleMatches[];
+  held: Map<string, HeldBy>;
+  /** The members of `rowsOf`, as writers read them (their data, with their numbers). */
+  rows: NumberedMemberRow[];
+  /** The members of `foldedOf`, as rules see them. */
+  folded: FoldedMemberRow[];
+}
+
+/** A member's row as JSON (ruleMatches' `rows`): the columns of a NumberedMemberRow. */
+const memberJson = Prisma.sql`json_build_object('id', m.id, 'createdAt', m.created_at, 'email', m.email,
+  'fields', m.fields, 'alternativeEmails', m.alternative_emails, 'seq', m.seq)`;
+
+/**
+ * ruleRepo.namingAudiences' rows as one JSON text value (a scalar subquery), for a statement that
+ * reads them beside other things: the lock of an audience whose members are changed by hand reads
+ * the rules that follow it (membership-service.ts `writable`). namingOf reads it back.
+ */
+export const namingAudiencesJson = (workspaceId: string) => Prisma.sql`(
+  SELECT coalesce(json_agg(json_build_object('id', id, 'filter', filter, 'isArchived', is_archived) ORDER BY id), '[]')::text
+  FROM audiences
+  WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL AND jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}))`;
+
+export const namingOf = (json: string): { id: string; filter: Filter; isArchived: boolean }[] => JSON.parse(json);
+
 /** What the membership module reads of rules: to follow member changes, and audience conditions. */
 export const ruleRepo = {
   /**
    * The rule-based audiences of the workspace with their rules (archived ones too: they keep
    * following their rule, so they are current when restored), in id order, and the numbers of
    * these members that each one's match set holds; the workspace's declared field types; and for
-   * every audience that a rule names, which of these members it holds. One statement, without row
-   * locks (rules, match sets and the members' audiences change only under the workspace's member
-   * lock, which the caller holds).
+   * every audience that a rule names, which of these members it holds; and the members of `rowsOf`
+   * (their data) and of `foldedOf` (as rules see them), so that a member write reads all it
+   * evaluates in one round trip. One statement, without row locks (rules, match sets, members and
+   * the members' audiences change only under the workspace's member lock, which the caller holds).
    */
   async ruleMatches(
     tx: SqlClient,
     workspaceId: string,
     memberIds: string[],
-  ): Promise<{ types: FieldTypes; rules: RuleMatches[]; held: Map<string, HeldBy> }> {
+    members: { rowsOf?: string[]; foldedOf?: string[] } = {},
+  ): Promise<RuleRead> {
     const seq = Prisma.sql`n.seq`;
     // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
     // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
@@ -53,7 +87,19 @@ export const ruleRepo = {
         WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
         GROUP BY t.audience_id`;
     // One JSON document: a hundred rules' rows converted column by column cost more than the query.
-    const [row] = await tx.$queryRaw<{ rules: string | null; types: string | null; held: string | null }[]>`
+    const { rowsOf = [], foldedOf = [] } = members;
+    const rowsSql =
+      rowsOf.length === 0
+        ? Prisma.sql`NULL`
+        : Prisma.sql`(SELECT json_agg(${memberJson}) FROM ${byIds(workspaceId, rowsOf)})::text`;
+    const foldedSql =
+      foldedOf.length === 0
+        ? Prisma.sql`NULL`
+        : Prisma.sql`(SELECT json_agg(json_build_object('id', m.id, 'seq', m.seq, 'createdAt', m.created_at, 'folded', m.folded))
+            FROM ${byIds(workspaceId, foldedOf)})::text`;
+    const [row] = await tx.$queryRaw<
+      { rules: string | null; types: string | null; held: string | null; rows: string | null; folded: string | null }[]
+    >`
       WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
       rules AS MATERIALIZED (
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
@@ -72,7 +118,8 @@ export const ruleRepo = {
       )
       SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules,
              (SELECT json_object_agg(key, type) FROM field_types WHERE workspace_id = ${workspaceId})::text AS types,
-             (SELECT json_agg(json_build_array(audience_id, kind, seqs)) FROM held)::text AS held
+             (SELECT json_agg(json_build_array(audience_id, kind, seqs)) FROM held)::text AS held,
+             ${rowsSql} AS rows, ${foldedSql} AS folded
       FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
     const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
     const types = Object.entries(JSON.parse(row?.types ?? "{}") as Record<string, FieldType>);
@@ -82,7 +129,14 @@ export const ruleRepo = {
       sets[setKind] = seqs;
       held.set(audienceId, sets);
     }
-    return { types: new Map(types), rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })), held };
+    const withDate = <M extends { createdAt: Date | string }>(m: M): M => ({ ...m, createdAt: new Date(m.createdAt) });
+    return {
+      types: new Map(types),
+      rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })),
+      held,
+      rows: (JSON.parse(row?.rows ?? "[]") as NumberedMemberRow[]).map(withDate),
+      folded: (JSON.parse(row?.folded ?? "[]") as FoldedMemberRow[]).map(withDate),
+    };
   },
 
   /** The numbers among `seqs` of the members the rule matches now (evaluated by the database). */
@@ -180,6 +234,7 @@ export const ruleRepo = {
    * the graph of audience conditions (audience-graph.ts), without reading every other rule.
    */
   namingAudiences(db: SqlClient, workspaceId: string): Promise<{ id: string; filter: Filter; isArchived: boolean }[]> {
+    // (namingAudiencesJson reads the same rows as one JSON value, for a statement that reads them beside others.)
     return db.$queryRaw`
       SELECT id, filter, is_archived AS "isArchived" FROM audiences
       WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL

@@ -1,12 +1,16 @@
+import type { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldTypes } from "../../../domain/field-types.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { type ChangeReason, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
+import type { FoldedMemberRow } from "../member-repo.ts";
+import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import type { WriteLocks } from "../write-locks.ts";
-import type { AudienceGraph } from "./audience-graph.ts";
+import type { ActivityCondition, ActivityTally } from "./activity-condition.ts";
+import { type AudienceGraph, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import type { Filter } from "./filter.ts";
-import type { RuleRepo } from "./rule-repo.ts";
+import { matches } from "./filter-match.ts";
+import type { HeldBy, RuleMatches, RuleRead, RuleRepo } from "./rule-repo.ts";
 
 /**
  * Past this many members moved in the audiences a rule names, the rule is evaluated over the
@@ -39,6 +43,17 @@ export interface Following {
   report: Report;
   /** The audiences whose rules name others, as this write leaves them (read once per write). */
   naming: () => Promise<{ id: string; filter: Filter }[]>;
+}
+
+/**
+ * What a member write hands followMembers to save round trips: `read`, what it already read for
+ * the evaluation in one statement (ruleRepo.ruleMatches, under the member lock, with no chunk
+ * written since); `writes`, its own data-modifying WITH items (the member's new data), which ride
+ * in the statement that moves the audiences.
+ */
+export interface FollowAlong {
+  read?: RuleRead | undefined;
+  writes?: Prisma.Sql | undefined;
 }
 
 export interface SettleDeps {
@@ -103,4 +118,51 @@ export function createSettle(deps: SettleDeps) {
     }
     return settled;
   };
+}
+
+/**
+ * Every rule evaluated in process for members whose data changed (followMembers), in dependency
+ * order, an audience condition reading the named audience's members as this write leaves them.
+ * `moving`: the audiences whose matches among these members differ from their match sets' (the
+ * rows for applyMatches); `moved`: the audiences named by rules whose members moved.
+ */
+export function evaluateMembers(input: {
+  graph: AudienceGraph;
+  rules: RuleMatches[];
+  /** What the audiences that rules name hold of these members, before this write. */
+  held: Map<string, HeldBy>;
+  members: FoldedMemberRow[];
+  types: FieldTypes;
+  now: number;
+  activityOf: (seq: number) => (condition: ActivityCondition) => ActivityTally;
+}): { moving: { audienceId: string; seqs: number[] }[]; moved: Set<string> } {
+  const { graph, rules, held, members, types, now, activityOf } = input;
+  const changed = members.map((m) => m.seq);
+  const byId = new Map(rules.map((rule) => [rule.id, rule]));
+  // The members of each named audience among these, as the write leaves them so far.
+  const inside = new Map([...held].map(([id, sets]) => [id, new Set(sets.member)]));
+  const moved = new Set<string>();
+  const moving: { audienceId: string; seqs: number[] }[] = [];
+  for (const id of inDependencyOrder(graph, new Set(byId.keys()))) {
+    const { filter, matched } = byId.get(id) as RuleMatches;
+    const seqs = members
+      .filter((m) => {
+        const inAudience = (named: string) => inside.get(named)?.has(m.seq) ?? false;
+        return matches(filter, m.folded, m.createdAt, { types, now, inAudience, activity: activityOf(m.seq) });
+      })
+      .map((m) => m.seq);
+    const was = new Set(matched);
+    if (was.size !== seqs.length || seqs.some((seq) => !was.has(seq))) moving.push({ audienceId: id, seqs });
+    if (!graph.usedBy.has(id)) continue;
+    // Who is a member after this write, as applyMatches will write it.
+    const sets = held.get(id);
+    const include = new Set(sets?.include);
+    const exclude = new Set(sets?.exclude);
+    const matching = new Set(seqs);
+    const after = new Set(changed.filter((s) => isMember(include.has(s), matching.has(s), exclude.has(s))));
+    const before = inside.get(id) ?? new Set();
+    if (changed.some((s) => after.has(s) !== before.has(s))) moved.add(id);
+    inside.set(id, after);
+  }
+  return { moving, moved };
 }
