@@ -2,7 +2,7 @@ import type { FieldTypes } from "../../../../domain/field-types.ts";
 import type { MemberRepo } from "../../member-repo.ts";
 import type { MembershipChange } from "../../member-set.ts";
 import type { MembershipRepo } from "../../membership-repo.ts";
-import type { ActivityCondition, ActivityTally } from "../activity-condition.ts";
+import { type ActivityCondition, type ActivityTally, activityWindow } from "../activity-condition.ts";
 import type { ActivityRuleRepo } from "../activity-rule-repo.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "../audience-graph.ts";
 import type { FieldTypeRepo } from "../field-type-repo.ts";
@@ -10,7 +10,7 @@ import { activityConditionsOf, conditionsOf, type Filter } from "../filter.ts";
 import { matches } from "../filter-match.ts";
 import type { RuleRepo } from "../rule-repo.ts";
 import { type createSettle, FEW_MEMBERS, type Following, movements } from "../settle.ts";
-import { countAtLeast, counts, partialMatch, type StoredActivity } from "./activity-batch.ts";
+import { countAtLeast, countsIn, partialMatch, type StoredActivity, type Window } from "./activity-batch.ts";
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
 const NO_TYPES: FieldTypes = new Map();
@@ -53,10 +53,15 @@ export function batchPlan(
   retentionDays: number | undefined,
 ): Map<string, { among: number[]; decided: Map<number, boolean> }> {
   const bySeq = new Map<number, StoredActivity[]>();
-  for (const activity of stored) bySeq.set(activity.seq, [...(bySeq.get(activity.seq) ?? []), activity]);
+  for (const activity of stored) {
+    const own = bySeq.get(activity.seq);
+    if (own) own.push(activity);
+    else bySeq.set(activity.seq, [activity]);
+  }
   const plan = new Map<string, { among: number[]; decided: Map<number, boolean> }>();
   for (const { id, filter } of audiences) {
     const conditions = activityConditionsOf(filter);
+    const windows = conditions.map((c) => activityWindow(c, now, retentionDays));
     const types = new Set(conditions.map((c) => c.activity));
     // Field and audience conditions are not known here: only rules of activities alone are decided.
     const decidable = conditionsOf(filter).length === 0;
@@ -67,10 +72,10 @@ export function batchPlan(
       // How many of the member's new activities each condition surely counts, and whether any may count.
       const least = new Map<ActivityCondition, number>();
       let touched = false;
-      for (const condition of conditions) {
+      for (const [c, condition] of conditions.entries()) {
         let n = 0;
         for (const activity of activities) {
-          const counted = counts(condition, activity, now, retentionDays);
+          const counted = countsIn(condition, windows[c] as Window, activity);
           if (counted !== false) touched = true;
           if (counted === true) n += 1;
         }
@@ -110,11 +115,18 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const seqs = [...new Set(reading.flatMap((a) => a.open))];
     // Each distinct condition counted once (twenty audiences often share one).
     const slots = new Map<string, number>();
+    // Each condition object's slot, so that a member's answer does not serialize its conditions again.
+    const slotOf = new Map<ActivityCondition, number>();
     const conditions: ActivityCondition[] = [];
     for (const condition of reading.flatMap((a) => activityConditionsOf(a.filter))) {
       const key = JSON.stringify(condition);
-      if (slots.has(key)) continue;
+      const slot = slots.get(key);
+      if (slot !== undefined) {
+        slotOf.set(condition, slot);
+        continue;
+      }
       slots.set(key, conditions.length);
+      slotOf.set(condition, conditions.length);
       conditions.push(condition);
     }
     const activityOnly = reading.every((a) => conditionsOf(a.filter).length === 0);
@@ -124,7 +136,7 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, context);
     const members = new Map(folded.map((m) => [m.seq, m]));
     const activityOf = (seq: number) => (condition: ActivityCondition) =>
-      tallies.get(seq)?.[slots.get(JSON.stringify(condition)) as number] ?? NO_ACTIVITY;
+      tallies.get(seq)?.[slotOf.get(condition) ?? (slots.get(JSON.stringify(condition)) as number)] ?? NO_ACTIVITY;
     const matching = { types, now, inAudience: () => false };
     return open.map(({ audienceId, filter, among, decided }) => ({
       audienceId,
