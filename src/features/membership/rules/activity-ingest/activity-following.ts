@@ -58,19 +58,35 @@ export function batchPlan(
     if (own) own.push(activity);
     else bySeq.set(activity.seq, [activity]);
   }
+  // The members with an activity of each type, in bySeq's order: an audience looks only at the
+  // members of its types (20 audiences over every member of a batch was most of the plan).
+  const byType = new Map<string, number[]>();
+  for (const [seq, activities] of bySeq) {
+    for (const type of new Set(activities.map((a) => a.type))) {
+      const seqs = byType.get(type);
+      if (seqs) seqs.push(seq);
+      else byType.set(type, [seq]);
+    }
+  }
   const plan = new Map<string, { among: number[]; decided: Map<number, boolean> }>();
   for (const { id, filter } of audiences) {
     const conditions = activityConditionsOf(filter);
     const windows = conditions.map((c) => activityWindow(c, now, retentionDays));
-    const types = new Set(conditions.map((c) => c.activity));
+    const types = [...new Set(conditions.map((c) => c.activity))];
+    const candidates =
+      types.length === 1
+        ? (byType.get(types[0] as string) ?? [])
+        : [...bySeq].flatMap(([seq, activities]) => (activities.some((a) => types.includes(a.type)) ? [seq] : []));
     // Field and audience conditions are not known here: only rules of activities alone are decided.
     const decidable = conditionsOf(filter).length === 0;
     const among: number[] = [];
     const decided = new Map<number, boolean>();
-    for (const [seq, activities] of bySeq) {
-      if (!activities.some((a) => types.has(a.type))) continue;
-      // How many of the member's new activities each condition surely counts, and whether any may count.
-      const least = new Map<ActivityCondition, number>();
+    // How many of a member's new activities each condition surely counts (by the condition's place).
+    const least = conditions.map(() => 0);
+    const known = (condition: ActivityCondition) => countAtLeast(condition, least[conditions.indexOf(condition)] ?? 0);
+    for (const seq of candidates) {
+      const activities = bySeq.get(seq) as StoredActivity[];
+      // Whether any condition may count one of them.
       let touched = false;
       for (const [c, condition] of conditions.entries()) {
         let n = 0;
@@ -79,13 +95,11 @@ export function batchPlan(
           if (counted !== false) touched = true;
           if (counted === true) n += 1;
         }
-        least.set(condition, n);
+        least[c] = n;
       }
       if (!touched) continue;
       among.push(seq);
-      const answer = decidable
-        ? partialMatch(filter, (condition) => countAtLeast(condition, least.get(condition) ?? 0))
-        : undefined;
+      const answer = decidable ? partialMatch(filter, known) : undefined;
       if (answer !== undefined) decided.set(seq, answer);
     }
     if (among.length > 0) plan.set(id, { among, decided });
@@ -137,7 +151,17 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const members = new Map(folded.map((m) => [m.seq, m]));
     const activityOf = (seq: number) => (condition: ActivityCondition) =>
       tallies.get(seq)?.[slotOf.get(condition) ?? (slots.get(JSON.stringify(condition)) as number)] ?? NO_ACTIVITY;
-    const matching = { types, now, inAudience: () => false };
+    const inAudience = () => false;
+    // Each member's matching context made once, not once per audience.
+    const contexts = new Map<number, Parameters<typeof matches>[3]>();
+    const contextOf = (seq: number) => {
+      let context = contexts.get(seq);
+      if (!context) {
+        context = { types, now, inAudience, activity: activityOf(seq) };
+        contexts.set(seq, context);
+      }
+      return context;
+    };
     return open.map(({ audienceId, filter, among, decided }) => ({
       audienceId,
       among,
@@ -145,7 +169,7 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
         const answer = decided.get(seq);
         if (answer !== undefined) return answer;
         const m = members.get(seq) ?? (activityOnly ? NO_DATA : undefined);
-        return m !== undefined && matches(filter, m.folded, m.createdAt, { ...matching, activity: activityOf(seq) });
+        return m !== undefined && matches(filter, m.folded, m.createdAt, contextOf(seq));
       }),
     }));
   }
