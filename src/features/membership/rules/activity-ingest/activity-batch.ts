@@ -75,25 +75,51 @@ function whereHolds(where: ActivityWhere, type: string, properties: Record<strin
 
 const ASCII = /^[ -~]*$/;
 
+/** What propertyHolds reads of a condition's values, worked out once per condition. */
+interface Operand {
+  numbers: number[];
+  /** Whether every value is printable ASCII (where fold and lower() agree). */
+  ascii: boolean;
+  folded: string[];
+  lower: string[];
+}
+
+/** Each condition's operand: a batch asks the same condition of every activity. */
+const operands = new WeakMap<WhereCondition, Operand>();
+
+function operandOf(condition: WhereCondition): Operand {
+  let operand = operands.get(condition);
+  if (!operand) {
+    const values = Array.isArray(condition.value) ? condition.value : [condition.value ?? ""];
+    operand = {
+      numbers: values.flatMap((v) => {
+        const n = parseNumber(v);
+        return n === undefined ? [] : [n];
+      }),
+      ascii: values.every((v) => ASCII.test(v)),
+      folded: values.map(fold),
+      lower: values.map((v) => v.toLowerCase()),
+    };
+    operands.set(condition, operand);
+  }
+  return operand;
+}
+
 /** activity-sql.ts's propertySql, in process: `p` is the property's value, undefined when absent. */
 function propertyHolds(condition: WhereCondition, p: string | number | boolean | undefined): Maybe {
-  const values = Array.isArray(condition.value) ? condition.value : [condition.value ?? ""];
-  const numbers = values.flatMap((v) => {
-    const n = parseNumber(v);
-    return n === undefined ? [] : [n];
-  });
+  const { numbers, ascii, folded, lower } = operandOf(condition);
   const number = typeof p === "number" ? p : undefined;
   // lower() of the database and toLowerCase() agree on printable ASCII; past it, the database decides.
   const text = typeof p === "string" ? p : undefined;
-  const textKnown = text === undefined || (ASCII.test(text) && values.every((v) => ASCII.test(v)));
+  const textKnown = text === undefined || (ascii && ASCII.test(text));
   const equals = (): Maybe => {
     if (number !== undefined) return numbers.includes(number);
-    if (typeof p === "boolean") return values.map((v) => v.toLowerCase()).includes(String(p));
+    if (typeof p === "boolean") return lower.includes(String(p));
     if (text === undefined) return false;
-    return textKnown ? values.map(fold).includes(fold(text)) : undefined;
+    return textKnown ? folded.includes(fold(text)) : undefined;
   };
   const textTest = (test: (x: string, target: string) => boolean): Maybe =>
-    text === undefined ? false : textKnown ? test(fold(text), fold(values[0] ?? "")) : undefined;
+    text === undefined ? false : textKnown ? test(fold(text), folded[0] ?? fold("")) : undefined;
   const compare = (test: (x: number, y: number) => boolean): Maybe =>
     number !== undefined && test(number, numbers[0] ?? 0);
   const op = condition.op;

@@ -62,10 +62,10 @@ export function batchPlan(
   // members of its types (20 audiences over every member of a batch was most of the plan).
   const byType = new Map<string, number[]>();
   for (const [seq, activities] of bySeq) {
-    for (const type of new Set(activities.map((a) => a.type))) {
+    for (const { type } of activities) {
       const seqs = byType.get(type);
-      if (seqs) seqs.push(seq);
-      else byType.set(type, [seq]);
+      if (!seqs) byType.set(type, [seq]);
+      else if (seqs.at(-1) !== seq) seqs.push(seq);
     }
   }
   const plan = new Map<string, { among: number[]; decided: Map<number, boolean> }>();
