@@ -107,43 +107,33 @@ function operandOf(condition: WhereCondition): Operand {
 
 /** activity-sql.ts's propertySql, in process: `p` is the property's value, undefined when absent. */
 function propertyHolds(condition: WhereCondition, p: string | number | boolean | undefined): Maybe {
-  const { numbers, ascii, folded, lower } = operandOf(condition);
+  const operand = operandOf(condition);
+  const { numbers } = operand;
   const number = typeof p === "number" ? p : undefined;
   // lower() of the database and toLowerCase() agree on printable ASCII; past it, the database decides.
   const text = typeof p === "string" ? p : undefined;
-  const textKnown = text === undefined || (ascii && ASCII.test(text));
-  const equals = (): Maybe => {
-    if (number !== undefined) return numbers.includes(number);
-    if (typeof p === "boolean") return lower.includes(String(p));
-    if (text === undefined) return false;
-    return textKnown ? folded.includes(fold(text)) : undefined;
-  };
-  const textTest = (test: (x: string, target: string) => boolean): Maybe =>
-    text === undefined ? false : textKnown ? test(fold(text), folded[0] ?? fold("")) : undefined;
-  const compare = (test: (x: number, y: number) => boolean): Maybe =>
-    number !== undefined && test(number, numbers[0] ?? 0);
+  const textKnown = text === undefined || (operand.ascii && ASCII.test(text));
+  // No closures here: this runs for every activity and condition of a batch.
   const op = condition.op;
   switch (op) {
     case "eq":
     case "in":
-      return equals();
+      return equals(operand, p, textKnown);
     case "ne":
     case "notIn":
-      return not(equals());
+      return not(equals(operand, p, textKnown));
     case "contains":
-      return textTest((x, target) => x.includes(target));
     case "startsWith":
-      return textTest((x, target) => x.startsWith(target));
     case "endsWith":
-      return textTest((x, target) => x.endsWith(target));
+      return text === undefined ? false : textKnown ? textHolds(op, fold(text), operand) : undefined;
     case "gt":
-      return compare((x, y) => x > y);
+      return number !== undefined && number > (numbers[0] ?? 0);
     case "gte":
-      return compare((x, y) => x >= y);
+      return number !== undefined && number >= (numbers[0] ?? 0);
     case "lt":
-      return compare((x, y) => x < y);
+      return number !== undefined && number < (numbers[0] ?? 0);
     case "lte":
-      return compare((x, y) => x <= y);
+      return number !== undefined && number <= (numbers[0] ?? 0);
     case "between":
       return number !== undefined && number >= (numbers[0] ?? 0) && number <= (numbers[1] ?? 0);
     case "exists":
@@ -153,6 +143,21 @@ function propertyHolds(condition: WhereCondition, p: string | number | boolean |
     default:
       return assertNever(op, "where operator");
   }
+}
+
+/** eq / in: numbers by value, booleans as true/false, text case-folded (undefined past ASCII). */
+function equals(operand: Operand, p: string | number | boolean | undefined, textKnown: boolean): Maybe {
+  if (typeof p === "number") return operand.numbers.includes(p);
+  if (typeof p === "boolean") return operand.lower.includes(String(p));
+  if (p === undefined) return false;
+  return textKnown ? operand.folded.includes(fold(p)) : undefined;
+}
+
+/** contains / startsWith / endsWith of the folded text against the first value, folded. */
+function textHolds(op: "contains" | "startsWith" | "endsWith", x: string, operand: Operand): boolean {
+  const target = operand.folded[0] ?? fold("");
+  if (op === "contains") return x.includes(target);
+  return op === "startsWith" ? x.startsWith(target) : x.endsWith(target);
 }
 
 /**

@@ -88,7 +88,8 @@ export function batchPlan(
       const activities = bySeq.get(seq) as StoredActivity[];
       // Whether any condition may count one of them.
       let touched = false;
-      for (const [c, condition] of conditions.entries()) {
+      for (let c = 0; c < conditions.length; c++) {
+        const condition = conditions[c] as ActivityCondition;
         let n = 0;
         for (const activity of activities) {
           const counted = countsIn(condition, windows[c] as Window, activity);
@@ -99,7 +100,12 @@ export function batchPlan(
       }
       if (!touched) continue;
       among.push(seq);
-      const answer = decidable ? partialMatch(filter, known) : undefined;
+      // A rule of one activity condition (most) is its count's answer; others are folded over.
+      const answer = !decidable
+        ? undefined
+        : conditions[0] === filter
+          ? known(conditions[0])
+          : partialMatch(filter, known);
       if (answer !== undefined) decided.set(seq, answer);
     }
     if (among.length > 0) plan.set(id, { among, decided });
