@@ -2,7 +2,7 @@
 // ActivityInput plus what it cannot state, each bad entry refused with a pointer at its bad part.
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/domain/errors.ts";
-import { createIngestCheck, MAX_AHEAD_MS } from "../../src/features/activities/ingest-check.ts";
+import { createIngestCheck, MAX_AHEAD_MS, MAX_ENTRY_BYTES } from "../../src/features/activities/ingest-check.ts";
 
 const NOW = Date.UTC(2026, 10, 29, 12);
 const check = createIngestCheck();
@@ -60,5 +60,21 @@ describe("ingest check", () => {
     expect(refusal({ memberId: "m", type: "t", properties: properties(51) }).pointer).toBe(
       "/body/activities/1/properties",
     );
+  });
+
+  it("takes an entry of exactly 4 KiB as JSON in UTF-8, escapes and multi-byte text counted, and refuses a byte more", () => {
+    // "é" is 2 bytes, "\n" 2 once escaped: the entry's size is the size of its JSON, not of its text.
+    const sized = (bytes: number) => {
+      // Values of at most 1,000 characters: nine of them, the last one filling up to `bytes`.
+      const properties: Record<string, string> = {};
+      const entry = { memberId: "m", type: "t", properties };
+      for (let i = 0; i < 8; i++) properties[`k${i}`] = "é\n".repeat(100);
+      properties.last = "";
+      properties.last = "x".repeat(bytes - Buffer.byteLength(JSON.stringify(entry)));
+      expect(Buffer.byteLength(JSON.stringify(entry))).toBe(bytes);
+      return entry;
+    };
+    expect(check([sized(MAX_ENTRY_BYTES)], NOW)).toHaveLength(1);
+    expect(refusal(sized(MAX_ENTRY_BYTES + 1)).pointer).toBe("/body/activities/1");
   });
 });

@@ -82,17 +82,20 @@ export const activityRepo = {
     const activities = rows.map((row) => ({
       seq: row.seq ?? null,
       member: row.seq === undefined ? (row.memberId ?? null) : null,
-      at: row.occurredAt.toISOString(),
+      // As milliseconds since the epoch: writing 10,000 Dates as ISO text took a tenth of the
+      // server's CPU of an ingest (and reading text is PostgreSQL's slower way to a timestamp).
+      ms: row.occurredAt.getTime(),
       type: row.type,
       id: row.id ?? null,
       properties: row.properties,
     }));
     const [result] = await tx.$queryRaw<StoreAnswer[]>`
       WITH v AS MATERIALIZED (
-        SELECT v.ord, coalesce(v.seq, m.seq) AS seq, v.at, v.type, v.id, v.properties
+        SELECT v.ord, coalesce(v.seq, m.seq) AS seq, timestamptz 'epoch' + v.ms * interval '1 millisecond' AS at,
+               v.type, v.id, v.properties
         FROM ROWS FROM (json_to_recordset(${JSON.stringify(activities)}::json)
-          AS (seq int, member text, at timestamptz, type text, id text, properties jsonb))
-          WITH ORDINALITY AS v(seq, member, at, type, id, properties, ord)
+          AS (seq int, member text, ms bigint, type text, id text, properties jsonb))
+          WITH ORDINALITY AS v(seq, member, ms, type, id, properties, ord)
         LEFT JOIN members AS m ON v.member IS NOT NULL AND m.workspace_id = ${workspaceId} AND m.id = v.member
       ),
       go AS MATERIALIZED (SELECT NOT EXISTS (SELECT 1 FROM v WHERE v.seq IS NULL) AS ok),

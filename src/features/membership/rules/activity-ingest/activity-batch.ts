@@ -36,10 +36,21 @@ export function counts(
   now: number,
   retentionDays: number | undefined,
 ): Maybe {
+  return countsIn(condition, activityWindow(condition, now, retentionDays), activity);
+}
+
+/** The window of an activity condition at some instant (activity-condition.ts's activityWindow). */
+export type Window = ReturnType<typeof activityWindow>;
+
+/**
+ * counts(), with the condition's window given: a batch reads it once per condition, not once per
+ * activity (parsing its duration each time was most of a batch's planning).
+ */
+export function countsIn(condition: ActivityCondition, window: Window, activity: StoredActivity): Maybe {
   if (activity.type !== condition.activity) return false;
   if (activity.occurredAt === undefined) return undefined;
   const at = activity.occurredAt.getTime();
-  const { from, to, toOpen } = activityWindow(condition, now, retentionDays);
+  const { from, to, toOpen } = window;
   if (from !== null && at < from) return false;
   if (to !== null && (toOpen ? at >= to : at > to)) return false;
   if (condition.where === undefined) return true;
@@ -64,49 +75,65 @@ function whereHolds(where: ActivityWhere, type: string, properties: Record<strin
 
 const ASCII = /^[ -~]*$/;
 
+/** What propertyHolds reads of a condition's values, worked out once per condition. */
+interface Operand {
+  numbers: number[];
+  /** Whether every value is printable ASCII (where fold and lower() agree). */
+  ascii: boolean;
+  folded: string[];
+  lower: string[];
+}
+
+/** Each condition's operand: a batch asks the same condition of every activity. */
+const operands = new WeakMap<WhereCondition, Operand>();
+
+function operandOf(condition: WhereCondition): Operand {
+  let operand = operands.get(condition);
+  if (!operand) {
+    const values = Array.isArray(condition.value) ? condition.value : [condition.value ?? ""];
+    operand = {
+      numbers: values.flatMap((v) => {
+        const n = parseNumber(v);
+        return n === undefined ? [] : [n];
+      }),
+      ascii: values.every((v) => ASCII.test(v)),
+      folded: values.map(fold),
+      lower: values.map((v) => v.toLowerCase()),
+    };
+    operands.set(condition, operand);
+  }
+  return operand;
+}
+
 /** activity-sql.ts's propertySql, in process: `p` is the property's value, undefined when absent. */
 function propertyHolds(condition: WhereCondition, p: string | number | boolean | undefined): Maybe {
-  const values = Array.isArray(condition.value) ? condition.value : [condition.value ?? ""];
-  const numbers = values.flatMap((v) => {
-    const n = parseNumber(v);
-    return n === undefined ? [] : [n];
-  });
+  const operand = operandOf(condition);
+  const { numbers } = operand;
   const number = typeof p === "number" ? p : undefined;
   // lower() of the database and toLowerCase() agree on printable ASCII; past it, the database decides.
   const text = typeof p === "string" ? p : undefined;
-  const textKnown = text === undefined || (ASCII.test(text) && values.every((v) => ASCII.test(v)));
-  const equals = (): Maybe => {
-    if (number !== undefined) return numbers.includes(number);
-    if (typeof p === "boolean") return values.map((v) => v.toLowerCase()).includes(String(p));
-    if (text === undefined) return false;
-    return textKnown ? values.map(fold).includes(fold(text)) : undefined;
-  };
-  const textTest = (test: (x: string, target: string) => boolean): Maybe =>
-    text === undefined ? false : textKnown ? test(fold(text), fold(values[0] ?? "")) : undefined;
-  const compare = (test: (x: number, y: number) => boolean): Maybe =>
-    number !== undefined && test(number, numbers[0] ?? 0);
+  const textKnown = text === undefined || (operand.ascii && ASCII.test(text));
+  // No closures here: this runs for every activity and condition of a batch.
   const op = condition.op;
   switch (op) {
     case "eq":
     case "in":
-      return equals();
+      return equals(operand, p, textKnown);
     case "ne":
     case "notIn":
-      return not(equals());
+      return not(equals(operand, p, textKnown));
     case "contains":
-      return textTest((x, target) => x.includes(target));
     case "startsWith":
-      return textTest((x, target) => x.startsWith(target));
     case "endsWith":
-      return textTest((x, target) => x.endsWith(target));
+      return text === undefined ? false : textKnown ? textHolds(op, fold(text), operand) : undefined;
     case "gt":
-      return compare((x, y) => x > y);
+      return number !== undefined && number > (numbers[0] ?? 0);
     case "gte":
-      return compare((x, y) => x >= y);
+      return number !== undefined && number >= (numbers[0] ?? 0);
     case "lt":
-      return compare((x, y) => x < y);
+      return number !== undefined && number < (numbers[0] ?? 0);
     case "lte":
-      return compare((x, y) => x <= y);
+      return number !== undefined && number <= (numbers[0] ?? 0);
     case "between":
       return number !== undefined && number >= (numbers[0] ?? 0) && number <= (numbers[1] ?? 0);
     case "exists":
@@ -116,6 +143,21 @@ function propertyHolds(condition: WhereCondition, p: string | number | boolean |
     default:
       return assertNever(op, "where operator");
   }
+}
+
+/** eq / in: numbers by value, booleans as true/false, text case-folded (undefined past ASCII). */
+function equals(operand: Operand, p: string | number | boolean | undefined, textKnown: boolean): Maybe {
+  if (typeof p === "number") return operand.numbers.includes(p);
+  if (typeof p === "boolean") return operand.lower.includes(String(p));
+  if (p === undefined) return false;
+  return textKnown ? operand.folded.includes(fold(p)) : undefined;
+}
+
+/** contains / startsWith / endsWith of the folded text against the first value, folded. */
+function textHolds(op: "contains" | "startsWith" | "endsWith", x: string, operand: Operand): boolean {
+  const target = operand.folded[0] ?? fold("");
+  if (op === "contains") return x.includes(target);
+  return op === "startsWith" ? x.startsWith(target) : x.endsWith(target);
 }
 
 /**

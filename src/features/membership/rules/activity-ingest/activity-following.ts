@@ -2,7 +2,7 @@ import type { FieldTypes } from "../../../../domain/field-types.ts";
 import type { MemberRepo } from "../../member-repo.ts";
 import type { MembershipChange } from "../../member-set.ts";
 import type { MembershipRepo } from "../../membership-repo.ts";
-import type { ActivityCondition, ActivityTally } from "../activity-condition.ts";
+import { type ActivityCondition, type ActivityTally, activityWindow } from "../activity-condition.ts";
 import type { ActivityRuleRepo } from "../activity-rule-repo.ts";
 import { audienceGraph, followersInOrder, inDependencyOrder } from "../audience-graph.ts";
 import type { FieldTypeRepo } from "../field-type-repo.ts";
@@ -10,7 +10,7 @@ import { activityConditionsOf, conditionsOf, type Filter } from "../filter.ts";
 import { matches } from "../filter-match.ts";
 import type { RuleRepo } from "../rule-repo.ts";
 import { type createSettle, FEW_MEMBERS, type Following, movements } from "../settle.ts";
-import { countAtLeast, counts, partialMatch, type StoredActivity } from "./activity-batch.ts";
+import { countAtLeast, countsIn, partialMatch, type StoredActivity, type Window } from "./activity-batch.ts";
 
 const NO_ACTIVITY: ActivityTally = { count: 0, lastAt: null };
 const NO_TYPES: FieldTypes = new Map();
@@ -53,34 +53,59 @@ export function batchPlan(
   retentionDays: number | undefined,
 ): Map<string, { among: number[]; decided: Map<number, boolean> }> {
   const bySeq = new Map<number, StoredActivity[]>();
-  for (const activity of stored) bySeq.set(activity.seq, [...(bySeq.get(activity.seq) ?? []), activity]);
+  for (const activity of stored) {
+    const own = bySeq.get(activity.seq);
+    if (own) own.push(activity);
+    else bySeq.set(activity.seq, [activity]);
+  }
+  // The members with an activity of each type, in bySeq's order: an audience looks only at the
+  // members of its types (20 audiences over every member of a batch was most of the plan).
+  const byType = new Map<string, number[]>();
+  for (const [seq, activities] of bySeq) {
+    for (const { type } of activities) {
+      const seqs = byType.get(type);
+      if (!seqs) byType.set(type, [seq]);
+      else if (seqs.at(-1) !== seq) seqs.push(seq);
+    }
+  }
   const plan = new Map<string, { among: number[]; decided: Map<number, boolean> }>();
   for (const { id, filter } of audiences) {
     const conditions = activityConditionsOf(filter);
-    const types = new Set(conditions.map((c) => c.activity));
+    const windows = conditions.map((c) => activityWindow(c, now, retentionDays));
+    const types = [...new Set(conditions.map((c) => c.activity))];
+    const candidates =
+      types.length === 1
+        ? (byType.get(types[0] as string) ?? [])
+        : [...bySeq].flatMap(([seq, activities]) => (activities.some((a) => types.includes(a.type)) ? [seq] : []));
     // Field and audience conditions are not known here: only rules of activities alone are decided.
     const decidable = conditionsOf(filter).length === 0;
     const among: number[] = [];
     const decided = new Map<number, boolean>();
-    for (const [seq, activities] of bySeq) {
-      if (!activities.some((a) => types.has(a.type))) continue;
-      // How many of the member's new activities each condition surely counts, and whether any may count.
-      const least = new Map<ActivityCondition, number>();
+    // How many of a member's new activities each condition surely counts (by the condition's place).
+    const least = conditions.map(() => 0);
+    const known = (condition: ActivityCondition) => countAtLeast(condition, least[conditions.indexOf(condition)] ?? 0);
+    for (const seq of candidates) {
+      const activities = bySeq.get(seq) as StoredActivity[];
+      // Whether any condition may count one of them.
       let touched = false;
-      for (const condition of conditions) {
+      for (let c = 0; c < conditions.length; c++) {
+        const condition = conditions[c] as ActivityCondition;
         let n = 0;
         for (const activity of activities) {
-          const counted = counts(condition, activity, now, retentionDays);
+          const counted = countsIn(condition, windows[c] as Window, activity);
           if (counted !== false) touched = true;
           if (counted === true) n += 1;
         }
-        least.set(condition, n);
+        least[c] = n;
       }
       if (!touched) continue;
       among.push(seq);
-      const answer = decidable
-        ? partialMatch(filter, (condition) => countAtLeast(condition, least.get(condition) ?? 0))
-        : undefined;
+      // A rule of one activity condition (most) is its count's answer; others are folded over.
+      const answer = !decidable
+        ? undefined
+        : conditions[0] === filter
+          ? known(conditions[0])
+          : partialMatch(filter, known);
       if (answer !== undefined) decided.set(seq, answer);
     }
     if (among.length > 0) plan.set(id, { among, decided });
@@ -110,11 +135,18 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const seqs = [...new Set(reading.flatMap((a) => a.open))];
     // Each distinct condition counted once (twenty audiences often share one).
     const slots = new Map<string, number>();
+    // Each condition object's slot, so that a member's answer does not serialize its conditions again.
+    const slotOf = new Map<ActivityCondition, number>();
     const conditions: ActivityCondition[] = [];
     for (const condition of reading.flatMap((a) => activityConditionsOf(a.filter))) {
       const key = JSON.stringify(condition);
-      if (slots.has(key)) continue;
+      const slot = slots.get(key);
+      if (slot !== undefined) {
+        slotOf.set(condition, slot);
+        continue;
+      }
       slots.set(key, conditions.length);
+      slotOf.set(condition, conditions.length);
       conditions.push(condition);
     }
     const activityOnly = reading.every((a) => conditionsOf(a.filter).length === 0);
@@ -124,8 +156,18 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const tallies = await deps.activities.tallies(tx, workspaceId, seqs, conditions, context);
     const members = new Map(folded.map((m) => [m.seq, m]));
     const activityOf = (seq: number) => (condition: ActivityCondition) =>
-      tallies.get(seq)?.[slots.get(JSON.stringify(condition)) as number] ?? NO_ACTIVITY;
-    const matching = { types, now, inAudience: () => false };
+      tallies.get(seq)?.[slotOf.get(condition) ?? (slots.get(JSON.stringify(condition)) as number)] ?? NO_ACTIVITY;
+    const inAudience = () => false;
+    // Each member's matching context made once, not once per audience.
+    const contexts = new Map<number, Parameters<typeof matches>[3]>();
+    const contextOf = (seq: number) => {
+      let context = contexts.get(seq);
+      if (!context) {
+        context = { types, now, inAudience, activity: activityOf(seq) };
+        contexts.set(seq, context);
+      }
+      return context;
+    };
     return open.map(({ audienceId, filter, among, decided }) => ({
       audienceId,
       among,
@@ -133,7 +175,7 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
         const answer = decided.get(seq);
         if (answer !== undefined) return answer;
         const m = members.get(seq) ?? (activityOnly ? NO_DATA : undefined);
-        return m !== undefined && matches(filter, m.folded, m.createdAt, { ...matching, activity: activityOf(seq) });
+        return m !== undefined && matches(filter, m.folded, m.createdAt, contextOf(seq));
       }),
     }));
   }
