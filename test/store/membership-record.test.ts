@@ -5,11 +5,9 @@
 // when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { recordRepo } from "../../src/features/history/record-repo.ts";
-import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
-import { openTestStore } from "../support/live-server.ts";
+import { openRecordStore } from "../support/record-store.ts";
 
 const ws = "ws_membership_record";
 const AUDIENCE = "aud_record";
@@ -40,11 +38,7 @@ describe("the membership record", () => {
   let store: Store;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ store, close } = await openTestStore());
-    await workspaceRepo.create(store.db, { id: ws, name: ws });
-    await store.db.$executeRaw`
-      UPDATE workspaces SET membership_record_since = ${at("2026-01-01T00:00:00.000Z")} WHERE workspace_id = ${ws}`;
-    await audienceRepo.create(store.db, { workspaceId: ws, id: AUDIENCE, name: AUDIENCE });
+    ({ store, close } = await openRecordStore(ws, AUDIENCE, at("2026-01-01T00:00:00.000Z")));
     for (const seq of [1, 2, 3, 4]) {
       await store.db.$executeRaw`
         INSERT INTO members (workspace_id, id, seq, created_at) VALUES (${ws}, ${`m${seq}`}, ${seq}, ${at("2026-01-01T00:00:00.000Z")})`;

@@ -3,11 +3,9 @@
 // listed once, in order, and hasNext/hasPrevious exact at every step. On the embedded store, and
 // on PostgreSQL when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { recordRepo } from "../../src/features/history/record-repo.ts";
-import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
-import { openTestStore } from "../support/live-server.ts";
+import { openRecordStore } from "../support/record-store.ts";
 
 const ws = "ws_record_pages";
 const AUDIENCE = "aud_record_pages";
@@ -29,11 +27,8 @@ describe("an instant's pages", () => {
   let store: Store;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ store, close } = await openTestStore());
-    await workspaceRepo.create(store.db, { id: ws, name: ws });
-    await store.db.$executeRaw`
-      UPDATE workspaces SET membership_record_since = ${CREATED}, member_seq = ${4 * 8192} WHERE workspace_id = ${ws}`;
-    await audienceRepo.create(store.db, { workspaceId: ws, id: AUDIENCE, name: AUDIENCE });
+    ({ store, close } = await openRecordStore(ws, AUDIENCE, CREATED));
+    await store.db.$executeRaw`UPDATE workspaces SET member_seq = ${4 * 8192} WHERE workspace_id = ${ws}`;
     const seqs = [...SEQS, ...OUTSIDE];
     await store.db.$executeRaw`
       INSERT INTO members (workspace_id, id, seq, created_at)
