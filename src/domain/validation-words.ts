@@ -120,6 +120,9 @@ export function plainMessage(error: AjvError): string {
   }
 }
 
+/** A key as a JSON Pointer's token (RFC 6901): "~" as "~0", "/" as "~1"; plainName reads it back. */
+export const pointerToken = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+
 /**
  * A pointer into the request as a person names the value: "/body/members/0/email" is
  * "members[0].email", "/query/limit" is "the query parameter limit", "/body" is "the body".

@@ -13,7 +13,7 @@ import {
   unsupportedMediaType,
 } from "../../domain/errors.ts";
 import { randomBase62 } from "../../domain/ids.ts";
-import { type AjvError, plainMessage, plainName } from "../../domain/validation-words.ts";
+import { type AjvError, plainMessage, plainName, pointerToken } from "../../domain/validation-words.ts";
 import { databaseFault, sqlState } from "../db/pg-errors.ts";
 
 export const PROBLEM_TYPE_PREFIX = "urn:problem-type:audience-service:";
@@ -134,17 +134,15 @@ function validationProblem(error: FastifyError): BadRequestError {
   // A refused property name arrives twice: its own error (with the name) and "property name must be valid".
   const errors = explainAnyOf(ajvErrors.filter((e) => e.keyword !== "propertyNames")).map((item) => {
     let pointer = `/${part}${item.instancePath}`;
-    if (item.keyword === "required") pointer += `/${escapeToken(String(item.params.missingProperty))}`;
-    if (item.keyword === "additionalProperties") pointer += `/${escapeToken(String(item.params.additionalProperty))}`;
-    if (item.propertyName !== undefined) pointer += `/${escapeToken(item.propertyName)}`;
+    if (item.keyword === "required") pointer += `/${pointerToken(String(item.params.missingProperty))}`;
+    if (item.keyword === "additionalProperties") pointer += `/${pointerToken(String(item.params.additionalProperty))}`;
+    if (item.propertyName !== undefined) pointer += `/${pointerToken(item.propertyName)}`;
     // ajv's own phrasing (item.message) is never sent.
     return { pointer, message: item.words ?? plainMessage(item) };
   });
   const first = errors[0] ?? { pointer: `/${part}`, message: "is not valid" };
   return new BadRequestError("invalid_request", `${plainName(first.pointer)} ${first.message}.`, errors);
 }
-
-const escapeToken = (token: string) => token.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /**
  * An anyOf failure arrives as every branch's errors plus "must match a schema in anyOf". Say what

@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import { BadRequestError } from "../../domain/errors.ts";
+import { pointerToken } from "../../domain/validation-words.ts";
 
 // An unpaired UTF-16 surrogate: valid in a JSON string escape, not representable in UTF-8.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -40,7 +41,7 @@ export function rejectMalformedText(request: FastifyRequest): void {
 function findMalformed(value: unknown, pointer: string): string | undefined {
   const path: (string | number)[] = [];
   if (!hasMalformed(value, path)) return undefined;
-  return pointer + path.map((segment) => `/${String(segment).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+  return pointer + path.map((segment) => `/${pointerToken(String(segment))}`).join("");
 }
 
 /** Whether `value` holds malformed text; when it does, `path` leads to it. */
