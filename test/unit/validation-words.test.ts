@@ -3,7 +3,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type AjvError, PATTERN_WORDS, plainMessage, plainName } from "../../src/domain/validation-words.ts";
+import {
+  type AjvError,
+  PATTERN_WORDS,
+  plainMessage,
+  plainName,
+  pointerToken,
+} from "../../src/domain/validation-words.ts";
 
 const contract = parse(readFileSync(new URL("../../openapi/openapi.yaml", import.meta.url), "utf8"));
 
@@ -70,5 +76,11 @@ describe("validation words", () => {
     ["/headers/idempotency-key", "The header idempotency-key"],
   ] as const)("name the value at %s as %s", ([pointer, name]) => {
     expect(plainName(pointer)).toBe(name);
+  });
+
+  it("write a key as a pointer's token that names it back, ~ and / included", () => {
+    expect(pointerToken("a/b~c")).toBe("a~1b~0c");
+    expect(pointerToken("~1")).toBe("~01");
+    expect(plainName(`/body/fields/${pointerToken("a/b~1c")}`)).toBe("fields.a/b~1c");
   });
 });
