@@ -11,6 +11,7 @@ import { netChanges, sizeChangesOf } from "./net-changes.ts";
 export type { SizeChange } from "./net-changes.ts";
 
 import type { OutboxEntry } from "./outbox-entries.ts";
+import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
 import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
@@ -96,10 +97,11 @@ export interface MembershipWriter {
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**
-   * After activities were stored (each one's member number and type): the audiences whose rules
-   * count such activities follow, for those members (member lock).
+   * After activities were stored (each one's member number and type, and when it occurred and its
+   * properties, which let a rule skip the members none of whose new activities it counts): the
+   * audiences whose rules count such activities follow, for those members (member lock).
    */
-  followActivities(stored: { seq: number; type: string }[]): Promise<MembershipChange[]>;
+  followActivities(stored: StoredActivity[]): Promise<MembershipChange[]>;
   /**
    * Relative-time rules catch up with the clock: the members whose dates crossed a window's edge
    * since their audience was last brought up to date enter or leave (member lock).
