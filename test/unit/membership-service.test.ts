@@ -455,6 +455,72 @@ describe("the membership module refuses writes without their locks", () => {
     expect(reported).toEqual([]);
   });
 
+  it("with lockWithFirstRead, the member lock goes with reading members: nothing may be sent before it", async () => {
+    const { audiences, sets, membership } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    sets.addMember("ada", { company: "Acme" });
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    await expect(membership.workspaceWrite("ws", first, async (w) => w.tx)).rejects.toThrow(
+      new LockOrderError("the member lock goes with the write's first read, before any statement"),
+    );
+    await expect(membership.workspaceWrite("ws", first, (w) => w.include("aud_acme", []))).rejects.toThrow(
+      "adding members needs audience aud_acme locked",
+    );
+    expect(audiences.taken).toEqual([]);
+    // The fakes answer no read with the lock: it is read again, under the lock.
+    const read = await membership.workspaceWrite("ws", first, async (w) => {
+      const members = await w.readMembers(["ada"]);
+      expect(w.tx).toBeDefined();
+      return members;
+    });
+    expect([audiences.taken, read.rules.map((rule) => [rule.id, rule.matched])]).toEqual([
+      ["members"],
+      [["aud_acme", []]],
+    ]);
+  });
+
+  it("with lockWithFirstRead, reading members takes the database's answer of the lock's statement as it is", async () => {
+    const { audiences, sets, membership } = setUp();
+    let asked = 0;
+    sets.ruleRepo.ruleMatches = async () => {
+      asked++;
+      throw new Error("read again");
+    };
+    const answer = {
+      rules: [["aud_acme", ACME, [0]]],
+      types: { score: "number" },
+      held: [["aud_a", "include", [0]]],
+      rows: [
+        { id: "ada", createdAt: "2026-11-21T09:41:00.000Z", email: null, fields: {}, alternativeEmails: [], seq: 0 },
+      ],
+      folded: null,
+    };
+    audiences.locks.memberWritesReading = async () => JSON.stringify(answer);
+    const read = await membership.workspaceWrite("ws", { memberWrites: true, lockWithFirstRead: true }, (w) =>
+      w.readMembers(["ada"]),
+    );
+    expect(read).toEqual({
+      types: new Map([["score", "number"]]),
+      rules: [{ id: "aud_acme", filter: ACME, matched: [0] }],
+      held: new Map([["aud_a", { include: [0], exclude: [], member: [] }]]),
+      rows: [{ ...answer.rows[0], createdAt: new Date("2026-11-21T09:41:00.000Z") }],
+      folded: [],
+    });
+    expect(asked).toBe(0);
+  });
+
+  it("with lockWithFirstRead, an audience locked by hand takes the member lock in its statement", async () => {
+    const { audiences, membership } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    await membership.workspaceWrite("ws", { memberWrites: true, lockWithFirstRead: true }, async (w) => {
+      await w.writable("aud_b");
+      // Now under the member lock: another audience, locked as usual.
+      await w.writable("aud_a");
+    });
+    expect(audiences.taken).toEqual(["members", "update aud_b", "update aud_a"]);
+  });
+
   it("a change that moves nobody returns the audience with no one entered or left, and its reason", async () => {
     const { audiences, sets, write } = setUp();
     audiences.add("aud_a");
