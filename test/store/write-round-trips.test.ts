@@ -94,12 +94,12 @@ describe("round trips of a write", () => {
       });
     await patch("r3");
     const trips = await tripsOf(() => patch("r7"));
-    expect(counted(trips)).toEqual(roundTrips(4, 6));
+    expect(counted(trips)).toEqual(roundTrips(3, 5));
   });
 
   it("adding a member to an audience by hand", async () => {
     const trips = await tripsOf(() => addMembers(ws, manual, { memberIds: ["bob"] }));
-    expect(counted(trips)).toEqual(roundTrips(5, 7));
+    expect(counted(trips)).toEqual(roundTrips(4, 6));
   });
 
   it("removing a member from an audience by hand", async () => {
@@ -110,7 +110,7 @@ describe("round trips of a write", () => {
         body: { memberIds: ["ada"] },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(4, 6));
+    expect(counted(trips)).toEqual(roundTrips(3, 5));
   });
 
   it("a rule's follow-up (PUT filter)", async () => {
