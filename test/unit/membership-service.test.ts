@@ -509,6 +509,41 @@ describe("the membership module refuses writes without their locks", () => {
     expect(asked).toBe(0);
   });
 
+  it("reads the rules that follow activities once per write, with the member lock when asked", async () => {
+    const { audiences, sets, membership } = setUp();
+    const counting: Filter = { activity: "order.placed" } as Filter;
+    audiences.add("aud_orders", { filter: counting });
+    const ada = sets.addMember("ada");
+    let reads = 0;
+    const activityRules = sets.activityRepo.activityRules;
+    sets.activityRepo.activityRules = (tx, ws) => {
+      reads++;
+      return activityRules(tx, ws);
+    };
+    const stored = [{ seq: ada.seq, type: "order.placed", occurredAt: new Date(sets.now), properties: {} }];
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    // The fakes answer no read with the lock: read again under it, and not a third time.
+    await membership.workspaceWrite("ws", first, async (w) => {
+      await w.readActivityRules();
+      await w.followActivities(stored);
+    });
+    expect([audiences.taken, reads]).toEqual([["members", "update aud_orders"], 1]);
+    // The lock's statement answers them: followActivities takes them as read.
+    audiences.locks.memberWritesReading = async () =>
+      JSON.stringify([{ id: "aud_orders", filter: counting, counts: true, names: false }]);
+    await membership.workspaceWrite("ws", first, async (w) => {
+      await w.readActivityRules();
+      await w.followActivities(stored);
+    });
+    expect(reads).toBe(1);
+    expect(sets.memberIds("aud_orders")).toEqual(["ada"]);
+    // Without the member lock, nothing is read.
+    await expect(
+      membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readActivityRules()),
+    ).rejects.toThrow(new LockOrderError("reading the rules that follow activities needs the workspace's member lock"));
+    expect(reads).toBe(1);
+  });
+
   it("with lockWithFirstRead, an audience locked by hand takes the member lock in its statement", async () => {
     const { audiences, membership } = setUp();
     audiences.add("aud_a");

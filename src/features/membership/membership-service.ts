@@ -12,7 +12,7 @@ export type { SizeChange } from "./net-changes.ts";
 
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
-import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
+import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
@@ -111,6 +111,12 @@ export interface MembershipWriter {
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**
+   * Reads the rules that follow activities (activityRuleRepo.activityRules), which
+   * followActivities then takes as read: once per write, and with `lockWithFirstRead` in the member
+   * lock's statement (rules change only under the member lock, held from then on).
+   */
+  readActivityRules(): Promise<void>;
+  /**
    * After activities were stored (each one's member number and type, and when it occurred and its
    * properties, which let a rule skip the members none of whose new activities it counts): the
    * audiences whose rules count such activities follow, for those members (member lock).
@@ -177,7 +183,12 @@ export function createMembershipService(deps: MembershipDeps) {
       naming ??= deps.rules.namingAudiences(tx, workspaceId);
       return naming;
     };
-    const w = { tx, workspaceId, locks, report, naming: namingAudiences };
+    let followingRules: Promise<FollowingRule[]> | undefined;
+    const activityRules = () => {
+      followingRules ??= deps.activities.activityRules(tx, workspaceId);
+      return followingRules;
+    };
+    const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules };
 
     return {
       get tx() {
@@ -268,6 +279,14 @@ export function createMembershipService(deps: MembershipDeps) {
           return [];
         }
         return following.followMembers(w, memberIds, known, along);
+      },
+      async readActivityRules() {
+        if (lockingRead()) {
+          const read = await locks.membersReading(activityRulesJson(workspaceId));
+          if (read !== undefined) followingRules = Promise.resolve(JSON.parse(read) as FollowingRule[]);
+        }
+        requireMembers("reading the rules that follow activities");
+        await activityRules();
       },
       async followActivities(stored) {
         requireMembers("following activities");
