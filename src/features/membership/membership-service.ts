@@ -317,8 +317,9 @@ export function createMembershipService(deps: MembershipDeps) {
    * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
    * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
    * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
-   * fn's first statement, which must be `readMembers` or `writable` (anything else before it
-   * throws LockOrderError): the lock and what the write reads first in one round trip.
+   * fn's first statement, which must be `readMembers`, `writable` or `readActivityRules`
+   * (anything else before it throws LockOrderError): the lock and what the write reads first in
+   * one round trip.
    */
   async function workspaceWrite<T>(
     workspaceId: string,
