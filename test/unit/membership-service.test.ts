@@ -455,6 +455,107 @@ describe("the membership module refuses writes without their locks", () => {
     expect(reported).toEqual([]);
   });
 
+  it("with lockWithFirstRead, the member lock goes with reading members: nothing may be sent before it", async () => {
+    const { audiences, sets, membership } = setUp();
+    audiences.add("aud_acme", { filter: ACME });
+    sets.addMember("ada", { company: "Acme" });
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    await expect(membership.workspaceWrite("ws", first, async (w) => w.tx)).rejects.toThrow(
+      new LockOrderError("the member lock goes with the write's first read, before any statement"),
+    );
+    await expect(membership.workspaceWrite("ws", first, (w) => w.include("aud_acme", []))).rejects.toThrow(
+      "adding members needs audience aud_acme locked",
+    );
+    expect(audiences.taken).toEqual([]);
+    // The fakes answer no read with the lock: it is read again, under the lock.
+    const read = await membership.workspaceWrite("ws", first, async (w) => {
+      const members = await w.readMembers(["ada"]);
+      expect(w.tx).toBeDefined();
+      return members;
+    });
+    expect([audiences.taken, read.rules.map((rule) => [rule.id, rule.matched])]).toEqual([
+      ["members"],
+      [["aud_acme", []]],
+    ]);
+  });
+
+  it("with lockWithFirstRead, reading members takes the database's answer of the lock's statement as it is", async () => {
+    const { audiences, sets, membership } = setUp();
+    let asked = 0;
+    sets.ruleRepo.ruleMatches = async () => {
+      asked++;
+      throw new Error("read again");
+    };
+    const answer = {
+      rules: [["aud_acme", ACME, [0]]],
+      types: { score: "number" },
+      held: [["aud_a", "include", [0]]],
+      rows: [
+        { id: "ada", createdAt: "2026-11-21T09:41:00.000Z", email: null, fields: {}, alternativeEmails: [], seq: 0 },
+      ],
+      folded: null,
+    };
+    audiences.locks.memberWritesReading = async () => JSON.stringify(answer);
+    const read = await membership.workspaceWrite("ws", { memberWrites: true, lockWithFirstRead: true }, (w) =>
+      w.readMembers(["ada"]),
+    );
+    expect(read).toEqual({
+      types: new Map([["score", "number"]]),
+      rules: [{ id: "aud_acme", filter: ACME, matched: [0] }],
+      held: new Map([["aud_a", { include: [0], exclude: [], member: [] }]]),
+      rows: [{ ...answer.rows[0], createdAt: new Date("2026-11-21T09:41:00.000Z") }],
+      folded: [],
+    });
+    expect(asked).toBe(0);
+  });
+
+  it("reads the rules that follow activities once per write, with the member lock when asked", async () => {
+    const { audiences, sets, membership } = setUp();
+    const counting: Filter = { activity: "order.placed" } as Filter;
+    audiences.add("aud_orders", { filter: counting });
+    const ada = sets.addMember("ada");
+    let reads = 0;
+    const activityRules = sets.activityRepo.activityRules;
+    sets.activityRepo.activityRules = (tx, ws) => {
+      reads++;
+      return activityRules(tx, ws);
+    };
+    const stored = [{ seq: ada.seq, type: "order.placed", occurredAt: new Date(sets.now), properties: {} }];
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    // The fakes answer no read with the lock: read again under it, and not a third time.
+    await membership.workspaceWrite("ws", first, async (w) => {
+      await w.readActivityRules();
+      await w.followActivities(stored);
+    });
+    expect([audiences.taken, reads]).toEqual([["members", "update aud_orders"], 1]);
+    // The lock's statement answers them: followActivities takes them as read.
+    audiences.locks.memberWritesReading = async () =>
+      JSON.stringify([{ id: "aud_orders", filter: counting, counts: true, names: false }]);
+    await membership.workspaceWrite("ws", first, async (w) => {
+      await w.readActivityRules();
+      await w.followActivities(stored);
+    });
+    expect(reads).toBe(1);
+    expect(sets.memberIds("aud_orders")).toEqual(["ada"]);
+    // Without the member lock, nothing is read.
+    await expect(
+      membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readActivityRules()),
+    ).rejects.toThrow(new LockOrderError("reading the rules that follow activities needs the workspace's member lock"));
+    expect(reads).toBe(1);
+  });
+
+  it("with lockWithFirstRead, an audience locked by hand takes the member lock in its statement", async () => {
+    const { audiences, membership } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    await membership.workspaceWrite("ws", { memberWrites: true, lockWithFirstRead: true }, async (w) => {
+      await w.writable("aud_b");
+      // Now under the member lock: another audience, locked as usual.
+      await w.writable("aud_a");
+    });
+    expect(audiences.taken).toEqual(["members", "update aud_b", "update aud_a"]);
+  });
+
   it("a change that moves nobody returns the audience with no one entered or left, and its reason", async () => {
     const { audiences, sets, write } = setUp();
     audiences.add("aud_a");

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { createWriteLocks, LockOrderError } from "../../src/features/membership/write-locks.ts";
 import { FakeAudiences, fakeTx } from "./fakes/fake-stores.ts";
 
@@ -44,6 +45,43 @@ describe("write locks", () => {
     );
     await expect(locks.all()).rejects.toThrow("locking every audience needs the workspace's member lock");
     expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);
+  });
+
+  it("take the member lock with a read, once and before any audience lock", async () => {
+    const { audiences, locks } = setUp();
+    expect(await locks.membersReading(Prisma.sql`(SELECT 'x')`)).toBeUndefined();
+    expect(locks.holdsMembers()).toBe(true);
+    await expect(locks.membersReading(Prisma.empty)).rejects.toThrow(
+      new LockOrderError("the member lock is taken once"),
+    );
+    await locks.members();
+    const after = setUp();
+    await after.locks.writable("aud_a");
+    await expect(after.locks.membersReading(Prisma.empty)).rejects.toThrow(
+      "the member lock is taken before any audience lock",
+    );
+    expect([audiences.taken, after.audiences.taken]).toEqual([["members"], ["update aud_a"]]);
+  });
+
+  it("take the member lock and then an audience's in one statement, the audience checked as writable", async () => {
+    const { audiences, locks } = setUp();
+    const { row } = await locks.writableReading("aud_b", Prisma.empty, { memberLock: true });
+    expect([row.id, locks.holdsMembers(), locks.holds("aud_b", "update")]).toEqual(["aud_b", true, true]);
+    // Several audiences now: under the member lock.
+    await locks.following(["aud_a"]);
+    expect(audiences.taken).toEqual(["members", "update aud_b", "update aud_a"]);
+    const archived = setUp();
+    await expect(archived.locks.writableReading("aud_old", Prisma.empty, { memberLock: true })).rejects.toMatchObject({
+      code: "audience_archived",
+    });
+    // The member lock is held all the same: the statement took it.
+    expect(archived.locks.holdsMembers()).toBe(true);
+    const late = setUp();
+    await late.locks.writable("aud_a");
+    await expect(late.locks.writableReading("aud_a", Prisma.empty, { memberLock: true })).rejects.toThrow(
+      "the member lock is taken before any audience lock",
+    );
+    expect(late.audiences.taken).toEqual(["update aud_a"]);
   });
 
   it("answer 404 for an unknown audience and 409 for an archived one to change", async () => {

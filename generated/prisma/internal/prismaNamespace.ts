@@ -2636,7 +2636,8 @@ export const WorkspaceScalarFieldEnum = {
   createdAt: 'createdAt',
   memberSeq: 'memberSeq',
   memberClock: 'memberClock',
-  membershipRecordSince: 'membershipRecordSince'
+  membershipRecordSince: 'membershipRecordSince',
+  memberWrites: 'memberWrites'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]
@@ -3099,6 +3100,20 @@ export type ListIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel,
 
 
 /**
+ * Reference to a field of type 'BigInt'
+ */
+export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt'>
+    
+
+
+/**
+ * Reference to a field of type 'BigInt[]'
+ */
+export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt[]'>
+    
+
+
+/**
  * Reference to a field of type 'Bytes'
  */
 export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
@@ -3144,20 +3159,6 @@ export type EnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$P
  * Reference to a field of type 'MembershipKind[]'
  */
 export type ListEnumMembershipKindFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'MembershipKind[]'>
-    
-
-
-/**
- * Reference to a field of type 'BigInt'
- */
-export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt'>
-    
-
-
-/**
- * Reference to a field of type 'BigInt[]'
- */
-export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt[]'>
     
 
 

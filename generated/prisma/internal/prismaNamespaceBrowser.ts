@@ -104,7 +104,8 @@ export const WorkspaceScalarFieldEnum = {
   createdAt: 'createdAt',
   memberSeq: 'memberSeq',
   memberClock: 'memberClock',
-  membershipRecordSince: 'membershipRecordSince'
+  membershipRecordSince: 'membershipRecordSince',
+  memberWrites: 'memberWrites'
 } as const
 
 export type WorkspaceScalarFieldEnum = (typeof WorkspaceScalarFieldEnum)[keyof typeof WorkspaceScalarFieldEnum]

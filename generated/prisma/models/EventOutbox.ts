@@ -426,14 +426,6 @@ export type EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput = {
   deleteMany?: Prisma.EventOutboxScalarWhereInput | Prisma.EventOutboxScalarWhereInput[]
 }
 
-export type BigIntFieldUpdateOperationsInput = {
-  set?: bigint | number
-  increment?: bigint | number
-  decrement?: bigint | number
-  multiply?: bigint | number
-  divide?: bigint | number
-}
-
 export type EventOutboxCreateWithoutWorkspaceInput = {
   id?: bigint | number
   type: string

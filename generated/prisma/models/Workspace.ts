@@ -28,10 +28,12 @@ export type AggregateWorkspace = {
 
 export type WorkspaceAvgAggregateOutputType = {
   memberSeq: number | null
+  memberWrites: number | null
 }
 
 export type WorkspaceSumAggregateOutputType = {
   memberSeq: number | null
+  memberWrites: bigint | null
 }
 
 export type WorkspaceMinAggregateOutputType = {
@@ -41,6 +43,7 @@ export type WorkspaceMinAggregateOutputType = {
   memberSeq: number | null
   memberClock: Date | null
   membershipRecordSince: Date | null
+  memberWrites: bigint | null
 }
 
 export type WorkspaceMaxAggregateOutputType = {
@@ -50,6 +53,7 @@ export type WorkspaceMaxAggregateOutputType = {
   memberSeq: number | null
   memberClock: Date | null
   membershipRecordSince: Date | null
+  memberWrites: bigint | null
 }
 
 export type WorkspaceCountAggregateOutputType = {
@@ -59,16 +63,19 @@ export type WorkspaceCountAggregateOutputType = {
   memberSeq: number
   memberClock: number
   membershipRecordSince: number
+  memberWrites: number
   _all: number
 }
 
 
 export type WorkspaceAvgAggregateInputType = {
   memberSeq?: true
+  memberWrites?: true
 }
 
 export type WorkspaceSumAggregateInputType = {
   memberSeq?: true
+  memberWrites?: true
 }
 
 export type WorkspaceMinAggregateInputType = {
@@ -78,6 +85,7 @@ export type WorkspaceMinAggregateInputType = {
   memberSeq?: true
   memberClock?: true
   membershipRecordSince?: true
+  memberWrites?: true
 }
 
 export type WorkspaceMaxAggregateInputType = {
@@ -87,6 +95,7 @@ export type WorkspaceMaxAggregateInputType = {
   memberSeq?: true
   memberClock?: true
   membershipRecordSince?: true
+  memberWrites?: true
 }
 
 export type WorkspaceCountAggregateInputType = {
@@ -96,6 +105,7 @@ export type WorkspaceCountAggregateInputType = {
   memberSeq?: true
   memberClock?: true
   membershipRecordSince?: true
+  memberWrites?: true
   _all?: true
 }
 
@@ -192,6 +202,7 @@ export type WorkspaceGroupByOutputType = {
   memberSeq: number
   memberClock: Date | null
   membershipRecordSince: Date
+  memberWrites: bigint
   _count: WorkspaceCountAggregateOutputType | null
   _avg: WorkspaceAvgAggregateOutputType | null
   _sum: WorkspaceSumAggregateOutputType | null
@@ -224,6 +235,7 @@ export type WorkspaceWhereInput = {
   memberSeq?: Prisma.IntFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFilter<"Workspace"> | Date | string
+  memberWrites?: Prisma.BigIntFilter<"Workspace"> | bigint | number
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
@@ -243,6 +255,7 @@ export type WorkspaceOrderByWithRelationInput = {
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
   membershipRecordSince?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
   apiKeys?: Prisma.ApiKeyOrderByRelationAggregateInput
   audiences?: Prisma.AudienceOrderByRelationAggregateInput
   outbox?: Prisma.EventOutboxOrderByRelationAggregateInput
@@ -265,6 +278,7 @@ export type WorkspaceWhereUniqueInput = Prisma.AtLeast<{
   memberSeq?: Prisma.IntFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableFilter<"Workspace"> | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFilter<"Workspace"> | Date | string
+  memberWrites?: Prisma.BigIntFilter<"Workspace"> | bigint | number
   apiKeys?: Prisma.ApiKeyListRelationFilter
   audiences?: Prisma.AudienceListRelationFilter
   outbox?: Prisma.EventOutboxListRelationFilter
@@ -284,6 +298,7 @@ export type WorkspaceOrderByWithAggregationInput = {
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrderInput | Prisma.SortOrder
   membershipRecordSince?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
   _count?: Prisma.WorkspaceCountOrderByAggregateInput
   _avg?: Prisma.WorkspaceAvgOrderByAggregateInput
   _max?: Prisma.WorkspaceMaxOrderByAggregateInput
@@ -301,6 +316,7 @@ export type WorkspaceScalarWhereWithAggregatesInput = {
   memberSeq?: Prisma.IntWithAggregatesFilter<"Workspace"> | number
   memberClock?: Prisma.DateTimeNullableWithAggregatesFilter<"Workspace"> | Date | string | null
   membershipRecordSince?: Prisma.DateTimeWithAggregatesFilter<"Workspace"> | Date | string
+  memberWrites?: Prisma.BigIntWithAggregatesFilter<"Workspace"> | bigint | number
 }
 
 export type WorkspaceCreateInput = {
@@ -310,6 +326,7 @@ export type WorkspaceCreateInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -329,6 +346,7 @@ export type WorkspaceUncheckedCreateInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -348,6 +366,7 @@ export type WorkspaceUpdateInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -367,6 +386,7 @@ export type WorkspaceUncheckedUpdateInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -386,6 +406,7 @@ export type WorkspaceCreateManyInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
 }
 
 export type WorkspaceUpdateManyMutationInput = {
@@ -395,6 +416,7 @@ export type WorkspaceUpdateManyMutationInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type WorkspaceUncheckedUpdateManyInput = {
@@ -404,6 +426,7 @@ export type WorkspaceUncheckedUpdateManyInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type WorkspaceCountOrderByAggregateInput = {
@@ -413,10 +436,12 @@ export type WorkspaceCountOrderByAggregateInput = {
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
   membershipRecordSince?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
 }
 
 export type WorkspaceAvgOrderByAggregateInput = {
   memberSeq?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
 }
 
 export type WorkspaceMaxOrderByAggregateInput = {
@@ -426,6 +451,7 @@ export type WorkspaceMaxOrderByAggregateInput = {
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
   membershipRecordSince?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
 }
 
 export type WorkspaceMinOrderByAggregateInput = {
@@ -435,10 +461,12 @@ export type WorkspaceMinOrderByAggregateInput = {
   memberSeq?: Prisma.SortOrder
   memberClock?: Prisma.SortOrder
   membershipRecordSince?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
 }
 
 export type WorkspaceSumOrderByAggregateInput = {
   memberSeq?: Prisma.SortOrder
+  memberWrites?: Prisma.SortOrder
 }
 
 export type WorkspaceScalarRelationFilter = {
@@ -464,6 +492,14 @@ export type IntFieldUpdateOperationsInput = {
 
 export type NullableDateTimeFieldUpdateOperationsInput = {
   set?: Date | string | null
+}
+
+export type BigIntFieldUpdateOperationsInput = {
+  set?: bigint | number
+  increment?: bigint | number
+  decrement?: bigint | number
+  multiply?: bigint | number
+  divide?: bigint | number
 }
 
 export type WorkspaceCreateNestedOneWithoutApiKeysInput = {
@@ -613,6 +649,7 @@ export type WorkspaceCreateWithoutApiKeysInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -631,6 +668,7 @@ export type WorkspaceUncheckedCreateWithoutApiKeysInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -665,6 +703,7 @@ export type WorkspaceUpdateWithoutApiKeysInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -683,6 +722,7 @@ export type WorkspaceUncheckedUpdateWithoutApiKeysInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -701,6 +741,7 @@ export type WorkspaceCreateWithoutAudiencesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -719,6 +760,7 @@ export type WorkspaceUncheckedCreateWithoutAudiencesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -753,6 +795,7 @@ export type WorkspaceUpdateWithoutAudiencesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -771,6 +814,7 @@ export type WorkspaceUncheckedUpdateWithoutAudiencesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -789,6 +833,7 @@ export type WorkspaceCreateWithoutOutboxInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneCreateNestedManyWithoutWorkspaceInput
@@ -807,6 +852,7 @@ export type WorkspaceUncheckedCreateWithoutOutboxInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   tombstones?: Prisma.MemberTombstoneUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -841,6 +887,7 @@ export type WorkspaceUpdateWithoutOutboxInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUpdateManyWithoutWorkspaceNestedInput
@@ -859,6 +906,7 @@ export type WorkspaceUncheckedUpdateWithoutOutboxInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   tombstones?: Prisma.MemberTombstoneUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -877,6 +925,7 @@ export type WorkspaceCreateWithoutTombstonesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -895,6 +944,7 @@ export type WorkspaceUncheckedCreateWithoutTombstonesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -929,6 +979,7 @@ export type WorkspaceUpdateWithoutTombstonesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -947,6 +998,7 @@ export type WorkspaceUncheckedUpdateWithoutTombstonesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -965,6 +1017,7 @@ export type WorkspaceCreateWithoutEventHeadInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -983,6 +1036,7 @@ export type WorkspaceUncheckedCreateWithoutEventHeadInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1017,6 +1071,7 @@ export type WorkspaceUpdateWithoutEventHeadInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1035,6 +1090,7 @@ export type WorkspaceUncheckedUpdateWithoutEventHeadInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1053,6 +1109,7 @@ export type WorkspaceCreateWithoutEventsInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1071,6 +1128,7 @@ export type WorkspaceUncheckedCreateWithoutEventsInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1105,6 +1163,7 @@ export type WorkspaceUpdateWithoutEventsInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1123,6 +1182,7 @@ export type WorkspaceUncheckedUpdateWithoutEventsInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1141,6 +1201,7 @@ export type WorkspaceCreateWithoutWebhooksInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1159,6 +1220,7 @@ export type WorkspaceUncheckedCreateWithoutWebhooksInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1193,6 +1255,7 @@ export type WorkspaceUpdateWithoutWebhooksInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1211,6 +1274,7 @@ export type WorkspaceUncheckedUpdateWithoutWebhooksInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1229,6 +1293,7 @@ export type WorkspaceCreateWithoutImportsInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1247,6 +1312,7 @@ export type WorkspaceUncheckedCreateWithoutImportsInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1281,6 +1347,7 @@ export type WorkspaceUpdateWithoutImportsInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1299,6 +1366,7 @@ export type WorkspaceUncheckedUpdateWithoutImportsInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1317,6 +1385,7 @@ export type WorkspaceCreateWithoutFieldTypesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1335,6 +1404,7 @@ export type WorkspaceUncheckedCreateWithoutFieldTypesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1369,6 +1439,7 @@ export type WorkspaceUpdateWithoutFieldTypesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1387,6 +1458,7 @@ export type WorkspaceUncheckedUpdateWithoutFieldTypesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1405,6 +1477,7 @@ export type WorkspaceCreateWithoutActivityTypesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxCreateNestedManyWithoutWorkspaceInput
@@ -1423,6 +1496,7 @@ export type WorkspaceUncheckedCreateWithoutActivityTypesInput = {
   memberSeq?: number
   memberClock?: Date | string | null
   membershipRecordSince?: Date | string
+  memberWrites?: bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedCreateNestedManyWithoutWorkspaceInput
   audiences?: Prisma.AudienceUncheckedCreateNestedManyWithoutWorkspaceInput
   outbox?: Prisma.EventOutboxUncheckedCreateNestedManyWithoutWorkspaceInput
@@ -1457,6 +1531,7 @@ export type WorkspaceUpdateWithoutActivityTypesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUpdateManyWithoutWorkspaceNestedInput
@@ -1475,6 +1550,7 @@ export type WorkspaceUncheckedUpdateWithoutActivityTypesInput = {
   memberSeq?: Prisma.IntFieldUpdateOperationsInput | number
   memberClock?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   membershipRecordSince?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  memberWrites?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   apiKeys?: Prisma.ApiKeyUncheckedUpdateManyWithoutWorkspaceNestedInput
   audiences?: Prisma.AudienceUncheckedUpdateManyWithoutWorkspaceNestedInput
   outbox?: Prisma.EventOutboxUncheckedUpdateManyWithoutWorkspaceNestedInput
@@ -1596,6 +1672,7 @@ export type WorkspaceSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   memberSeq?: boolean
   memberClock?: boolean
   membershipRecordSince?: boolean
+  memberWrites?: boolean
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
   outbox?: boolean | Prisma.Workspace$outboxArgs<ExtArgs>
@@ -1616,6 +1693,7 @@ export type WorkspaceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   memberSeq?: boolean
   memberClock?: boolean
   membershipRecordSince?: boolean
+  memberWrites?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1625,6 +1703,7 @@ export type WorkspaceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   memberSeq?: boolean
   memberClock?: boolean
   membershipRecordSince?: boolean
+  memberWrites?: boolean
 }, ExtArgs["result"]["workspace"]>
 
 export type WorkspaceSelectScalar = {
@@ -1634,9 +1713,10 @@ export type WorkspaceSelectScalar = {
   memberSeq?: boolean
   memberClock?: boolean
   membershipRecordSince?: boolean
+  memberWrites?: boolean
 }
 
-export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt" | "memberSeq" | "memberClock" | "membershipRecordSince", ExtArgs["result"]["workspace"]>
+export type WorkspaceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "createdAt" | "memberSeq" | "memberClock" | "membershipRecordSince" | "memberWrites", ExtArgs["result"]["workspace"]>
 export type WorkspaceInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   apiKeys?: boolean | Prisma.Workspace$apiKeysArgs<ExtArgs>
   audiences?: boolean | Prisma.Workspace$audiencesArgs<ExtArgs>
@@ -1685,6 +1765,11 @@ export type $WorkspacePayload<ExtArgs extends runtime.Types.Extensions.InternalA
      * creation, or the upgrade that began the record (which wrote a baseline row per member then).
      */
     membershipRecordSince: Date
+    /**
+     * Member writes so far: the member lock increments it (lock-repo.ts memberWrites), and a read in
+     * the lock's statement stands when its snapshot saw one less than the increment returned.
+     */
+    memberWrites: bigint
   }, ExtArgs["result"]["workspace"]>
   composites: {}
 }
@@ -2124,6 +2209,7 @@ export interface WorkspaceFieldRefs {
   readonly memberSeq: Prisma.FieldRef<"Workspace", 'Int'>
   readonly memberClock: Prisma.FieldRef<"Workspace", 'DateTime'>
   readonly membershipRecordSince: Prisma.FieldRef<"Workspace", 'DateTime'>
+  readonly memberWrites: Prisma.FieldRef<"Workspace", 'BigInt'>
 }
     
 

@@ -129,7 +129,11 @@ export function createActivityService(deps: ActivityServiceDeps) {
     ): Promise<Schemas["IngestActivitiesResult"]> {
       const now = clock();
       const checked = deps.check(request.activities, now);
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, (w) => store(w, checked, now));
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
+        // The member lock with the rules that follow activities: one statement.
+        await w.readActivityRules();
+        return store(w, checked, now);
+      });
     },
 
     store,

@@ -52,7 +52,7 @@ export function createAudienceMemberService({
           `A request may name at most ${MAX_MEMBERS_PER_REQUEST} members; this one names ${total}.`,
         );
       }
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         await w.writable(audienceId);
         // An id also listed in members is created with its data.
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
@@ -77,7 +77,7 @@ export function createAudienceMemberService({
     ): Promise<Schemas["RemoveMembersResult"]> {
       const memberIds = [...new Set(request.memberIds)];
       // The member lock: the audiences whose rules name this one follow it in the same write.
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         await w.writable(audienceId);
         const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
         return { removed, notMembers: memberIds.length - removed };

@@ -50,8 +50,9 @@ export function createMemberService({
 
     /** Merges the patch like an upsert; a field set to null is removed. */
     update(workspaceId: string, memberId: string, patch: Schemas["MemberPatch"]): Promise<Schemas["Member"]> {
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
-        // The member, the field types and everything its audiences' rules evaluate: one statement.
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
+        // The member lock, the member, the field types and everything its audiences' rules
+        // evaluate: one statement.
         const read = await w.readMembers([memberId]);
         const [existing] = read.rows;
         if (!existing) throw memberNotFound(memberId);

@@ -8,12 +8,33 @@ import type { AudienceRow } from "./audience-repo.ts";
  */
 export const lockRepo = {
   /**
-   * The workspace's member lock: its row, FOR NO KEY UPDATE (which leaves inserts that reference
-   * the workspace free). Writes that create, change or delete members, evaluate a rule over them,
-   * or lock several audiences take it first, so they run one at a time per workspace.
+   * The workspace's member lock: its row, by incrementing its count of member writes (an UPDATE of
+   * a column no index holds locks the row as FOR NO KEY UPDATE does, which leaves inserts that
+   * reference the workspace free). Writes that create, change or delete members, evaluate a rule
+   * over them, or lock several audiences take it first, so they run one at a time per workspace;
+   * each one counts, which is what lets a read ride in the lock's statement (memberWritesReading).
    */
   async memberWrites(tx: SqlClient, workspaceId: string): Promise<void> {
-    await tx.$queryRaw`SELECT 1 FROM workspaces WHERE workspace_id = ${workspaceId} FOR NO KEY UPDATE`;
+    await tx.$executeRaw`UPDATE workspaces SET member_writes = member_writes + 1 WHERE workspace_id = ${workspaceId}`;
+  },
+
+  /**
+   * The member lock, as `memberWrites`, and `alongside` (a scalar subquery) read in the same
+   * statement: its answer, or undefined when it must be read again now that the lock is held.
+   *
+   * A statement reads in one snapshot, taken before the lock it may wait for: the increment waits
+   * for the write holding the lock and then counts from that write's row (READ COMMITTED's
+   * EvalPlanQual), while the rest of the statement still sees the rows as they were before. So the
+   * read stands only when the count the snapshot saw is one below the one the increment returned:
+   * no member write committed in between (a write that rolled back left the count as it was). Else
+   * (only when member writes of the workspace run at once) it is not even run.
+   */
+  async memberWritesReading(tx: SqlClient, workspaceId: string, alongside: Prisma.Sql): Promise<string | undefined> {
+    const [first] = await tx.$queryRaw<{ read: string | null }[]>`
+      WITH ${memberLockSql(workspaceId)}
+      SELECT ${readIfCurrent(alongside)} AS read
+      FROM member_lock AS l JOIN workspaces AS s ON s.workspace_id = ${workspaceId}`;
+    return first?.read ?? undefined;
   },
 
   /**
@@ -34,21 +55,31 @@ export const lockRepo = {
   /**
    * Locks one audience FOR UPDATE, as `audiences`, and reads `alongside` (a scalar subquery) in the
    * same statement: what the write reads next, when nothing it reads can change but under locks
-   * the write holds already (write-locks.ts writableReading).
+   * the write holds already (write-locks.ts writableReading). With `memberLock`, the member lock
+   * first (as memberWritesReading: `read` is undefined when it must be read again), then the
+   * audience's: the audience's lock reads the member lock's count, so it is taken after it.
    */
   async audienceReading(
     tx: SqlClient,
     workspaceId: string,
     id: string,
     alongside: Prisma.Sql,
+    memberLock = false,
   ): Promise<{ row: AudienceRow | undefined; read: string | undefined }> {
-    const [first] = await tx.$queryRaw<(AudienceRow & { read: string | null })[]>`
-      SELECT a.id, a.name, a.filter, a."isArchived", a."memberCount", a."createdAt", x.read
-      FROM (SELECT ${alongside} AS read) AS x
-      LEFT JOIN LATERAL (
+    const audience = (after: Prisma.Sql) => Prisma.sql`LEFT JOIN LATERAL (
         SELECT id, name, filter, is_archived AS "isArchived", member_count AS "memberCount", created_at AS "createdAt"
-        FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} FOR UPDATE
+        FROM audiences WHERE workspace_id = ${workspaceId} AND id = ${id} ${after} FOR UPDATE
       ) AS a ON true`;
+    const [first] = memberLock
+      ? await tx.$queryRaw<(AudienceRow & { read: string | null })[]>`
+        WITH ${memberLockSql(workspaceId)}
+        SELECT a.id, a.name, a.filter, a."isArchived", a."memberCount", a."createdAt", ${readIfCurrent(alongside)} AS read
+        FROM member_lock AS l JOIN workspaces AS s ON s.workspace_id = ${workspaceId}
+        ${audience(Prisma.sql`AND l.member_writes IS NOT NULL`)}`
+      : await tx.$queryRaw<(AudienceRow & { read: string | null })[]>`
+        SELECT a.id, a.name, a.filter, a."isArchived", a."memberCount", a."createdAt", x.read
+        FROM (SELECT ${alongside} AS read) AS x
+        ${audience(Prisma.empty)}`;
     const read = first?.read ?? undefined;
     if (!first || first.id === null) return { row: undefined, read };
     const { read: _, ...row } = first;
@@ -85,3 +116,14 @@ export const lockRepo = {
 };
 
 export type LockRepo = typeof lockRepo;
+
+/** The member lock as a common table expression (member_lock): the count the increment returned. */
+const memberLockSql = (workspaceId: string) => Prisma.sql`member_lock AS (
+  UPDATE workspaces SET member_writes = member_writes + 1 WHERE workspace_id = ${workspaceId} RETURNING member_writes)`;
+
+/**
+ * `alongside` when no member write committed between the statement's snapshot (s, the workspace's
+ * row as the snapshot holds it) and the member lock (l), else NULL without running it.
+ */
+const readIfCurrent = (alongside: Prisma.Sql) =>
+  Prisma.sql`CASE WHEN l.member_writes = s.member_writes + 1 THEN ${alongside} END`;

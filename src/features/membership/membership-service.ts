@@ -12,13 +12,23 @@ export type { SizeChange } from "./net-changes.ts";
 
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
-import type { ActivityRuleRepo } from "./rules/activity-rule-repo.ts";
+import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
 import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
-import { namingAudiencesJson, namingOf, type RuleRead, type RuleRepo } from "./rules/rule-repo.ts";
+import {
+  namingAudiencesJson,
+  namingOf,
+  type RuleRead,
+  type RuleRepo,
+  ruleMatchesJson,
+  ruleReadOf,
+} from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
+
+/** How a write takes the workspace's locks (membershipService.workspaceWrite). */
+export type WriteOptions = { memberWrites: false } | { memberWrites: true; lockWithFirstRead?: boolean };
 
 /** An audience whose rule names other audiences. */
 export type NamingRule = { id: string; filter: Filter };
@@ -69,7 +79,8 @@ export interface MembershipWriter {
   /**
    * Locks an audience to add or remove its members by hand (locks.writable: 404, 409), reading in
    * the same statement the rules that name audiences, which follow it (namingAudiences): they
-   * change only under the member lock, which must be held.
+   * change only under the member lock, which must be held (with `lockWithFirstRead`, taken by
+   * that statement as the write's first).
    */
   writable(audienceId: string): Promise<AudienceRow>;
   /** Adds members (by number) by hand to an audience locked with locks.writable. */
@@ -88,7 +99,10 @@ export interface MembershipWriter {
   namingAudiences(): Promise<NamingRule[]>;
   /** Fills a new audience with the union of two sources locked with locks.sources. */
   copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
-  /** These members and all that following their change evaluates, in one statement (member lock). */
+  /**
+   * These members and all that following their change evaluates, in one statement (member lock;
+   * with `lockWithFirstRead`, that statement takes it as the write's first).
+   */
   readMembers(memberIds: string[]): Promise<RuleRead>;
   /**
    * After members were created or changed: every rule-based audience follows (member lock).
@@ -96,6 +110,12 @@ export interface MembershipWriter {
    * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts).
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
+  /**
+   * Reads the rules that follow activities (activityRuleRepo.activityRules), which
+   * followActivities then takes as read: once per write, and with `lockWithFirstRead` in the member
+   * lock's statement (rules change only under the member lock, held from then on).
+   */
+  readActivityRules(): Promise<void>;
   /**
    * After activities were stored (each one's member number and type, and when it occurred and its
    * properties, which let a rule skip the members none of whose new activities it counts): the
@@ -134,8 +154,19 @@ export function createMembershipService(deps: MembershipDeps) {
     return changes;
   }
 
-  /** `recorded` collects the write's events, in order; `workspaceWrite` records them before it commits. */
-  function writer(tx: SqlClient, workspaceId: string, locks: WriteLocks, recorded: OutboxEntry[]): MembershipWriter {
+  /**
+   * `recorded` collects the write's events, in order; `workspaceWrite` records them before it
+   * commits. `lockFirst`: the member lock is still to be taken, by the write's first read.
+   */
+  function writer(
+    tx: SqlClient,
+    workspaceId: string,
+    locks: WriteLocks,
+    recorded: OutboxEntry[],
+    lockFirst: boolean,
+  ): MembershipWriter {
+    /** Whether the member lock is still to be taken by the read being made. */
+    const lockingRead = () => lockFirst && !locks.holdsMembers();
     const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
       if (!locks.holds(audienceId, mode)) throw new LockOrderError(`${what} needs audience ${audienceId} locked`);
     };
@@ -152,18 +183,28 @@ export function createMembershipService(deps: MembershipDeps) {
       naming ??= deps.rules.namingAudiences(tx, workspaceId);
       return naming;
     };
-    const w = { tx, workspaceId, locks, report, naming: namingAudiences };
+    let followingRules: Promise<FollowingRule[]> | undefined;
+    const activityRules = () => {
+      followingRules ??= deps.activities.activityRules(tx, workspaceId);
+      return followingRules;
+    };
+    const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules };
 
     return {
-      tx,
+      get tx() {
+        if (lockingRead())
+          throw new LockOrderError("the member lock goes with the write's first read, before any statement");
+        return tx;
+      },
       workspaceId,
       locks,
       publish(...entries) {
         recorded.push(...entries);
       },
       async writable(audienceId) {
-        requireMembers("locking an audience with the rules that follow it");
-        const { row, read } = await locks.writableReading(audienceId, namingAudiencesJson(workspaceId));
+        const memberLock = lockingRead();
+        if (!memberLock) requireMembers("locking an audience with the rules that follow it");
+        const { row, read } = await locks.writableReading(audienceId, namingAudiencesJson(workspaceId), { memberLock });
         if (read !== undefined && !naming) naming = Promise.resolve(namingOf(read));
         return row;
       },
@@ -223,8 +264,13 @@ export function createMembershipService(deps: MembershipDeps) {
         return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
       async readMembers(memberIds) {
+        const members = { rowsOf: memberIds };
+        if (lockingRead()) {
+          const read = await locks.membersReading(ruleMatchesJson(workspaceId, memberIds, members));
+          if (read !== undefined) return ruleReadOf(read);
+        }
         requireMembers("reading members to change");
-        return deps.rules.ruleMatches(tx, workspaceId, memberIds, { rowsOf: memberIds });
+        return deps.rules.ruleMatches(tx, workspaceId, memberIds, members);
       },
       async followMembers(memberIds, known = [], along = {}) {
         requireMembers("following member changes");
@@ -233,6 +279,14 @@ export function createMembershipService(deps: MembershipDeps) {
           return [];
         }
         return following.followMembers(w, memberIds, known, along);
+      },
+      async readActivityRules() {
+        if (lockingRead()) {
+          const read = await locks.membersReading(activityRulesJson(workspaceId));
+          if (read !== undefined) followingRules = Promise.resolve(JSON.parse(read) as FollowingRule[]);
+        }
+        requireMembers("reading the rules that follow activities");
+        await activityRules();
       },
       async followActivities(stored) {
         requireMembers("following activities");
@@ -262,18 +316,22 @@ export function createMembershipService(deps: MembershipDeps) {
    * Runs fn as one write transaction of the workspace, whether or not it changes membership (an
    * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
    * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
-   * change or delete members, set a rule or merge.
+   * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
+   * fn's first statement, which must be `readMembers`, `writable` or `readActivityRules`
+   * (anything else before it throws LockOrderError): the lock and what the write reads first in
+   * one round trip.
    */
   async function workspaceWrite<T>(
     workspaceId: string,
-    options: { memberWrites: boolean },
+    options: WriteOptions,
     fn: (w: MembershipWriter) => Promise<T>,
   ): Promise<T> {
     const result = await deps.store.transaction(async (tx) => {
       const locks = createWriteLocks(deps.locks, tx, workspaceId);
-      if (options.memberWrites) await locks.members();
+      const lockFirst = options.memberWrites && options.lockWithFirstRead === true;
+      if (options.memberWrites && !lockFirst) await locks.members();
       const recorded: OutboxEntry[] = [];
-      const value = await fn(writer(tx, workspaceId, locks, recorded));
+      const value = await fn(writer(tx, workspaceId, locks, recorded, lockFirst));
       // What the commit changes, not each step on the way: a member moved in and out again by one
       // write never held that membership at any commit.
       const entries = netChanges(recorded);

@@ -6,7 +6,13 @@ import type { LockRepo } from "./lock-repo.ts";
 
 export type LockRows = Pick<
   LockRepo,
-  "memberWrites" | "audiences" | "audienceReading" | "audiencesForUpdateSql" | "allAudiences" | "ruleOutdated"
+  | "memberWrites"
+  | "memberWritesReading"
+  | "audiences"
+  | "audienceReading"
+  | "audiencesForUpdateSql"
+  | "allAudiences"
+  | "ruleOutdated"
 >;
 
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
@@ -40,6 +46,10 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
       throw new LockOrderError(`${what}: several audiences are locked only under the workspace's member lock`);
     }
   };
+  const beforeMembers = () => {
+    if (memberLock) throw new LockOrderError("the member lock is taken once");
+    if (held.size > 0) throw new LockOrderError("the member lock is taken before any audience lock");
+  };
   const underMemberLock = (what: string) => {
     if (!memberLock) throw new LockOrderError(`${what} needs the workspace's member lock`);
   };
@@ -56,9 +66,21 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     /** The workspace's member lock; only as the first lock of the transaction. */
     async members(): Promise<void> {
       if (memberLock) return;
-      if (held.size > 0) throw new LockOrderError("the member lock is taken before any audience lock");
+      beforeMembers();
       await repo.memberWrites(tx, workspaceId);
       memberLock = true;
+    },
+
+    /**
+     * The member lock, as `members`, reading `alongside` (a scalar subquery) in the same statement:
+     * its answer, or undefined when it must be read again under the lock (a member write committed
+     * while this one waited, or the rows are not the database's: fakes).
+     */
+    async membersReading(alongside: Prisma.Sql): Promise<string | undefined> {
+      beforeMembers();
+      const read = await repo.memberWritesReading(tx, workspaceId, alongside);
+      memberLock = true;
+      return read;
     },
 
     /** Locks an audience to change it; it must exist (404) and be unarchived (409). */
@@ -75,10 +97,18 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
      * As `writable`, reading `alongside` (a scalar subquery) in the same statement: its answer, or
      * undefined where the rows are not the database's (fakes). Only what no write can change while
      * this one holds its locks may be read so: the statement's snapshot predates the audience's lock.
+     * With `memberLock`, the member lock first, in the same statement (as `membersReading`:
+     * undefined also when a member write committed while this one waited for it).
      */
-    async writableReading(id: string, alongside: Prisma.Sql): Promise<{ row: AudienceRow; read: string | undefined }> {
-      if (!held.has(id)) beforeAudiences(1, "audience");
-      const { row, read } = await repo.audienceReading(tx, workspaceId, id, alongside);
+    async writableReading(
+      id: string,
+      alongside: Prisma.Sql,
+      { memberLock: withMembers = false }: { memberLock?: boolean } = {},
+    ): Promise<{ row: AudienceRow; read: string | undefined }> {
+      if (withMembers) beforeMembers();
+      else if (!held.has(id)) beforeAudiences(1, "audience");
+      const { row, read } = await repo.audienceReading(tx, workspaceId, id, alongside, withMembers);
+      if (withMembers) memberLock = true;
       if (!row) throw audienceNotFound(id);
       hold([row], "update");
       if (row.isArchived) throw audienceArchived(id, row.name);

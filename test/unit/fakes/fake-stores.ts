@@ -312,7 +312,12 @@ export class FakeAudiences {
       return sorted.flatMap((id) => this.rows.get(id) ?? []);
     },
     // The fakes read nothing alongside (undefined: the writer reads it on its own, as it did).
-    audienceReading: async (_tx, _ws, id) => {
+    memberWritesReading: async () => {
+      this.taken.push("members");
+      return undefined;
+    },
+    audienceReading: async (_tx, _ws, id, _alongside, memberLock) => {
+      if (memberLock) this.taken.push("members");
       this.taken.push(`update ${id}`);
       return { row: this.rows.get(id), read: undefined };
     },

@@ -9,6 +9,23 @@ import { AUDIENCE_CONDITIONS } from "./filter-sql.ts";
 /** The activity conditions anywhere in a stored rule (a jsonpath over its document). */
 const ACTIVITY_CONDITIONS = Prisma.sql`'lax $.** ? (exists(@.activity))'`;
 
+/** The rules activityRules reads, and whether each counts activities and names audiences. */
+const followingRules = (workspaceId: string) => Prisma.sql`
+  FROM audiences
+  WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+    AND (jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS}) OR jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}))`;
+const counts = Prisma.sql`jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS})`;
+const names = Prisma.sql`jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS})`;
+
+/**
+ * activityRuleRepo.activityRules' rows as one JSON text value (a scalar subquery), for the
+ * statement of the member lock that an ingest reads them with (membership-service.ts
+ * readActivityRules); JSON.parse reads it back.
+ */
+export const activityRulesJson = (workspaceId: string) => Prisma.sql`(
+  SELECT coalesce(json_agg(json_build_object('id', id, 'filter', filter, 'counts', ${counts}, 'names', ${names}) ORDER BY id), '[]')::text
+  ${followingRules(workspaceId)})`;
+
 /** A rule that counts activities, names other audiences, or both. */
 export interface FollowingRule {
   id: string;
@@ -25,13 +42,7 @@ export const activityRuleRepo = {
    * the audiences that follow them, as ruleRepo.namingAudiences reads them), in id order.
    */
   activityRules(db: SqlClient, workspaceId: string): Promise<FollowingRule[]> {
-    return db.$queryRaw`
-      SELECT id, filter, jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS}) AS counts,
-             jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}) AS names
-      FROM audiences
-      WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-        AND (jsonb_path_exists(filter, ${ACTIVITY_CONDITIONS}) OR jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS}))
-      ORDER BY id`;
+    return db.$queryRaw`SELECT id, filter, ${counts} AS counts, ${names} AS names ${followingRules(workspaceId)} ORDER BY id`;
   },
 
   /**

@@ -17,7 +17,7 @@ export interface RuleFollowingDeps {
   sets: Pick<MembershipRepo, "applyMatches" | "recompute">;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
-  activities: Pick<ActivityRuleRepo, "tallies" | "crossings" | "activityRules">;
+  activities: Pick<ActivityRuleRepo, "tallies" | "crossings">;
   /** ACTIVITY_RETENTION_DAYS: what activity conditions count no further back than. */
   activityRetentionDays?: number | undefined;
   clock: () => number;

@@ -53,6 +53,92 @@ export const namingAudiencesJson = (workspaceId: string) => Prisma.sql`(
 
 export const namingOf = (json: string): { id: string; filter: Filter; isArchived: boolean }[] => JSON.parse(json);
 
+/**
+ * ruleRepo.ruleMatches' read as one JSON text value (a scalar subquery), for the statement that
+ * takes the member lock to read it too (membership-service.ts readMembers); ruleReadOf reads it back.
+ */
+export const ruleMatchesJson = (
+  workspaceId: string,
+  memberIds: string[],
+  members: { rowsOf?: string[]; foldedOf?: string[] } = {},
+): Prisma.Sql => {
+  const seq = Prisma.sql`n.seq`;
+  // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
+  // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
+  const hits = readsByKey(memberIds.length)
+    ? Prisma.sql`
+        SELECT r.id AS audience_id, array_agg(n.seq) AS matched
+        FROM rules AS r CROSS JOIN n
+        ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY r.id`
+    : Prisma.sql`
+        SELECT t.audience_id, array_agg(n.seq) AS matched
+        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
+          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY t.audience_id`;
+  // One JSON document: a hundred rules' rows converted column by column cost more than the query.
+  const { rowsOf = [], foldedOf = [] } = members;
+  const rowsSql =
+    rowsOf.length === 0
+      ? Prisma.sql`NULL`
+      : Prisma.sql`(SELECT json_agg(${memberJson}) FROM ${byIds(workspaceId, rowsOf)})`;
+  const foldedSql =
+    foldedOf.length === 0
+      ? Prisma.sql`NULL`
+      : Prisma.sql`(SELECT json_agg(json_build_object('id', m.id, 'seq', m.seq, 'createdAt', m.created_at, 'folded', m.folded))
+            FROM ${byIds(workspaceId, foldedOf)})`;
+  return Prisma.sql`(
+      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
+      rules AS MATERIALIZED (
+        SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
+      ),
+      hits AS (${hits}),
+      named AS MATERIALIZED (
+        SELECT DISTINCT jsonb_path_query(filter, 'lax $.** ? (@.field == "audience").value') #>> '{}' AS id FROM rules
+      ),
+      held AS (
+        SELECT t.audience_id, t.kind, array_agg(n.seq) AS seqs
+        FROM named JOIN n ON true
+        JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.audience_id = named.id
+          AND t.kind IN (${kind("include")}, ${kind("exclude")}, ${kind("member")}) AND t.chunk = ${chunkOf(seq)}
+        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        GROUP BY t.audience_id, t.kind
+      )
+      SELECT json_build_object(
+        'rules', json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id),
+        'types', (SELECT json_object_agg(key, type) FROM field_types WHERE workspace_id = ${workspaceId}),
+        'held', (SELECT json_agg(json_build_array(audience_id, kind, seqs)) FROM held),
+        'rows', ${rowsSql}, 'folded', ${foldedSql})::text
+      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id)`;
+};
+
+/** ruleMatchesJson's answer as the read it is. */
+export function ruleReadOf(json: string): RuleRead {
+  const read = JSON.parse(json) as {
+    rules?: [string, Filter, number[]][] | null;
+    types?: Record<string, FieldType> | null;
+    held?: [string, keyof HeldBy, number[]][] | null;
+    rows?: NumberedMemberRow[] | null;
+    folded?: FoldedMemberRow[] | null;
+  };
+  const held = new Map<string, HeldBy>();
+  for (const [audienceId, setKind, seqs] of read.held ?? []) {
+    const sets = held.get(audienceId) ?? { include: [], exclude: [], member: [] };
+    sets[setKind] = seqs;
+    held.set(audienceId, sets);
+  }
+  const withDate = <M extends { createdAt: Date | string }>(m: M): M => ({ ...m, createdAt: new Date(m.createdAt) });
+  return {
+    types: new Map(Object.entries(read.types ?? {})),
+    rules: (read.rules ?? []).map(([id, filter, matched]) => ({ id, filter, matched })),
+    held,
+    rows: (read.rows ?? []).map(withDate),
+    folded: (read.folded ?? []).map(withDate),
+  };
+}
+
 /** What the membership module reads of rules: to follow member changes, and audience conditions. */
 export const ruleRepo = {
   /**
@@ -70,73 +156,10 @@ export const ruleRepo = {
     memberIds: string[],
     members: { rowsOf?: string[]; foldedOf?: string[] } = {},
   ): Promise<RuleRead> {
-    const seq = Prisma.sql`n.seq`;
-    // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
-    // key. More: one join, grouped (a subquery per rule audience would run the join once for each).
-    const hits = readsByKey(memberIds.length)
-      ? Prisma.sql`
-        SELECT r.id AS audience_id, array_agg(n.seq) AS matched
-        FROM rules AS r CROSS JOIN n
-        ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
-        GROUP BY r.id`
-      : Prisma.sql`
-        SELECT t.audience_id, array_agg(n.seq) AS matched
-        FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
-          AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
-        GROUP BY t.audience_id`;
-    // One JSON document: a hundred rules' rows converted column by column cost more than the query.
-    const { rowsOf = [], foldedOf = [] } = members;
-    const rowsSql =
-      rowsOf.length === 0
-        ? Prisma.sql`NULL`
-        : Prisma.sql`(SELECT json_agg(${memberJson}) FROM ${byIds(workspaceId, rowsOf)})::text`;
-    const foldedSql =
-      foldedOf.length === 0
-        ? Prisma.sql`NULL`
-        : Prisma.sql`(SELECT json_agg(json_build_object('id', m.id, 'seq', m.seq, 'createdAt', m.created_at, 'folded', m.folded))
-            FROM ${byIds(workspaceId, foldedOf)})::text`;
     const [row] = await tx.$queryRaw<
-      { rules: string | null; types: string | null; held: string | null; rows: string | null; folded: string | null }[]
-    >`
-      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
-      rules AS MATERIALIZED (
-        SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
-      ),
-      hits AS (${hits}),
-      named AS MATERIALIZED (
-        SELECT DISTINCT jsonb_path_query(filter, 'lax $.** ? (@.field == "audience").value') #>> '{}' AS id FROM rules
-      ),
-      held AS (
-        SELECT t.audience_id, t.kind, array_agg(n.seq) AS seqs
-        FROM named JOIN n ON true
-        JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.audience_id = named.id
-          AND t.kind IN (${kind("include")}, ${kind("exclude")}, ${kind("member")}) AND t.chunk = ${chunkOf(seq)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
-        GROUP BY t.audience_id, t.kind
-      )
-      SELECT json_agg(json_build_array(r.id, r.filter, coalesce(h.matched, '{}')) ORDER BY r.id)::text AS rules,
-             (SELECT json_object_agg(key, type) FROM field_types WHERE workspace_id = ${workspaceId})::text AS types,
-             (SELECT json_agg(json_build_array(audience_id, kind, seqs)) FROM held)::text AS held,
-             ${rowsSql} AS rows, ${foldedSql} AS folded
-      FROM rules AS r LEFT JOIN hits AS h ON h.audience_id = r.id`;
-    const rules = JSON.parse(row?.rules ?? "[]") as [string, Filter, number[]][];
-    const types = Object.entries(JSON.parse(row?.types ?? "{}") as Record<string, FieldType>);
-    const held = new Map<string, HeldBy>();
-    for (const [audienceId, setKind, seqs] of JSON.parse(row?.held ?? "[]") as [string, keyof HeldBy, number[]][]) {
-      const sets = held.get(audienceId) ?? { include: [], exclude: [], member: [] };
-      sets[setKind] = seqs;
-      held.set(audienceId, sets);
-    }
-    const withDate = <M extends { createdAt: Date | string }>(m: M): M => ({ ...m, createdAt: new Date(m.createdAt) });
-    return {
-      types: new Map(types),
-      rules: rules.map(([id, filter, matched]) => ({ id, filter, matched })),
-      held,
-      rows: (JSON.parse(row?.rows ?? "[]") as NumberedMemberRow[]).map(withDate),
-      folded: (JSON.parse(row?.folded ?? "[]") as FoldedMemberRow[]).map(withDate),
-    };
+      { read: string }[]
+    >`SELECT ${ruleMatchesJson(workspaceId, memberIds, members)} AS read`;
+    return ruleReadOf(row?.read ?? "{}");
   },
 
   /** The numbers among `seqs` of the members the rule matches now (evaluated by the database). */

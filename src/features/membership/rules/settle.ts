@@ -6,6 +6,7 @@ import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf }
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
 import type { WriteLocks } from "../write-locks.ts";
 import type { ActivityCondition, ActivityTally } from "./activity-condition.ts";
+import type { FollowingRule } from "./activity-rule-repo.ts";
 import { type AudienceGraph, inDependencyOrder } from "./audience-graph.ts";
 import type { FieldTypeRepo } from "./field-type-repo.ts";
 import type { Filter } from "./filter.ts";
@@ -43,6 +44,8 @@ export interface Following {
   report: Report;
   /** The audiences whose rules name others, as this write leaves them (read once per write). */
   naming: () => Promise<{ id: string; filter: Filter }[]>;
+  /** The rules that follow activities (activityRuleRepo.activityRules, read once per write). */
+  activityRules: () => Promise<FollowingRule[]>;
 }
 
 /**

@@ -23,7 +23,7 @@ export interface ActivityFollowingDeps {
   sets: Pick<MembershipRepo, "applyMatches">;
   members: Pick<MemberRepo, "foldedBySeq">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
-  activities: Pick<ActivityRuleRepo, "tallies" | "activityRules">;
+  activities: Pick<ActivityRuleRepo, "tallies">;
   /** ACTIVITY_RETENTION_DAYS: what activity conditions count no further back than. */
   activityRetentionDays?: number | undefined;
   clock: () => number;
@@ -190,7 +190,7 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     if (stored.length === 0) return [];
     // The rules that count activities and those that name audiences, read together: the naming
     // rules were a round trip of their own (w.naming), and every ingest under activity audiences needs both.
-    const read = await deps.activities.activityRules(w.tx, w.workspaceId);
+    const read = await w.activityRules();
     const audiences = read.filter((rule) => rule.counts);
     if (audiences.length === 0) return [];
     const now = deps.clock();
