@@ -122,7 +122,7 @@ describe("round trips of a write", () => {
         body: { filter: { field: "fields.region", op: "eq", value: "r2" } as never },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(8, 10));
+    expect(counted(trips)).toEqual(roundTrips(7, 9));
   });
 
   it("an activity ingest, with a rule that counts activities", async () => {

@@ -544,6 +544,41 @@ describe("the membership module refuses writes without their locks", () => {
     expect(reads).toBe(1);
   });
 
+  it("reads the field types under the member lock; with lockWithFirstRead, as the lock's statement read them", async () => {
+    const { sets, audiences, membership, fieldTypes } = setUp();
+    sets.types.set("score", "number");
+    let reads = 0;
+    const types = fieldTypes.types;
+    fieldTypes.types = (tx, ws) => {
+      reads++;
+      return types(tx, ws);
+    };
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    // The fakes answer no read with the lock: read again under it.
+    const again = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
+    expect([again, audiences.taken, reads]).toEqual([new Map([["score", "number"]]), ["members"], 1]);
+    // The lock's statement answers them: not read again.
+    audiences.locks.memberWritesReading = async () => JSON.stringify({ score: "number", born: "date" });
+    const answered = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
+    expect([answered, reads]).toEqual([
+      new Map([
+        ["score", "number"],
+        ["born", "date"],
+      ]),
+      1,
+    ]);
+    // Under a member lock taken before: read on their own.
+    expect(await membership.workspaceWrite("ws", { memberWrites: true }, (w) => w.readFieldTypes())).toEqual(
+      new Map([["score", "number"]]),
+    );
+    expect(reads).toBe(2);
+    // Without the member lock, nothing is read.
+    await expect(membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readFieldTypes())).rejects.toThrow(
+      new LockOrderError("reading the field types needs the workspace's member lock"),
+    );
+    expect(reads).toBe(2);
+  });
+
   it("with lockWithFirstRead, an audience locked by hand takes the member lock in its statement", async () => {
     const { audiences, membership } = setUp();
     audiences.add("aud_a");

@@ -13,7 +13,7 @@ export type { SizeChange } from "./net-changes.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
 import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
-import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
+import { declaredTypesJson, type FieldTypeRepo, typesOf } from "./rules/field-type-repo.ts";
 import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
 import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
 import {
@@ -87,6 +87,12 @@ export interface MembershipWriter {
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
   exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
+  /**
+   * The workspace's field types, read under the member lock (which a field's declaration takes
+   * too: they cannot change before the write commits); with `lockWithFirstRead`, in the member
+   * lock's statement.
+   */
+  readFieldTypes(): Promise<FieldTypes>;
   /**
    * Stores the audience's rule and recomputes its members (member lock, audience locked).
    * `types`: the workspace's field types, when the caller read them under the member lock.
@@ -225,6 +231,14 @@ export function createMembershipService(deps: MembershipDeps) {
         await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
+      async readFieldTypes() {
+        if (lockingRead()) {
+          const read = await locks.membersReading(declaredTypesJson(workspaceId));
+          if (read !== undefined) return typesOf(JSON.parse(read));
+        }
+        requireMembers("reading the field types");
+        return deps.fieldTypes.types(tx, workspaceId);
+      },
       namingAudiences,
       async setRule(audienceId, filter, types) {
         // The member lock first: a member created meanwhile is either seen by the evaluation or
@@ -317,9 +331,9 @@ export function createMembershipService(deps: MembershipDeps) {
    * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
    * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
    * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
-   * fn's first statement, which must be `readMembers`, `writable` or `readActivityRules`
-   * (anything else before it throws LockOrderError): the lock and what the write reads first in
-   * one round trip.
+   * fn's first statement, which must be `readMembers`, `writable`, `readFieldTypes` or
+   * `readActivityRules` (anything else before it throws LockOrderError): the lock and what the
+   * write reads first in one round trip.
    */
   async function workspaceWrite<T>(
     workspaceId: string,
