@@ -35,6 +35,7 @@ import { createMemberService } from "./features/members/member-service.ts";
 import { activityRepo } from "./features/membership/activity-repo.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
+import { memberCandidateRepo } from "./features/membership/member-candidates-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
 import { memberPageRepo } from "./features/membership/member-page-repo.ts";
 import { createMemberPages } from "./features/membership/member-pages.ts";
@@ -114,6 +115,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     sets: membershipRepo,
     rules: ruleRepo,
     members: memberRepo,
+    candidates: memberCandidateRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,

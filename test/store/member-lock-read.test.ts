@@ -154,4 +154,28 @@ describe("the member lock with the write's first read", () => {
       expect(types).toEqual(new Map([["score", "number"]]));
     },
   );
+
+  it("reads an upsert's candidates with the lock, in one statement", async () => {
+    const ws = await workspace();
+    await create(ws, "ada");
+    const found = await storeMembership(store).workspaceWrite(
+      ws,
+      { memberWrites: true, lockWithFirstRead: true },
+      (w) => w.readCandidates(["ada", "bob"], ["ada@example.com"]),
+    );
+    expect([found.rows.map((row) => row.id), [...found.owners]]).toEqual([["ada"], []]);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "a member created while an upsert waited for the lock is among its candidates",
+    async () => {
+      const ws = await workspace();
+      const found = await whileCreating(ws, "bob", () =>
+        storeMembership(store).workspaceWrite(ws, { memberWrites: true, lockWithFirstRead: true }, (w) =>
+          w.readCandidates(["bob"], []),
+        ),
+      );
+      expect(found.rows.map((row) => row.id)).toEqual(["bob"]);
+    },
+  );
 });

@@ -125,6 +125,16 @@ describe("round trips of a write", () => {
     expect(counted(trips)).toEqual(roundTrips(7, 9));
   });
 
+  it("upserting a member by e-mail under 100 rules (POST members)", async () => {
+    const trips = await tripsOf(() =>
+      ws.api.POST("/v0/workspaces/{workspaceId}/members", {
+        params: path,
+        body: { members: [{ email: "ADA@example.com", fields: { region: "r4", tier: "t4" } }] },
+      }),
+    );
+    expect(counted(trips)).toEqual(roundTrips(5, 7));
+  });
+
   it("an activity ingest, with a rule that counts activities", async () => {
     const audienceId = await createAudience(ws);
     await ws.api.PUT("/v0/workspaces/{workspaceId}/audiences/{audienceId}/filter", {

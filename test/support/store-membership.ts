@@ -2,6 +2,7 @@ import { outboxRepo } from "../../src/features/events/outbox-repo.ts";
 import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
+import { memberCandidateRepo } from "../../src/features/membership/member-candidates-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import { createMembershipService, type MembershipDeps } from "../../src/features/membership/membership-service.ts";
@@ -36,6 +37,7 @@ export function storeMembership(
     sets: membershipRepo,
     rules: ruleRepo,
     members: memberRepo,
+    candidates: memberCandidateRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,

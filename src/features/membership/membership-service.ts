@@ -2,6 +2,7 @@ import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo, AudienceRow } from "./audience-repo.ts";
+import { type Candidates, candidatesJson, candidatesOf, type MemberCandidateRepo } from "./member-candidates-repo.ts";
 import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
@@ -53,6 +54,7 @@ export interface MembershipDeps {
     "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated"
   >;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
+  candidates: MemberCandidateRepo;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   activities: Pick<ActivityRuleRepo, "tallies" | "crossings" | "activityRules">;
@@ -87,6 +89,12 @@ export interface MembershipWriter {
   include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
   /** Removes members by hand from an audience locked with locks.writable. */
   exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
+  /**
+   * What an upsert matches its inputs against (member-resolution.ts): the owners of these e-mail
+   * keys, the members of these ids and the owners, and the field types, in one statement (member
+   * lock; with `lockWithFirstRead`, that statement takes it as the write's first).
+   */
+  readCandidates(ids: string[], emailKeys: string[]): Promise<Candidates>;
   /**
    * The workspace's field types, read under the member lock (which a field's declaration takes
    * too: they cannot change before the write commits); with `lockWithFirstRead`, in the member
@@ -231,6 +239,14 @@ export function createMembershipService(deps: MembershipDeps) {
         await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
+      async readCandidates(ids, emailKeys) {
+        if (lockingRead()) {
+          const read = await locks.membersReading(candidatesJson(workspaceId, ids, emailKeys));
+          if (read !== undefined) return candidatesOf(read);
+        }
+        requireMembers("reading an upsert's candidates");
+        return deps.candidates.candidates(tx, workspaceId, ids, emailKeys);
+      },
       async readFieldTypes() {
         if (lockingRead()) {
           const read = await locks.membersReading(declaredTypesJson(workspaceId));
@@ -331,9 +347,9 @@ export function createMembershipService(deps: MembershipDeps) {
    * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
    * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
    * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
-   * fn's first statement, which must be `readMembers`, `writable`, `readFieldTypes` or
-   * `readActivityRules` (anything else before it throws LockOrderError): the lock and what the
-   * write reads first in one round trip.
+   * fn's first statement, which must be `readMembers`, `writable`, `readCandidates`,
+   * `readFieldTypes` or `readActivityRules` (anything else before it throws LockOrderError): the
+   * lock and what the write reads first in one round trip.
    */
   async function workspaceWrite<T>(
     workspaceId: string,
