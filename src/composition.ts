@@ -35,7 +35,6 @@ import { createMemberService } from "./features/members/member-service.ts";
 import { activityRepo } from "./features/membership/activity-repo.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
-import { memberCandidateRepo } from "./features/membership/member-candidates-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
 import { memberPageRepo } from "./features/membership/member-page-repo.ts";
 import { createMemberPages } from "./features/membership/member-pages.ts";
@@ -50,6 +49,7 @@ import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts"
 import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { writeRecords } from "./features/membership/transition-repo.ts";
+import { memberCandidateRepo } from "./features/membership/upsert/member-candidates-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";

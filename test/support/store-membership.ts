@@ -2,7 +2,6 @@ import { outboxRepo } from "../../src/features/events/outbox-repo.ts";
 import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
-import { memberCandidateRepo } from "../../src/features/membership/member-candidates-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import { createMembershipService, type MembershipDeps } from "../../src/features/membership/membership-service.ts";
@@ -10,6 +9,7 @@ import { activityRuleRepo } from "../../src/features/membership/rules/activity-r
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import { writeRecords } from "../../src/features/membership/transition-repo.ts";
+import { memberCandidateRepo } from "../../src/features/membership/upsert/member-candidates-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { EventSink } from "./event-sink.ts";
 

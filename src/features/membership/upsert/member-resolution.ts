@@ -1,16 +1,16 @@
-import { newId } from "../../domain/ids.ts";
+import { newId } from "../../../domain/ids.ts";
 import {
   type MemberInput,
   type PlanOptions,
   planMemberUpserts,
   type UpsertPlan,
-} from "../../domain/member-identity.ts";
-import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+} from "../../../domain/member-identity.ts";
+import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../../domain/member-merge.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import type { MemberRepo, NumberedMemberRow } from "../member-repo.ts";
+import { memberSetOf } from "../member-set.ts";
+import { changedKeys, type OutboxEntry } from "../outbox-entries.ts";
 import type { Candidates } from "./member-candidates-repo.ts";
-import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
-import { memberSetOf } from "./member-set.ts";
-import { changedKeys, type OutboxEntry } from "./outbox-entries.ts";
 
 export type MemberWrites = Pick<
   MemberRepo,

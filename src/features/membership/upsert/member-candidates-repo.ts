@@ -1,10 +1,10 @@
-import { Prisma } from "../../../generated/prisma/client.ts";
-import type { FieldType, FieldTypes } from "../../domain/field-types.ts";
-import { jsonRows } from "../../platform/db/json-rows.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { hidden, type NumberedMemberRow } from "./member-repo.ts";
-import { declaredTypesSql, typesOf } from "./rules/field-type-repo.ts";
-import { memberJson } from "./rules/rule-repo.ts";
+import { Prisma } from "../../../../generated/prisma/client.ts";
+import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
+import { jsonRows } from "../../../platform/db/json-rows.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import { hidden, type NumberedMemberRow } from "../member-repo.ts";
+import { declaredTypesSql, typesOf } from "../rules/field-type-repo.ts";
+import { memberJson } from "../rules/rule-repo.ts";
 
 /**
  * What an upsert matches its inputs against (member-resolution.ts), read under the member lock:
