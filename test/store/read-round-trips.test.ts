@@ -72,6 +72,17 @@ afterAll(async () => {
 /** What a failing assertion shows: the count and the statements, in order. */
 const counted = (trips: RoundTrips) => ({ count: trips.count, sent: trips.sent });
 const ONE_ROUND_TRIP = { count: 1, sent: expect.any(Array) };
+/**
+ * A page of a sparse audience, whose guess finds no full page: one round trip on PostgreSQL,
+ * where the statement spells the page's numbers out; on the embedded store the process reads the
+ * members by number in a second statement (after more, 16 chunks at a time, when two chunks hold
+ * too few), as planning and running that part cost PGlite more than the call saves
+ * (member-page-repo.ts pageAudience). An audience's end is one round trip on both.
+ */
+const readOn = (embedded: number) => ({
+  count: server.store.kind === "postgres" ? 1 : embedded,
+  sent: expect.any(Array),
+});
 
 /** The request's round trips (the key's lookup, cached by the first request, aside) and its answer. */
 async function tripsOf<T>(request: () => Promise<T>): Promise<{ trips: RoundTrips; answer: T }> {
@@ -110,17 +121,17 @@ describe("round trips of a read: an audience's members", () => {
     const { trips, answer } = await tripsOf(() => membersOf(sparse, {}));
     expect(idsOf(answer)).toEqual(range(0, LIMIT, 50).map(idOf));
     expect(answer.totalCount).toBe(600);
-    expect(counted(trips)).toEqual(ONE_ROUND_TRIP);
+    expect(counted(trips)).toEqual(readOn(2));
   });
 
   it("a page of an audience whose members are chunks apart", async () => {
     const { trips, answer } = await tripsOf(() => membersOf(scattered, { limit: 3 }));
     expect(idsOf(answer)).toEqual([100, 9_000, 17_500].map(idOf));
     expect(answer.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
-    expect(counted(trips)).toEqual(ONE_ROUND_TRIP);
+    expect(counted(trips)).toEqual(readOn(3));
     const newest = await tripsOf(() => membersOf(scattered, { limit: 3, sortDirection: "DESC" }));
     expect(idsOf(newest.answer)).toEqual([26_000, 17_500, 9_000].map(idOf));
-    expect(counted(newest.trips)).toEqual(ONE_ROUND_TRIP);
+    expect(counted(newest.trips)).toEqual(readOn(3));
   });
 
   it("a deep page after a cursor, dense and sparse", async () => {
@@ -134,7 +145,7 @@ describe("round trips of a read: an audience's members", () => {
     const deepSparse = await tripsOf(() => membersOf(sparse, { after: thin }));
     expect(idsOf(deepSparse.answer)).toEqual(range(20_050, LIMIT, 50).map(idOf));
     expect(deepSparse.answer.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
-    expect(counted(deepSparse.trips)).toEqual(ONE_ROUND_TRIP);
+    expect(counted(deepSparse.trips)).toEqual(readOn(2));
   });
 
   it("the last page, and the page before a cursor", async () => {
@@ -148,7 +159,7 @@ describe("round trips of a read: an audience's members", () => {
     const back = await tripsOf(() => membersOf(sparse, { before }));
     expect(idsOf(back.answer)).toEqual(range(19_500, LIMIT, 50).map(idOf));
     expect(back.answer.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
-    expect(counted(back.trips)).toEqual(ONE_ROUND_TRIP);
+    expect(counted(back.trips)).toEqual(readOn(2));
   });
 
   it("a search among an audience's members", async () => {

@@ -18,4 +18,13 @@ describe("setBitPositions", () => {
     expect([...setBitPositions(new Uint8Array(1024), true)]).toEqual([]);
     expect([...setBitPositions(Uint8Array.from([0xff]), false)]).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
+
+  it("starts at a given position, in either direction, and yields nothing from outside the string", () => {
+    expect([...setBitPositions(bytes, false, 7)]).toEqual([7, 17]);
+    expect([...setBitPositions(bytes, false, 8)]).toEqual([17]);
+    expect([...setBitPositions(bytes, true, 16)]).toEqual([7, 0]);
+    expect([...setBitPositions(bytes, true, 6)]).toEqual([0]);
+    expect([...setBitPositions(bytes, false, 24)]).toEqual([]);
+    expect([...setBitPositions(bytes, true, -1)]).toEqual([]);
+  });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { CHUNK_BITS, countDelta, memberSetOf, membersOf, sizeOf } from "../../src/features/membership/member-set.ts";
+import {
+  CHUNK_BITS,
+  countDelta,
+  memberSetOf,
+  membersOf,
+  seqRange,
+  sizeOf,
+} from "../../src/features/membership/member-set.ts";
 
 describe("member sets", () => {
   it("hold member numbers in chunks of 8,192 bits, most significant bit first", () => {
@@ -23,5 +30,15 @@ describe("member sets", () => {
     expect(sizeOf(memberSetOf([]))).toBe(0);
     expect(countDelta({ entered: memberSetOf([1, 2, 3]), left: memberSetOf([CHUNK_BITS]) })).toBe(2);
     expect(countDelta({ entered: memberSetOf([]), left: memberSetOf([4, 5]) })).toBe(-2);
+  });
+});
+
+describe("seqRange", () => {
+  it("gives the lowest and highest number, in any order, of one or of 131,072", () => {
+    expect(seqRange([7])).toEqual([7, 7]);
+    expect(seqRange([5, 2, 9, 3])).toEqual([2, 9]);
+    expect(seqRange([9, 5, 2])).toEqual([2, 9]);
+    const many = Array.from({ length: 16 * 8192 }, (_, i) => 200_000 - i);
+    expect(seqRange(many)).toEqual([200_000 - 16 * 8192 + 1, 200_000]);
   });
 });

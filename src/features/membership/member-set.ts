@@ -73,3 +73,17 @@ export const isMember = (included: boolean, matched: boolean, excluded: boolean)
 /** How much a change moves the audience's member count. */
 export const countDelta = (change: Pick<MembershipChange, "entered" | "left">): number =>
   sizeOf(change.entered) - sizeOf(change.left);
+
+/**
+ * The lowest and highest of some member numbers. A loop, not Math.min(...seqs): spreading a
+ * relay pass's 131,072 numbers as arguments overflows the stack.
+ */
+export function seqRange(seqs: readonly number[]): [number, number] {
+  let low = Number.POSITIVE_INFINITY;
+  let high = Number.NEGATIVE_INFINITY;
+  for (const seq of seqs) {
+    if (seq < low) low = seq;
+    if (seq > high) high = seq;
+  }
+  return [low, high];
+}
