@@ -1,8 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { CHUNK_SHIFT, NO_BITS } from "../membership/member-bits-sql.ts";
+import { CHUNK_SHIFT, NO_BITS, pageSeqs } from "../membership/member-bits-sql.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
-import { pageSeqs } from "../membership/page-seqs-sql.ts";
 import { chunksAtSql } from "../membership/transition-repo.ts";
 import { anyBehindIn, BIT, latestBefore, memberOf, SHIFT } from "./record-sql.ts";
 

@@ -2,11 +2,10 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
-import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
+import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind, pageSeqs } from "./member-bits-sql.ts";
 import type { MemberRow } from "./member-repo.ts";
 import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
 import { seqRange } from "./member-set.ts";
-import { pageSeqs } from "./page-seqs-sql.ts";
 
 export interface PageQuery {
   sortDirection: "ASC" | "DESC";
