@@ -40,6 +40,8 @@ export const audienceListing = (workspaceId: string, audienceId: string): Listin
   where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
 });
 
+const CHUNK_BASE64 = base64Of(Prisma.sql`t.bits`);
+
 /** Walking backwards scans against the sort order and reverses the rows afterwards. */
 const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
 
@@ -181,7 +183,7 @@ export async function pageAudience(
     WITH e AS (SELECT ${edge} AS edge),
     c AS MATERIALIZED (
       SELECT t.chunk, t.bits FROM e, membership_chunks AS t
-      WHERE ${set} AND t.chunk ${pastEdge} ${edgeChunk}
+      WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
       ORDER BY t.chunk ${order} LIMIT 2
     ),
     g AS MATERIALIZED (
@@ -252,7 +254,7 @@ async function sparsePage(
     const last = rows.at(-1)?.chunk as number;
     if (seqs.length >= wanted || rows.length < 2) break;
     rows = await db.$queryRaw<{ chunk: number; bits: string }[]>`
-      SELECT t.chunk, ${base64Of(Prisma.sql`t.bits`)} AS bits FROM membership_chunks AS t
+      SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
   }
