@@ -200,15 +200,15 @@ export const membershipRepo = {
         SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),
       r AS MATERIALIZED (
-        SELECT n.audience_id, n.chunk, old.bits AS old,
-               (coalesce(old.bits, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
+        SELECT n.audience_id, n.chunk, ${storedBits("old")} AS old,
+               (coalesce(${storedBits("old")}, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
         FROM changed AS n
         ${joinChunk("old", workspaceId, "match", at, byKey)}
         LEFT JOIN hits AS h ON h.grp = n.audience_id AND h.chunk = n.chunk
       ),
       m AS MATERIALIZED (
-        SELECT n.audience_id, n.chunk, old.bits AS old,
-               ${memberBits(Prisma.sql`i.bits`, Prisma.sql`n.bits`, Prisma.sql`e.bits`)} AS bits
+        SELECT n.audience_id, n.chunk, ${storedBits("old")} AS old,
+               ${memberBits(storedBits("i"), Prisma.sql`n.bits`, storedBits("e"))} AS bits
         FROM r AS n
         ${joinChunk("i", workspaceId, "include", at, byKey)}
         ${joinChunk("e", workspaceId, "exclude", at, byKey)}

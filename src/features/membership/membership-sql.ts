@@ -119,8 +119,8 @@ export const upsertChanged = (workspaceId: string, k: SetKind, cte: string) => P
 export const readsByKey = (chunks: number) => chunks <= 4;
 
 /**
- * LEFT JOINs the chunk of a kind at (audience, chunk) as `alias`, of which only `bits` is to be
- * read (storedBits); NULL where there is none. `byKey` probes one chunk row per row: through the primary key, or through the index by
+ * LEFT JOINs the stored chunk of a kind at (audience, chunk) as `alias` (read it with storedBits
+ * or storedHas; NULL where there is none). `byKey` probes one chunk row per row: through the primary key, or through the index by
  * chunk number, which ends with the audience so that it is as exact (without statistics the
  * planner may take either; test/store/chunk-probe-plan.test.ts). Otherwise the planner, which has no
  * statistics for these rows, hashes every chunk of that kind in the workspace, for a write that
@@ -137,12 +137,10 @@ export function joinChunk(
   const t = Prisma.raw(alias);
   return byKey
     ? Prisma.sql`LEFT JOIN LATERAL (
-        SELECT ${storedBits("c")} AS bits FROM membership_chunks AS c
+        SELECT c.bits, c.seqs FROM membership_chunks AS c
         WHERE c.workspace_id = ${workspaceId} AND c.audience_id = ${at.audience} AND c.kind = ${kind(k)}
           AND c.chunk = ${at.chunk} OFFSET 0
       ) AS ${t} ON true`
-    : Prisma.sql`LEFT JOIN (
-        SELECT c.audience_id, c.chunk, ${storedBits("c")} AS bits FROM membership_chunks AS c
-        WHERE c.workspace_id = ${workspaceId} AND c.kind = ${kind(k)}
-      ) AS ${t} ON ${t}.audience_id = ${at.audience} AND ${t}.chunk = ${at.chunk}`;
+    : Prisma.sql`LEFT JOIN membership_chunks AS ${t} ON ${t}.workspace_id = ${workspaceId}
+        AND ${t}.audience_id = ${at.audience} AND ${t}.kind = ${kind(k)} AND ${t}.chunk = ${at.chunk}`;
 }

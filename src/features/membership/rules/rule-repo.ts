@@ -70,7 +70,7 @@ export const ruleMatchesJson = (
         SELECT r.id AS audience_id, array_agg(n.seq) AS matched
         FROM rules AS r CROSS JOIN n
         ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        WHERE ${storedHas("t", bitOf(seq))}
         GROUP BY r.id`
     : Prisma.sql`
         SELECT t.audience_id, array_agg(n.seq) AS matched
