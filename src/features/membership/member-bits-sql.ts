@@ -7,9 +7,9 @@ export { CHUNK_BITS, CHUNK_SHIFT };
 
 /**
  * Membership sets are bitsets over member numbers (members.seq), stored in membership_chunks as
- * bit(8192) values: bit i of chunk c stands for member number c × 8192 + i, counted from the
- * left as PostgreSQL's get_bit counts (src/features/membership/member-set.ts reads them the same way). These
- * are the SQL pieces every membership statement shares; the set arithmetic stays in the
+ * bit(8192) values (a chunk of few members as their positions: storedBits): bit i of chunk c
+ * stands for member number c × 8192 + i, counted from the left as PostgreSQL's get_bit counts
+ * (src/features/membership/member-set.ts reads them the same way). These are the SQL pieces every membership statement shares; the set arithmetic stays in the
  * database, and only chunks that a caller must read (a page, what changed) come back.
  */
 const WORDS_PER_CHUNK = CHUNK_BITS / 64;
@@ -27,6 +27,33 @@ export const chunkBytes = (base64: string): Uint8Array => Buffer.from(base64, "b
 export const NO_BITS = Prisma.sql`${Prisma.raw(`B'0'::bit(${CHUNK_BITS})`)}`;
 
 /**
+ * A stored chunk's bits (SQL over the membership_chunks row aliased `alias`). A chunk of few
+ * members is stored as their positions (`seqs`, `bits` NULL; the migration
+ * membership_chunk_positions declares how few and converts on write), so that a change of one
+ * bit writes bytes, not a kilobyte: every reader of a chunk reads it through here. A full chunk
+ * costs nothing more (coalesce does not evaluate the positions when the bits are there).
+ * Writers write whole bits; the trigger sets `seqs` and `count`. An upsert's EXCLUDED row is
+ * already stored that way (the trigger ran for the insert): read it through here too, or take it
+ * as it is (takeStored).
+ */
+export const storedBits = (alias: string) =>
+  Prisma.sql`coalesce(${Prisma.raw(alias)}.bits, chunk_bits(${Prisma.raw(alias)}.seqs))`;
+
+/** An upsert's update to the row it would have inserted, as the trigger stored it (SET list). */
+export const takeStored = Prisma.sql`bits = EXCLUDED.bits, seqs = EXCLUDED.seqs, count = EXCLUDED.count`;
+
+/** Whether two stored chunks differ: each form is the one its bits call for, so comparing forms will do. */
+export const storedDiffer = (a: string, b: string) =>
+  Prisma.sql`(${Prisma.raw(a)}.bits, ${Prisma.raw(a)}.seqs) IS DISTINCT FROM (${Prisma.raw(b)}.bits, ${Prisma.raw(b)}.seqs)`;
+
+/**
+ * Whether the stored chunk aliased `alias` holds position `at` (SQL over an integer expression):
+ * a test of one bit reads the positions as they are stored instead of spelling out the chunk.
+ */
+export const storedHas = (alias: string, at: Prisma.Sql) =>
+  Prisma.sql`coalesce(get_bit(${Prisma.raw(alias)}.bits, ${at}) = 1, ${at} = ANY(${Prisma.raw(alias)}.seqs))`;
+
+/**
  * The membership rule on one chunk, member = include ∨ (match ∧ ¬exclude), over three chunks' bits
  * (SQL; NULL: no such chunk): the one place a statement works out an audience's members from its
  * sets (member-set.ts's isMember is the same rule in process).
@@ -36,7 +63,7 @@ export const memberBits = (include: Prisma.Sql, match: Prisma.Sql, exclude: Pris
 
 /** The chunks (rows chunk, bits) of an audience's member set. */
 export const audienceMemberChunks = (workspaceId: string, audienceId: string) =>
-  Prisma.sql`SELECT c.chunk, c.bits FROM membership_chunks AS c
+  Prisma.sql`SELECT c.chunk, ${storedBits("c")} AS bits FROM membership_chunks AS c
     WHERE c.workspace_id = ${workspaceId} AND c.audience_id = ${audienceId}::text AND c.kind = ${kind("member")}`;
 
 /**

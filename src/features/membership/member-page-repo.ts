@@ -2,7 +2,17 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { setBitPositions } from "./bitset.ts";
-import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind, pageSeqs } from "./member-bits-sql.ts";
+import {
+  base64Of,
+  bitOf,
+  CHUNK_BITS,
+  chunkBytes,
+  chunkOf,
+  kind,
+  pageSeqs,
+  storedBits,
+  storedHas,
+} from "./member-bits-sql.ts";
 import type { MemberRow } from "./member-repo.ts";
 import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
 import { seqRange } from "./member-set.ts";
@@ -37,10 +47,10 @@ export const audienceListing = (workspaceId: string, audienceId: string): Listin
   from: Prisma.sql`members AS m JOIN membership_chunks AS mc
     ON mc.workspace_id = m.workspace_id AND mc.audience_id = ${audienceId} AND mc.kind = ${kind("member")}
     AND mc.chunk = ${chunkOf(Prisma.sql`m.seq`)}`,
-  where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
+  where: Prisma.sql`m.workspace_id = ${workspaceId} AND ${storedHas("mc", bitOf(Prisma.sql`m.seq`))}`,
 });
 
-const CHUNK_BASE64 = base64Of(Prisma.sql`t.bits`);
+const CHUNK_BASE64 = base64Of(storedBits("t"));
 
 /** Walking backwards scans against the sort order and reverses the rows afterwards. */
 const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
@@ -182,7 +192,7 @@ export async function pageAudience(
   >`
     WITH e AS (SELECT ${edge} AS edge),
     c AS MATERIALIZED (
-      SELECT t.chunk, t.bits FROM e, membership_chunks AS t
+      SELECT t.chunk, ${storedBits("t")} AS bits FROM e, membership_chunks AS t
       WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
       ORDER BY t.chunk ${order} LIMIT 2
     ),
@@ -195,7 +205,7 @@ export async function pageAudience(
       spellOutInSql
         ? Prisma.sql`,
     pa AS (
-      SELECT t.chunk, t.bits, t.count AS n FROM e, membership_chunks AS t WHERE ${set} AND t.chunk ${pastEdge} ${edgeChunk}
+      SELECT t.chunk, ${storedBits("t")} AS bits, t.count AS n FROM e, membership_chunks AS t WHERE ${set} AND t.chunk ${pastEdge} ${edgeChunk}
     ),
     ${pageSeqs("pa", ascending, query.limit, { at: Prisma.sql`(SELECT e.edge FROM e)` })}`
         : Prisma.empty
