@@ -69,20 +69,35 @@ const forms = (audienceId: string) =>
     FROM membership_chunks WHERE workspace_id = ${ws} AND audience_id = ${audienceId}
     ORDER BY membership_chunks.kind, chunk`;
 
-/** The audience as a user reads it: its size and every member, in pages of 40. */
+/**
+ * The audience as a user reads it: its size and every member, in pages of 40, read both ways a
+ * page may be read (its numbers spelled out in SQL, as on PostgreSQL, or in the process, as on
+ * the embedded store), which must agree.
+ */
 async function read(audienceId: string) {
-  const members: string[] = [];
-  let after: { createdAt: Date; id: string } | undefined;
-  let size: number | null = null;
-  for (;;) {
-    const page = await pageAudience(store.db, ws, audienceId, { sortDirection: "ASC", limit: 40, after });
-    size = page.memberCount;
-    members.push(...page.rows.map((row) => row.id));
-    const last = page.rows.at(-1);
-    if (!page.hasNextPage || !last) break;
-    after = { createdAt: last.createdAt, id: last.id };
-  }
-  return { size, members };
+  const readAll = async (spellOutInSql: boolean) => {
+    const members: string[] = [];
+    let after: { createdAt: Date; id: string } | undefined;
+    let size: number | null = null;
+    for (;;) {
+      const page = await pageAudience(
+        store.db,
+        ws,
+        audienceId,
+        { sortDirection: "ASC", limit: 40, after },
+        { spellOutInSql },
+      );
+      size = page.memberCount;
+      members.push(...page.rows.map((row) => row.id));
+      const last = page.rows.at(-1);
+      if (!page.hasNextPage || !last) break;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+    return { size, members };
+  };
+  const inSql = await readAll(true);
+  expect(await readAll(false)).toEqual(inSql);
+  return inSql;
 }
 
 /** Runs a write and returns the changes it reported, per audience. */
