@@ -47,3 +47,11 @@ export function embeddedOptions(
     initDbStartParams: asArguments(SETTINGS),
   };
 }
+
+/**
+ * When the store on disk replaces its PGlite instance, whose WebAssembly memory never shrinks
+ * (pglite-recycling.ts): once the process has grown by this much since the instance opened, and
+ * not more often than this, since a replacement holds every statement for the time of an open and
+ * starts PostgreSQL with cold caches.
+ */
+export const RECYCLING = { boundBytes: 40 * 1024 * 1024, minIntervalMs: 30_000 } as const;
