@@ -29,6 +29,7 @@ beforeAll(async () => {
       measure: () => memory.bytes,
       boundBytes: 1_000,
       minIntervalMs: 0,
+      measureEveryMs: 0,
       onRecycled: (waitedMs) => replaced.push(waitedMs),
     },
   });

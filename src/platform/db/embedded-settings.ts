@@ -54,4 +54,4 @@ export function embeddedOptions(
  * not more often than this, since a replacement holds every statement for the time of an open and
  * starts PostgreSQL with cold caches.
  */
-export const RECYCLING = { boundBytes: 40 * 1024 * 1024, minIntervalMs: 30_000 } as const;
+export const RECYCLING = { boundBytes: 40 * 1024 * 1024, minIntervalMs: 30_000, measureEveryMs: 1_000 } as const;

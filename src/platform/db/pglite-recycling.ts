@@ -14,6 +14,8 @@ export interface RecyclingOptions {
   boundBytes: number;
   /** No replacement sooner than this after the last one: growth that is not PGlite's stays. */
   minIntervalMs: number;
+  /** The memory is read at most this often (reading it costs tens of microseconds). */
+  measureEveryMs: number;
   /** Told after each replacement, with how long the store waited for it. */
   onRecycled?: (waitedMs: number) => void;
   /** Told when an instance could not be opened again (the next statement tries once more). */
@@ -31,11 +33,12 @@ export interface RecyclingOptions {
  * would lose its data.
  */
 export function recyclingPglite(first: PGlite, options: RecyclingOptions): PgliteClient {
-  const { reopen, boundBytes, minIntervalMs } = options;
+  const { reopen, boundBytes, minIntervalMs, measureEveryMs } = options;
   const measure = options.measure ?? (() => process.memoryUsage.rss());
   let current: PGlite | undefined = first;
   let baseline = measure();
   let lastReplaced = Date.now();
+  let lastMeasured = 0;
   let running = 0;
   let replacing: Promise<void> | undefined;
   let closed = false;
@@ -88,7 +91,10 @@ export function recyclingPglite(first: PGlite, options: RecyclingOptions): Pglit
   function leave(): void {
     running--;
     if (running > 0 || closed || current === undefined) return;
-    if (Date.now() - lastReplaced < minIntervalMs || measure() - baseline <= boundBytes) return;
+    const now = Date.now();
+    if (now - lastReplaced < minIntervalMs || now - lastMeasured < measureEveryMs) return;
+    lastMeasured = now;
+    if (measure() - baseline <= boundBytes) return;
     const old = current;
     current = undefined;
     replaceWith(async () => {
