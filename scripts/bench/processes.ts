@@ -167,7 +167,7 @@ export async function buildService(): Promise<void> {
 }
 
 /**
- * glibc's allocator settings of the systemd unit and the container image (docs/operations.md,
+ * glibc's allocator settings of the systemd unit (docs/operations.md,
  * "Memory"): read by glibc when the process starts, so set in its environment, which `npm start`
  * cannot do on every platform. One arena: what V8's compiling thread frees is reused by the main
  * thread instead of kept in an arena of its own; large blocks and the heap's free top go back.

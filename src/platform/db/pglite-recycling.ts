@@ -95,12 +95,14 @@ export function recyclingPglite(first: PGlite, options: RecyclingOptions): Pglit
     if (now - lastReplaced < minIntervalMs || now - lastMeasured < measureEveryMs) return;
     lastMeasured = now;
     if (measure() - baseline <= boundBytes) return;
-    const old = current;
+    let old: PGlite | undefined = current;
     current = undefined;
     replaceWith(async () => {
       // Closing checkpoints (PGlite shuts PostgreSQL down), so the new instance has nothing to replay.
-      await old.close().catch(() => {});
-      // The instance's memory is freed when its WebAssembly.Memory is collected.
+      await old?.close().catch(() => {});
+      // The instance's memory is freed when its WebAssembly.Memory is collected, which no
+      // reference may hold back: otherwise the old and the new instance are resident at once.
+      old = undefined;
       collectGarbage();
       await open().catch(() => {});
     });
