@@ -134,12 +134,19 @@ let gc: (() => void) | undefined;
 /**
  * A full garbage collection, so that a dropped instance's memory goes back to the system now
  * rather than whenever V8 next collects its old generation (which a quiet server may not do for
- * a long time).
+ * a long time). Where V8 does not expose it, the collection comes later by itself.
  */
 function collectGarbage(): void {
-  if (gc === undefined) {
+  gc ??= exposedGc();
+  gc?.();
+}
+
+function exposedGc(): (() => void) | undefined {
+  try {
     setFlagsFromString("--expose-gc");
-    gc = runInNewContext("gc") as () => void;
+    const found: unknown = runInNewContext("gc");
+    return typeof found === "function" ? (found as () => void) : undefined;
+  } catch {
+    return undefined;
   }
-  gc();
 }
