@@ -8,12 +8,11 @@ import { trackDataDir, trackPool, transactionRetries } from "../metrics.ts";
 import { createGate, type Gate, takingTurns } from "./admission.ts";
 import { type AudienceChangeListener, listenForAudienceChanges } from "./audience-notifications.ts";
 import { dataDirError, lockDataDir } from "./data-dir.ts";
-import { RECYCLING } from "./embedded-settings.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { createPool, poolStats } from "./pg/pg-pools.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
-import { openPglite, reopenPglite } from "./pglite.ts";
-import { type PgliteClient, recyclingPglite } from "./pglite-recycling.ts";
+import { openPglite } from "./pglite.ts";
+import { storeClient } from "./pglite-recycling.ts";
 import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
 import { tokenOf } from "./read-scope.ts";
 import { openReplicas, primaryPosition } from "./replica-reads.ts";
@@ -207,19 +206,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     listener.live(true);
     return async () => listener.live(false);
   };
-  // On disk, the instance is replaced when its memory has grown (pglite-recycling.ts); in memory
-  // it holds the only copy of the data.
-  const client: PgliteClient =
-    dataDir === undefined || dataPath === undefined
-      ? lite
-      : recyclingPglite(lite, {
-          ...RECYCLING,
-          ...settings.recycling,
-          reopen: () =>
-            reopenPglite(dataPath).catch((error: unknown) => {
-              throw dataDirError(dataDir, error);
-            }),
-        });
+  const client = storeClient(lite, dataDir && dataPath ? { dataDir, dataPath } : undefined, settings.recycling);
   // The adapter uses only what PgliteClient names of the instance.
   const db = await new PrismaPGlite(client as PGlite).connect();
   // PGlite runs one statement at a time: one transaction runs, the others wait their turn.

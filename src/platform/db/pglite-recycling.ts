@@ -1,6 +1,9 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { PGlite } from "@electric-sql/pglite";
+import { dataDirError } from "./data-dir.ts";
+import { RECYCLING } from "./embedded-settings.ts";
+import { reopenPglite } from "./pglite.ts";
 
 /** What the store and its Prisma adapter (pglite-prisma-adapter) use of a PGlite. */
 export type PgliteClient = Pick<PGlite, "query" | "exec" | "transaction" | "close">;
@@ -20,6 +23,28 @@ export interface RecyclingOptions {
   onRecycled?: (waitedMs: number) => void;
   /** Told when an instance could not be opened again (the next statement tries once more). */
   onReopenFailed?: (error: unknown) => void;
+}
+
+/**
+ * The client the embedded store runs on: on disk, one whose instance is replaced as the process
+ * grows (recyclingPglite, with the bounds of embedded-settings.ts unless overridden); in memory,
+ * the instance itself, which holds the only copy of the data.
+ */
+export function storeClient(
+  lite: PGlite,
+  onDisk: { dataDir: string; dataPath: string } | undefined,
+  overrides?: Partial<Omit<RecyclingOptions, "reopen">>,
+): PgliteClient {
+  if (onDisk === undefined) return lite;
+  const { dataDir, dataPath } = onDisk;
+  return recyclingPglite(lite, {
+    ...RECYCLING,
+    ...overrides,
+    reopen: () =>
+      reopenPglite(dataPath).catch((error: unknown) => {
+        throw dataDirError(dataDir, error);
+      }),
+  });
 }
 
 /**
