@@ -178,7 +178,10 @@ export const SERVER_MALLOC_ENV = {
   MALLOC_MMAP_THRESHOLD_: "131072",
 } as const;
 
-/** Starts the built service as `npm start` does, and waits until it listens. */
+/**
+ * Starts the built service as `npm start` does, in the environment a deployment gives it (glibc's
+ * settings above, which the embedded run's description names), and waits until it listens.
+ */
 export async function startService(settings: ServiceSettings): Promise<ServiceProcess> {
   const profile = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
   const spawned = spawnNode(
