@@ -80,7 +80,10 @@ export type MemberEmail = Prisma.MemberEmailModel
  * Model MembershipChunk
  * One audience's set of one kind, as chunks: bit i of chunk c stands for the member numbered
  * c × 8192 + i. A chunk with no bit set may be absent. Pages are filled to 70% (a migration:
- * the schema cannot say it), so that a chunk's update stays on its page.
+ * the schema cannot say it), so that a chunk's update stays on its page. A chunk of at most 64
+ * members holds their positions in `seqs` and no `bits`, a fuller one its `bits` and no `seqs`:
+ * writers write `bits`, a trigger chooses the form and readers read both (the migration
+ * membership_chunk_positions; member-bits-sql.ts storedBits).
  */
 export type MembershipChunk = Prisma.MembershipChunkModel
 /**

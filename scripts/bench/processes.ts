@@ -166,12 +166,28 @@ export async function buildService(): Promise<void> {
   });
 }
 
-/** Starts the built service as `npm start` does, and waits until it listens. */
+/**
+ * glibc's allocator settings of the systemd unit (docs/operations.md,
+ * "Memory"): read by glibc when the process starts, so set in its environment, which `npm start`
+ * cannot do on every platform. One arena: what V8's compiling thread frees is reused by the main
+ * thread instead of kept in an arena of its own; large blocks and the heap's free top go back.
+ */
+export const SERVER_MALLOC_ENV = {
+  MALLOC_ARENA_MAX: "1",
+  MALLOC_TRIM_THRESHOLD_: "1048576",
+  MALLOC_MMAP_THRESHOLD_: "131072",
+} as const;
+
+/**
+ * Starts the built service as `npm start` does, in the environment a deployment gives it (glibc's
+ * settings above, which the embedded run's description names), and waits until it listens.
+ */
 export async function startService(settings: ServiceSettings): Promise<ServiceProcess> {
   const profile = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
   const spawned = spawnNode(
     [...profile, ...startArguments()],
     childEnv({
+      ...SERVER_MALLOC_ENV,
       PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: settings.databaseUrl,

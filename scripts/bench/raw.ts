@@ -7,7 +7,16 @@ import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom, to as copyTo } from "pg-copy-streams";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { bitOf, chunkOf, chunksOf, kind, type SetKind } from "../../src/features/membership/member-bits-sql.ts";
+import {
+  bitOf,
+  chunkOf,
+  chunksOf,
+  kind,
+  type SetKind,
+  storedBits,
+  storedHas,
+  takeStored,
+} from "../../src/features/membership/member-bits-sql.ts";
 import { applyMigrations, pgliteRunner, pgRunner } from "../../src/platform/db/migrate.ts";
 import { openPglite } from "../../src/platform/db/pglite.ts";
 
@@ -105,12 +114,15 @@ const shared = (piece: Prisma.Sql) => {
 export const chunks = (seqs: string) => shared(chunksOf(Prisma.raw(seqs)));
 export const kinds = (...k: SetKind[]) => k.map((x) => shared(kind(x))).join(", ");
 
+/** SQL: a stored chunk's bits (member-bits-sql.ts storedBits), of the row aliased `alias`. */
+export const stored = (alias: string) => shared(storedBits(alias));
+
 /** SQL: sets the bits of the CTE `p` in the audience $2 of workspace $1, for one kind of set. */
 const setBits = (k: SetKind) => `
-  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-  SELECT $1, $2, ${kinds(k)}, p.chunk, p.bits, bit_count(p.bits) FROM p
+  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits)
+  SELECT $1, $2, ${kinds(k)}, p.chunk, p.bits FROM p
   ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE
-  SET bits = t.bits | EXCLUDED.bits, count = bit_count(t.bits | EXCLUDED.bits)`;
+  SET bits = ${stored("t")} | ${stored("EXCLUDED")}`;
 
 /** SQL: the next `count` member numbers and a creation time from the workspace $1 (CTE `tick`). */
 const tick = (count: string) => `tick AS (
@@ -241,7 +253,7 @@ export const rawSql = {
        FROM members AS m JOIN membership_chunks AS c ON c.workspace_id = m.workspace_id
          AND c.audience_id = ${literal(audienceId)} AND c.kind = ${kinds("member")}
          AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
-       WHERE m.workspace_id = ${literal(workspaceId)} AND get_bit(c.bits, ${shared(bitOf(Prisma.raw("m.seq")))}) = 1
+       WHERE m.workspace_id = ${literal(workspaceId)} AND ${shared(storedHas("c", bitOf(Prisma.raw("m.seq"))))}
        ORDER BY m.created_at, m.id`,
     );
   },
@@ -249,8 +261,8 @@ export const rawSql = {
   /** An audience's members copied into another as its includes and members: one statement. */
   async copyMembers(db: RawDb, workspaceId: string, targetId: string, sourceId: string) {
     await db.query(
-      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
-       SELECT $1, $2, k.kind, t.chunk, t.bits, t.count FROM membership_chunks AS t
+      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits)
+       SELECT $1, $2, k.kind, t.chunk, ${stored("t")} FROM membership_chunks AS t
        CROSS JOIN (VALUES (${kinds("include")}), (${kinds("member")})) AS k(kind)
        WHERE t.workspace_id = $1 AND t.audience_id = $3 AND t.kind = ${kinds("member")}`,
       [workspaceId, targetId, sourceId],
@@ -260,8 +272,8 @@ export const rawSql = {
   /** The union of two audiences' includes, members and rule matches into a third: one statement. */
   async union(db: RawDb, workspaceId: string, targetId: string, sourceIds: string[]) {
     await db.query(
-      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
-       SELECT $1, $2, kind, chunk, bit_or(bits), bit_count(bit_or(bits)) FROM membership_chunks
+      `INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits)
+       SELECT $1, $2, kind, chunk, bit_or(${stored("membership_chunks")}) FROM membership_chunks
        WHERE workspace_id = $1 AND audience_id = ANY($3::text[]) AND kind IN (${kinds("include", "member", "match")})
        GROUP BY kind, chunk`,
       [workspaceId, targetId, sourceIds],
@@ -274,9 +286,9 @@ export const rawSql = {
    */
   async recomputeBySuffix(db: RawDb, workspaceId: string, audienceId: string, digits: string[]) {
     const put = (k: SetKind) => `
-      INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-      SELECT $1, $2, ${kinds(k)}, r.chunk, r.bits, bit_count(r.bits) FROM r
-      ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET bits = EXCLUDED.bits, count = EXCLUDED.count`;
+      INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits)
+      SELECT $1, $2, ${kinds(k)}, r.chunk, r.bits FROM r
+      ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET ${shared(takeStored)}`;
     await db.query(
       `WITH r AS MATERIALIZED (
          SELECT * FROM ${chunks("SELECT seq FROM members AS m WHERE m.workspace_id = $1 AND right(m.folded->>'id', 1) = ANY($3::text[])")} AS r
@@ -301,7 +313,7 @@ export const rawSql = {
  * that reads them all and sorts them (4.6 ms instead of 0.9 ms), in some runs and not others.
  */
 const inAudience = `m.workspace_id = $1 AND get_bit((
-  SELECT c.bits FROM membership_chunks AS c
+  SELECT ${stored("c")} FROM membership_chunks AS c
   WHERE c.workspace_id = m.workspace_id AND c.audience_id = $2 AND c.kind = ${kinds("member")}
     AND c.chunk = ${shared(chunkOf(Prisma.raw("m.seq")))}
 ), ${shared(bitOf(Prisma.raw("m.seq")))}) <> 0`;

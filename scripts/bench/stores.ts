@@ -100,6 +100,7 @@ export async function openStores(opts: BenchOptions): Promise<Stores> {
       await statisticsChecked(serviceUrl, 2);
     },
     describe: `embedded PGlite (server DATA_DIR ${join(dir, "service")}, raw baseline in-process)`,
-    settings: "embedded PGlite (the server in a temporary DATA_DIR, the raw baseline in-process)",
+    settings:
+      "embedded PGlite (the server in a temporary DATA_DIR, started with the glibc settings of operations.md's systemd unit; the raw baseline in-process)",
   };
 }

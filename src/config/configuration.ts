@@ -228,11 +228,11 @@ export const CONFIGURATION = {
       chunkRows: storeDependent(
         "IMPORT_CHUNK_ROWS",
         integer(100, 50_000),
-        { postgres: 10_000, embedded: 5_000 },
+        { postgres: 10_000, embedded: 1_000 },
         {
           section: "Imports and exports",
           about:
-            "Rows an import applies per transaction (100–50,000; 10,000 on PostgreSQL, 5,000 embedded): larger chunks hold the workspace's writes longer.",
+            "Rows an import applies per transaction (100–50,000; 10,000 on PostgreSQL, 1,000 embedded): larger chunks hold the workspace's writes longer.",
         },
       ),
       workers: variable("IMPORT_WORKERS", integer(1, 32), 2, {

@@ -7,6 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
+import { storedBits } from "../../src/features/membership/member-bits-sql.ts";
 import { joinChunk } from "../../src/features/membership/membership-sql.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
@@ -77,7 +78,7 @@ describe("a chunk probe by key", () => {
   it("finds the chunk it names", async () => {
     const at = { audience: Prisma.sql`n.audience_id`, chunk: Prisma.sql`n.chunk` };
     const rows = await store.db.$queryRaw<{ audience: string; found: boolean }[]>`
-      SELECT n.audience_id AS audience, p.bits IS NOT NULL AS found
+      SELECT n.audience_id AS audience, ${storedBits("p")} IS NOT NULL AS found
       FROM (VALUES ('aud_7'::text, 1), ('aud_8'::text, 2)) AS n(audience_id, chunk)
       ${joinChunk("p", "ws_probe", "member", at, true)} ORDER BY 1`;
     expect(rows).toEqual([

@@ -5,8 +5,10 @@
 // audience whose rule names one), and member_dates must hold every date value as an instant.
 // On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import { storedHas } from "../../src/features/membership/member-bits-sql.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membersOf } from "../../src/features/membership/member-set.ts";
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
@@ -106,7 +108,7 @@ describe("relative-time rules and the clock", () => {
       const rows = await store.db.$queryRaw<{ id: string }[]>`
         SELECT m.id FROM members AS m JOIN membership_chunks AS t ON t.workspace_id = m.workspace_id
           AND t.audience_id = ${id} AND t.kind = 'member' AND t.chunk = m.seq >> 13
-        WHERE m.workspace_id = ${ws} AND get_bit(t.bits, m.seq & 8191) = 1`;
+        WHERE m.workspace_id = ${ws} AND ${storedHas("t", Prisma.sql`m.seq & 8191`)}`;
       return rows.map((r) => r.id).sort();
     };
     const check = async (when: string) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { anySetBehind, setBitPositions } from "../../src/features/membership/bitset.ts";
+import { setBitPositions } from "../../src/features/membership/bitset.ts";
 
 describe("setBitPositions", () => {
   // 0b1000_0001, 0, 0b0100_0000: bits 0 and 7 of byte 0, bit 1 of byte 2 (most significant first).
@@ -26,28 +26,5 @@ describe("setBitPositions", () => {
     expect([...setBitPositions(bytes, true, 6)]).toEqual([0]);
     expect([...setBitPositions(bytes, false, 24)]).toEqual([]);
     expect([...setBitPositions(bytes, true, -1)]).toEqual([]);
-  });
-});
-
-describe("anySetBehind", () => {
-  const bytes = Uint8Array.from([0x81, 0x00, 0x40]); // bits 0, 7 and 17
-
-  it("looks before the position ascending, after it descending, never at it", () => {
-    expect([0, 1, 7, 8, 17, 18].map((at) => anySetBehind(bytes, false, at))).toEqual([
-      false,
-      true,
-      true,
-      true,
-      true,
-      true,
-    ]);
-    expect([0, 7, 8, 16, 17, 23].map((at) => anySetBehind(bytes, true, at))).toEqual([
-      true,
-      true,
-      true,
-      true,
-      false,
-      false,
-    ]);
   });
 });

@@ -2712,6 +2712,7 @@ export const MembershipChunkScalarFieldEnum = {
   kind: 'kind',
   chunk: 'chunk',
   bits: 'bits',
+  seqs: 'seqs',
   count: 'count'
 } as const
 

@@ -180,6 +180,7 @@ export const MembershipChunkScalarFieldEnum = {
   kind: 'kind',
   chunk: 'chunk',
   bits: 'bits',
+  seqs: 'seqs',
   count: 'count'
 } as const
 

@@ -16,7 +16,10 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
  * Model MembershipChunk
  * One audience's set of one kind, as chunks: bit i of chunk c stands for the member numbered
  * c × 8192 + i. A chunk with no bit set may be absent. Pages are filled to 70% (a migration:
- * the schema cannot say it), so that a chunk's update stays on its page.
+ * the schema cannot say it), so that a chunk's update stays on its page. A chunk of at most 64
+ * members holds their positions in `seqs` and no `bits`, a fuller one its `bits` and no `seqs`:
+ * writers write `bits`, a trigger chooses the form and readers read both (the migration
+ * membership_chunk_positions; member-bits-sql.ts storedBits).
  */
 export type MembershipChunkModel = runtime.Types.Result.DefaultSelection<Prisma.$MembershipChunkPayload>
 
@@ -30,11 +33,13 @@ export type AggregateMembershipChunk = {
 
 export type MembershipChunkAvgAggregateOutputType = {
   chunk: number | null
+  seqs: number | null
   count: number | null
 }
 
 export type MembershipChunkSumAggregateOutputType = {
   chunk: number | null
+  seqs: number[]
   count: number | null
 }
 
@@ -62,6 +67,7 @@ export type MembershipChunkCountAggregateOutputType = {
   kind: number
   chunk: number
   bits: number
+  seqs: number
   count: number
   _all: number
 }
@@ -69,11 +75,13 @@ export type MembershipChunkCountAggregateOutputType = {
 
 export type MembershipChunkAvgAggregateInputType = {
   chunk?: true
+  seqs?: true
   count?: true
 }
 
 export type MembershipChunkSumAggregateInputType = {
   chunk?: true
+  seqs?: true
   count?: true
 }
 
@@ -101,6 +109,7 @@ export type MembershipChunkCountAggregateInputType = {
   kind?: true
   chunk?: true
   bits?: true
+  seqs?: true
   count?: true
   _all?: true
 }
@@ -196,7 +205,8 @@ export type MembershipChunkGroupByOutputType = {
   audienceId: string
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits: string | null
+  seqs: number[]
   count: number
   _count: MembershipChunkCountAggregateOutputType | null
   _avg: MembershipChunkAvgAggregateOutputType | null
@@ -228,7 +238,8 @@ export type MembershipChunkWhereInput = {
   audienceId?: Prisma.StringFilter<"MembershipChunk"> | string
   kind?: Prisma.EnumMembershipKindFilter<"MembershipChunk"> | $Enums.MembershipKind
   chunk?: Prisma.IntFilter<"MembershipChunk"> | number
-  bits?: Prisma.StringFilter<"MembershipChunk"> | string
+  bits?: Prisma.StringNullableFilter<"MembershipChunk"> | string | null
+  seqs?: Prisma.IntNullableListFilter<"MembershipChunk">
   count?: Prisma.IntFilter<"MembershipChunk"> | number
   audience?: Prisma.XOR<Prisma.AudienceScalarRelationFilter, Prisma.AudienceWhereInput>
 }
@@ -238,7 +249,8 @@ export type MembershipChunkOrderByWithRelationInput = {
   audienceId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   chunk?: Prisma.SortOrder
-  bits?: Prisma.SortOrder
+  bits?: Prisma.SortOrderInput | Prisma.SortOrder
+  seqs?: Prisma.SortOrder
   count?: Prisma.SortOrder
   audience?: Prisma.AudienceOrderByWithRelationInput
 }
@@ -252,7 +264,8 @@ export type MembershipChunkWhereUniqueInput = Prisma.AtLeast<{
   audienceId?: Prisma.StringFilter<"MembershipChunk"> | string
   kind?: Prisma.EnumMembershipKindFilter<"MembershipChunk"> | $Enums.MembershipKind
   chunk?: Prisma.IntFilter<"MembershipChunk"> | number
-  bits?: Prisma.StringFilter<"MembershipChunk"> | string
+  bits?: Prisma.StringNullableFilter<"MembershipChunk"> | string | null
+  seqs?: Prisma.IntNullableListFilter<"MembershipChunk">
   count?: Prisma.IntFilter<"MembershipChunk"> | number
   audience?: Prisma.XOR<Prisma.AudienceScalarRelationFilter, Prisma.AudienceWhereInput>
 }, "workspaceId_audienceId_kind_chunk">
@@ -262,7 +275,8 @@ export type MembershipChunkOrderByWithAggregationInput = {
   audienceId?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   chunk?: Prisma.SortOrder
-  bits?: Prisma.SortOrder
+  bits?: Prisma.SortOrderInput | Prisma.SortOrder
+  seqs?: Prisma.SortOrder
   count?: Prisma.SortOrder
   _count?: Prisma.MembershipChunkCountOrderByAggregateInput
   _avg?: Prisma.MembershipChunkAvgOrderByAggregateInput
@@ -279,14 +293,16 @@ export type MembershipChunkScalarWhereWithAggregatesInput = {
   audienceId?: Prisma.StringWithAggregatesFilter<"MembershipChunk"> | string
   kind?: Prisma.EnumMembershipKindWithAggregatesFilter<"MembershipChunk"> | $Enums.MembershipKind
   chunk?: Prisma.IntWithAggregatesFilter<"MembershipChunk"> | number
-  bits?: Prisma.StringWithAggregatesFilter<"MembershipChunk"> | string
+  bits?: Prisma.StringNullableWithAggregatesFilter<"MembershipChunk"> | string | null
+  seqs?: Prisma.IntNullableListFilter<"MembershipChunk">
   count?: Prisma.IntWithAggregatesFilter<"MembershipChunk"> | number
 }
 
 export type MembershipChunkCreateInput = {
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
   audience: Prisma.AudienceCreateNestedOneWithoutChunksInput
 }
@@ -296,14 +312,16 @@ export type MembershipChunkUncheckedCreateInput = {
   audienceId: string
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
 }
 
 export type MembershipChunkUpdateInput = {
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
   audience?: Prisma.AudienceUpdateOneRequiredWithoutChunksNestedInput
 }
@@ -313,7 +331,8 @@ export type MembershipChunkUncheckedUpdateInput = {
   audienceId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
@@ -322,14 +341,16 @@ export type MembershipChunkCreateManyInput = {
   audienceId: string
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
 }
 
 export type MembershipChunkUpdateManyMutationInput = {
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
@@ -338,7 +359,8 @@ export type MembershipChunkUncheckedUpdateManyInput = {
   audienceId?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
@@ -350,6 +372,14 @@ export type MembershipChunkListRelationFilter = {
 
 export type MembershipChunkOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
+}
+
+export type IntNullableListFilter<$PrismaModel = never> = {
+  equals?: number[] | Prisma.ListIntFieldRefInput<$PrismaModel> | null
+  has?: number | Prisma.IntFieldRefInput<$PrismaModel> | null
+  hasEvery?: number[] | Prisma.ListIntFieldRefInput<$PrismaModel>
+  hasSome?: number[] | Prisma.ListIntFieldRefInput<$PrismaModel>
+  isEmpty?: boolean
 }
 
 export type MembershipChunkWorkspaceIdAudienceIdKindChunkCompoundUniqueInput = {
@@ -365,11 +395,13 @@ export type MembershipChunkCountOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   chunk?: Prisma.SortOrder
   bits?: Prisma.SortOrder
+  seqs?: Prisma.SortOrder
   count?: Prisma.SortOrder
 }
 
 export type MembershipChunkAvgOrderByAggregateInput = {
   chunk?: Prisma.SortOrder
+  seqs?: Prisma.SortOrder
   count?: Prisma.SortOrder
 }
 
@@ -393,6 +425,7 @@ export type MembershipChunkMinOrderByAggregateInput = {
 
 export type MembershipChunkSumOrderByAggregateInput = {
   chunk?: Prisma.SortOrder
+  seqs?: Prisma.SortOrder
   count?: Prisma.SortOrder
 }
 
@@ -438,21 +471,32 @@ export type MembershipChunkUncheckedUpdateManyWithoutAudienceNestedInput = {
   deleteMany?: Prisma.MembershipChunkScalarWhereInput | Prisma.MembershipChunkScalarWhereInput[]
 }
 
+export type MembershipChunkCreateseqsInput = {
+  set: number[]
+}
+
 export type EnumMembershipKindFieldUpdateOperationsInput = {
   set?: $Enums.MembershipKind
+}
+
+export type MembershipChunkUpdateseqsInput = {
+  set?: number[]
+  push?: number | number[]
 }
 
 export type MembershipChunkCreateWithoutAudienceInput = {
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
 }
 
 export type MembershipChunkUncheckedCreateWithoutAudienceInput = {
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
 }
 
@@ -490,35 +534,40 @@ export type MembershipChunkScalarWhereInput = {
   audienceId?: Prisma.StringFilter<"MembershipChunk"> | string
   kind?: Prisma.EnumMembershipKindFilter<"MembershipChunk"> | $Enums.MembershipKind
   chunk?: Prisma.IntFilter<"MembershipChunk"> | number
-  bits?: Prisma.StringFilter<"MembershipChunk"> | string
+  bits?: Prisma.StringNullableFilter<"MembershipChunk"> | string | null
+  seqs?: Prisma.IntNullableListFilter<"MembershipChunk">
   count?: Prisma.IntFilter<"MembershipChunk"> | number
 }
 
 export type MembershipChunkCreateManyAudienceInput = {
   kind: $Enums.MembershipKind
   chunk: number
-  bits: string
+  bits?: string | null
+  seqs?: Prisma.MembershipChunkCreateseqsInput | number[]
   count: number
 }
 
 export type MembershipChunkUpdateWithoutAudienceInput = {
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type MembershipChunkUncheckedUpdateWithoutAudienceInput = {
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type MembershipChunkUncheckedUpdateManyWithoutAudienceInput = {
   kind?: Prisma.EnumMembershipKindFieldUpdateOperationsInput | $Enums.MembershipKind
   chunk?: Prisma.IntFieldUpdateOperationsInput | number
-  bits?: Prisma.StringFieldUpdateOperationsInput | string
+  bits?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  seqs?: Prisma.MembershipChunkUpdateseqsInput | number[]
   count?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
@@ -530,6 +579,7 @@ export type MembershipChunkSelect<ExtArgs extends runtime.Types.Extensions.Inter
   kind?: boolean
   chunk?: boolean
   bits?: boolean
+  seqs?: boolean
   count?: boolean
   audience?: boolean | Prisma.AudienceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["membershipChunk"]>
@@ -540,6 +590,7 @@ export type MembershipChunkSelectCreateManyAndReturn<ExtArgs extends runtime.Typ
   kind?: boolean
   chunk?: boolean
   bits?: boolean
+  seqs?: boolean
   count?: boolean
   audience?: boolean | Prisma.AudienceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["membershipChunk"]>
@@ -550,6 +601,7 @@ export type MembershipChunkSelectUpdateManyAndReturn<ExtArgs extends runtime.Typ
   kind?: boolean
   chunk?: boolean
   bits?: boolean
+  seqs?: boolean
   count?: boolean
   audience?: boolean | Prisma.AudienceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["membershipChunk"]>
@@ -560,10 +612,11 @@ export type MembershipChunkSelectScalar = {
   kind?: boolean
   chunk?: boolean
   bits?: boolean
+  seqs?: boolean
   count?: boolean
 }
 
-export type MembershipChunkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "audienceId" | "kind" | "chunk" | "bits" | "count", ExtArgs["result"]["membershipChunk"]>
+export type MembershipChunkOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"workspaceId" | "audienceId" | "kind" | "chunk" | "bits" | "seqs" | "count", ExtArgs["result"]["membershipChunk"]>
 export type MembershipChunkInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   audience?: boolean | Prisma.AudienceDefaultArgs<ExtArgs>
 }
@@ -584,7 +637,11 @@ export type $MembershipChunkPayload<ExtArgs extends runtime.Types.Extensions.Int
     audienceId: string
     kind: $Enums.MembershipKind
     chunk: number
-    bits: string
+    bits: string | null
+    /**
+     * The positions (0 … 8191) of a chunk of few members, ascending; NULL when `bits` holds them.
+     */
+    seqs: number[]
     /**
      * Bits set in this chunk.
      */
@@ -1018,6 +1075,7 @@ export interface MembershipChunkFieldRefs {
   readonly kind: Prisma.FieldRef<"MembershipChunk", 'MembershipKind'>
   readonly chunk: Prisma.FieldRef<"MembershipChunk", 'Int'>
   readonly bits: Prisma.FieldRef<"MembershipChunk", 'String'>
+  readonly seqs: Prisma.FieldRef<"MembershipChunk", 'Int[]'>
   readonly count: Prisma.FieldRef<"MembershipChunk", 'Int'>
 }
     

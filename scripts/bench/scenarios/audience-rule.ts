@@ -1,5 +1,5 @@
 import { CHUNK_BITS } from "../../../src/features/membership/member-bits-sql.ts";
-import { kinds, type RawDb, rawSql, timed } from "../raw.ts";
+import { kinds, type RawDb, rawSql, stored, timed } from "../raw.ts";
 import { summarize } from "../stats.ts";
 import { bigId, range } from "./member-ids.ts";
 import { secondsRow, thousands } from "./result-rows.ts";
@@ -11,7 +11,7 @@ const NO_BITS = `B'0'::bit(${CHUNK_BITS})`;
 
 /** SQL: A's member chunks less B's ($2 and $3 of workspace $1), chunk by chunk, as rows (chunk, bits). */
 const difference = `
-  SELECT a.chunk, a.bits & ~coalesce(b.bits, ${NO_BITS}) AS bits FROM membership_chunks AS a
+  SELECT a.chunk, ${stored("a")} & ~coalesce(${stored("b")}, ${NO_BITS}) AS bits FROM membership_chunks AS a
   LEFT JOIN membership_chunks AS b ON b.workspace_id = a.workspace_id AND b.audience_id = $3
     AND b.kind = ${kinds("member")} AND b.chunk = a.chunk
   WHERE a.workspace_id = $1 AND a.audience_id = $2 AND a.kind = ${kinds("member")}`;

@@ -1,5 +1,5 @@
 import { CHUNK_BITS, CHUNK_SHIFT } from "../../../src/features/membership/member-bits-sql.ts";
-import { kinds, type RawDb, timed } from "../raw.ts";
+import { kinds, type RawDb, stored, timed } from "../raw.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, measure, type StoreWriter } from "./scenario-context.ts";
 
@@ -95,7 +95,7 @@ async function fill(db: RawDb, workspaceId: string, members: number): Promise<vo
 /** The raw overlap: bit_count(a & b) summed over the chunks both of every pair have. */
 const rawOverlap = (db: RawDb, workspaceId: string, ids: string[]) =>
   db.query(
-    `SELECT x.audience_id AS a, y.audience_id AS b, sum(bit_count(x.bits & y.bits))::int AS count
+    `SELECT x.audience_id AS a, y.audience_id AS b, sum(bit_count(${stored("x")} & ${stored("y")}))::int AS count
      FROM membership_chunks AS x JOIN membership_chunks AS y
        ON y.workspace_id = x.workspace_id AND y.kind = x.kind AND y.chunk = x.chunk AND y.audience_id > x.audience_id
      WHERE x.workspace_id = $1 AND x.kind = ${kinds("member")}

@@ -1,5 +1,5 @@
 import { CHUNK_BITS } from "../../../src/features/membership/member-bits-sql.ts";
-import { kinds, type RawDb } from "../raw.ts";
+import { kinds, type RawDb, stored } from "../raw.ts";
 import { latencyRow, thousands } from "./result-rows.ts";
 import { type Context, checkTime, measure, type StoreWriter, ws } from "./scenario-context.ts";
 
@@ -27,7 +27,7 @@ async function fill(db: RawDb, workspaceId: string, audienceId: string): Promise
        FROM generate_series(0, ${CHURN - 1}) AS k CROSS JOIN generate_series(0, ${CHUNK_BITS - 1}) AS p GROUP BY k
      ),
      cur AS MATERIALIZED (
-       SELECT chunk, bits FROM membership_chunks WHERE workspace_id = $1 AND audience_id = $2 AND kind = ${kinds("member")}
+       SELECT chunk, ${stored("membership_chunks")} AS bits FROM membership_chunks WHERE workspace_id = $1 AND audience_id = $2 AND kind = ${kinds("member")}
      ),
      days AS (
        SELECT c.chunk, d, c.bits & m.mask AS members,

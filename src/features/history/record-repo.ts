@@ -1,9 +1,9 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { CHUNK_SHIFT, NO_BITS } from "../membership/member-bits-sql.ts";
+import { CHUNK_SHIFT, NO_BITS, pageSeqs } from "../membership/member-bits-sql.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
 import { chunksAtSql } from "../membership/transition-repo.ts";
-import { anyBehindIn, BIT, latestBefore, memberOf, pageSeqs, SHIFT } from "./record-sql.ts";
+import { anyBehindIn, BIT, latestBefore, memberOf, SHIFT } from "./record-sql.ts";
 
 /** A member as an earlier instant's page lists it: as it is now, or as its deletion left it. */
 export interface RecordedMemberRow extends MemberRow {

@@ -1,5 +1,5 @@
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { kind } from "../membership/member-bits-sql.ts";
+import { kind, storedBits } from "../membership/member-bits-sql.ts";
 
 export interface OverlapCounts {
   /** The audiences found, in the order given; an id missing here is not an audience of the workspace. */
@@ -28,7 +28,7 @@ export const overlapRepo = {
         JOIN audiences AS a ON a.workspace_id = ${workspaceId} AND a.id = v.id
       ),
       c AS MATERIALIZED (
-        SELECT k.ord, t.chunk, t.bits FROM known AS k
+        SELECT k.ord, t.chunk, ${storedBits("t")} AS bits FROM known AS k
         JOIN membership_chunks AS t
           ON t.workspace_id = ${workspaceId} AND t.audience_id = k.id AND t.kind = ${kind("member")}
       ),

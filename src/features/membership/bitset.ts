@@ -21,8 +21,3 @@ export function* setBitPositions(
     }
   }
 }
-
-/** Whether a bit is set before position `at` in the scan's direction (after it, descending). */
-export function anySetBehind(bytes: Uint8Array, descending: boolean, at: number): boolean {
-  return setBitPositions(bytes, !descending, descending ? at + 1 : at - 1).next().done === false;
-}

@@ -7,9 +7,9 @@ export { CHUNK_BITS, CHUNK_SHIFT };
 
 /**
  * Membership sets are bitsets over member numbers (members.seq), stored in membership_chunks as
- * bit(8192) values: bit i of chunk c stands for member number c × 8192 + i, counted from the
- * left as PostgreSQL's get_bit counts (src/features/membership/member-set.ts reads them the same way). These
- * are the SQL pieces every membership statement shares; the set arithmetic stays in the
+ * bit(8192) values (a chunk of few members as their positions: storedBits): bit i of chunk c
+ * stands for member number c × 8192 + i, counted from the left as PostgreSQL's get_bit counts
+ * (src/features/membership/member-set.ts reads them the same way). These are the SQL pieces every membership statement shares; the set arithmetic stays in the
  * database, and only chunks that a caller must read (a page, what changed) come back.
  */
 const WORDS_PER_CHUNK = CHUNK_BITS / 64;
@@ -27,6 +27,33 @@ export const chunkBytes = (base64: string): Uint8Array => Buffer.from(base64, "b
 export const NO_BITS = Prisma.sql`${Prisma.raw(`B'0'::bit(${CHUNK_BITS})`)}`;
 
 /**
+ * A stored chunk's bits (SQL over the membership_chunks row aliased `alias`). A chunk of few
+ * members is stored as their positions (`seqs`, `bits` NULL; the migration
+ * membership_chunk_positions declares how few and converts on write), so that a change of one
+ * bit writes bytes, not a kilobyte: every reader of a chunk reads it through here. A full chunk
+ * costs nothing more (coalesce does not evaluate the positions when the bits are there).
+ * Writers write whole bits; the trigger sets `seqs` and `count`. An upsert's EXCLUDED row is
+ * already stored that way (the trigger ran for the insert): read it through here too, or take it
+ * as it is (takeStored).
+ */
+export const storedBits = (alias: string) =>
+  Prisma.sql`coalesce(${Prisma.raw(alias)}.bits, chunk_bits(${Prisma.raw(alias)}.seqs))`;
+
+/** An upsert's update to the row it would have inserted, as the trigger stored it (SET list). */
+export const takeStored = Prisma.sql`bits = EXCLUDED.bits, seqs = EXCLUDED.seqs, count = EXCLUDED.count`;
+
+/** Whether two stored chunks differ: each form is the one its bits call for, so comparing forms will do. */
+export const storedDiffer = (a: string, b: string) =>
+  Prisma.sql`(${Prisma.raw(a)}.bits, ${Prisma.raw(a)}.seqs) IS DISTINCT FROM (${Prisma.raw(b)}.bits, ${Prisma.raw(b)}.seqs)`;
+
+/**
+ * Whether the stored chunk aliased `alias` holds position `at` (SQL over an integer expression):
+ * a test of one bit reads the positions as they are stored instead of spelling out the chunk.
+ */
+export const storedHas = (alias: string, at: Prisma.Sql) =>
+  Prisma.sql`coalesce(get_bit(${Prisma.raw(alias)}.bits, ${at}) = 1, ${at} = ANY(${Prisma.raw(alias)}.seqs))`;
+
+/**
  * The membership rule on one chunk, member = include ∨ (match ∧ ¬exclude), over three chunks' bits
  * (SQL; NULL: no such chunk): the one place a statement works out an audience's members from its
  * sets (member-set.ts's isMember is the same rule in process).
@@ -36,7 +63,7 @@ export const memberBits = (include: Prisma.Sql, match: Prisma.Sql, exclude: Pris
 
 /** The chunks (rows chunk, bits) of an audience's member set. */
 export const audienceMemberChunks = (workspaceId: string, audienceId: string) =>
-  Prisma.sql`SELECT c.chunk, c.bits FROM membership_chunks AS c
+  Prisma.sql`SELECT c.chunk, ${storedBits("c")} AS bits FROM membership_chunks AS c
     WHERE c.workspace_id = ${workspaceId} AND c.audience_id = ${audienceId}::text AND c.kind = ${kind("member")}`;
 
 /**
@@ -148,3 +175,81 @@ export const bitsOfText = (text: Prisma.Sql) => Prisma.sql`(CASE WHEN left(${tex
 /** The kinds of set an audience has (the membership_kind enum). */
 export type SetKind = "member" | "include" | "exclude" | "match";
 export const kind = (k: SetKind) => Prisma.sql`${Prisma.raw(`'${k}'`)}::membership_kind`;
+
+/**
+ * Where a keyset page of member numbers starts: past a member number known in the process (a
+ * cursor's), or at one the statement works out (`at`, SQL: an audience page's first member past
+ * its place). Undefined: at the very beginning.
+ */
+export type PageStart = number | { at: Prisma.Sql } | undefined;
+
+/** The run (or chunk) a page's start falls in, of runs of 2^shift numbers. */
+const runOf = (start: number | { at: Prisma.Sql }, shift: number) =>
+  typeof start === "number" ? Prisma.sql`${start >> shift}` : Prisma.sql`(${start.at} >> ${Prisma.raw(String(shift))})`;
+
+/**
+ * Of a CTE `name` of runs of bits (chunk, bits, n: bits set; run k holds the numbers from
+ * k << shift on), the ones a keyset page walking from `start` can take its `limit` numbers from:
+ * the start's run and those after it until they hold enough, so that only they are spelled out
+ * into member numbers.
+ */
+export const pageChunks = (
+  name: string,
+  ascending: boolean,
+  limit: number,
+  start: PageStart,
+  shift: number = CHUNK_SHIFT,
+) => {
+  const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const from =
+    start === undefined
+      ? Prisma.sql`true`
+      : Prisma.sql`x.chunk ${ascending ? Prisma.sql`>=` : Prisma.sql`<=`} ${runOf(start, shift)}`;
+  return Prisma.sql`SELECT y.chunk, y.bits FROM (
+      SELECT x.chunk, x.bits, row_number() OVER w AS k,
+        coalesce(sum(x.n) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) - first_value(x.n) OVER w AS past
+      FROM ${Prisma.raw(name)} AS x WHERE ${from} WINDOW w AS (ORDER BY x.chunk ${order})
+    ) AS y WHERE y.k = 1 OR y.past < ${limit + 1}`;
+};
+
+/** A page spells out member numbers from runs of 256 bits of its chunks, not from whole chunks. */
+const RUN_SHIFT = 8;
+const RUN_BITS = 1 << RUN_SHIFT;
+/** The last run of a chunk (its runs are numbered from 0). */
+const LAST_RUN = Prisma.raw(String(CHUNK_BITS / RUN_BITS - 1));
+
+/**
+ * The common table expressions pc, pw, pv and p of a keyset page of member numbers from a CTE
+ * `name` of chunks (chunk, bits, n): p holds (seq), the `limit` + 1 numbers from `start` (past
+ * a cursor's number, at a number worked out in SQL) in the page's order. The page's chunks
+ * (pageChunks) are cut into runs of 256 bits and only the runs the page needs are spelled out: a
+ * chunk's 8,192 bits as text, split into characters, cost 3 ms each, two of them most of what a
+ * page as of an instant cost. The history's pages as of an instant and an audience's sparse pages
+ * read their numbers this way.
+ */
+export const pageSeqs = (name: string, ascending: boolean, limit: number, start: PageStart) => {
+  const order = ascending ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const beyond =
+    start === undefined
+      ? Prisma.sql`true`
+      : typeof start === "number"
+        ? Prisma.sql`s.seq ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${start}`
+        : Prisma.sql`s.seq ${ascending ? Prisma.sql`>=` : Prisma.sql`<=`} ${start.at}`;
+  const run = Prisma.sql`substring(x.bits FROM w.i * ${Prisma.raw(String(RUN_BITS))} + 1 FOR ${Prisma.raw(String(RUN_BITS))})`;
+  return Prisma.sql`
+    pc AS (${pageChunks(name, ascending, limit, start)}),
+    pw AS (
+      SELECT v.chunk, v.bits, v.n FROM (
+        SELECT (x.chunk << ${Prisma.raw(String(CHUNK_SHIFT - RUN_SHIFT))}) + w.i AS chunk, ${run} AS bits,
+          bit_count(${run})::int AS n
+        FROM pc AS x CROSS JOIN generate_series(0, ${LAST_RUN}) AS w(i)
+      ) AS v WHERE v.n > 0
+    ),
+    pv AS (${pageChunks("pw", ascending, limit, start, RUN_SHIFT)}),
+    p AS (
+      SELECT s.seq FROM (
+        SELECT v.chunk * ${Prisma.raw(String(RUN_BITS))} + q.i - 1 AS seq
+        FROM pv AS v CROSS JOIN LATERAL unnest(array_positions(string_to_array(v.bits::text, NULL), '1')) AS q(i)
+      ) AS s WHERE ${beyond} ORDER BY s.seq ${order} LIMIT ${limit + 1}
+    )`;
+};

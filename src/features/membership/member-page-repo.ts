@@ -1,8 +1,18 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { Position } from "../../domain/cursor.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { anySetBehind, setBitPositions } from "./bitset.ts";
-import { base64Of, bitOf, CHUNK_BITS, chunkBytes, chunkOf, kind } from "./member-bits-sql.ts";
+import { setBitPositions } from "./bitset.ts";
+import {
+  base64Of,
+  bitOf,
+  CHUNK_BITS,
+  chunkBytes,
+  chunkOf,
+  kind,
+  pageSeqs,
+  storedBits,
+  storedHas,
+} from "./member-bits-sql.ts";
 import type { MemberRow } from "./member-repo.ts";
 import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
 import { seqRange } from "./member-set.ts";
@@ -37,10 +47,10 @@ export const audienceListing = (workspaceId: string, audienceId: string): Listin
   from: Prisma.sql`members AS m JOIN membership_chunks AS mc
     ON mc.workspace_id = m.workspace_id AND mc.audience_id = ${audienceId} AND mc.kind = ${kind("member")}
     AND mc.chunk = ${chunkOf(Prisma.sql`m.seq`)}`,
-  where: Prisma.sql`m.workspace_id = ${workspaceId} AND get_bit(mc.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1`,
+  where: Prisma.sql`m.workspace_id = ${workspaceId} AND ${storedHas("mc", bitOf(Prisma.sql`m.seq`))}`,
 });
 
-const CHUNK_BASE64 = base64Of(Prisma.sql`t.bits`);
+const CHUNK_BASE64 = base64Of(storedBits("t"));
 
 /** Walking backwards scans against the sort order and reverses the rows afterwards. */
 const scansAscending = (query: PageQuery) => (query.sortDirection === "ASC") !== (query.before !== undefined);
@@ -103,27 +113,33 @@ export async function pageListing(
 }
 
 /**
- * Member numbers past a page's place that its first statement looks through, as a multiple of the
- * page: an audience that dense has its page among them, and the page needs no second statement.
+ * Member numbers past a page's place that its guess looks through, as a multiple of the page: an
+ * audience that dense has its page among them.
  */
 const GUESS_SPAN = 4;
 
 /**
  * One page of an audience's members, read from its member bitset: member numbers are in
- * (createdAt, id) order, so the page is the next set bits past the cursor's place, found in a
- * chunk or two, and then the rows of those members by number. Also the audience's stored size
- * (null when there is no such audience), read by the same statement.
+ * (createdAt, id) order, so the page is the next set bits past the cursor's place, and then the
+ * rows of those members by number. Also the audience's stored size (null when there is no such
+ * audience), read by the same statement.
  *
- * The same statement also reads, at a guess, the members whose bits are set among the next
- * members past the place. When they are the page's numbers, found in the chunks (an audience
- * about as dense as its workspace), the guess is the page and the request is one round trip;
- * otherwise the members are read by number in a second statement.
+ * The statement first guesses: the members whose bits are set among the next 4 × (limit + 1)
+ * member numbers past the place, a short range of the members' key. When the guess finds a full
+ * page (an audience about as dense as its workspace) it is the page, as the page's numbers are
+ * the first set bits. Otherwise (a sparse audience, or its end), with `spellOutInSql` the same
+ * statement spells out the page's numbers from the chunks that hold them (pageSeqs) and reads
+ * those members by number: one statement whatever the density. PostgreSQL keeps the statement's
+ * plan (it is prepared); PGlite plans every statement anew, and planning that part, and running
+ * it, cost it more than the call it saves, so there the statement hands back the next chunks and
+ * the process finds the numbers and reads their members in a second statement.
  */
 export async function pageAudience(
   db: SqlClient,
   workspaceId: string,
   audienceId: string,
   query: PageQuery,
+  { spellOutInSql }: { spellOutInSql: boolean },
 ): Promise<PageRows & { memberCount: number | null }> {
   const ascending = scansAscending(query);
   const wanted = query.limit + 1;
@@ -149,63 +165,114 @@ export async function pageAudience(
   const guessRange = ascending
     ? Prisma.sql`m.seq >= ${from} AND m.seq < ${from}::bigint + ${span}::int`
     : Prisma.sql`m.seq <= ${from} AND m.seq > ${from}::bigint - ${span}::int`;
+  const edgeChunk = chunkOf(Prisma.sql`e.edge`);
+  const edgeBit = bitOf(Prisma.sql`e.edge`);
+  // Whether the edge's own chunk has members behind the edge: its bits on that side counted.
+  const behindInEdgeChunk = ascending
+    ? Prisma.sql`bit_count(substring(c.bits FROM 1 FOR ${edgeBit})) > 0`
+    : Prisma.sql`bit_count(substring(c.bits FROM ${edgeBit} + 2)) > 0`;
+  const spelledOut = spellOutInSql
+    ? Prisma.sql`(SELECT json_agg(${MEMBER_JSON} ORDER BY m.seq ${order})::text
+        FROM p JOIN members AS m ON m.workspace_id = ${workspaceId} AND m.seq = p.seq)`
+    : Prisma.sql`NULL`;
+  // Without it, when the guess falls short, the chunks it read and what it found (with their
+  // numbers), for the process to read on from: the guess is still the page when those chunks
+  // hold no more (the audience's end).
+  const short = (column: Prisma.Sql) =>
+    spellOutInSql ? Prisma.sql`NULL` : Prisma.sql`CASE WHEN (SELECT count(*) FROM g) < ${wanted} THEN ${column} END`;
   const [first] = await db.$queryRaw<
-    { memberCount: number | null; edge: number; behind: boolean; chunks: string | null; guess: string | null }[]
+    {
+      memberCount: number | null;
+      edge: number;
+      behind: boolean;
+      page: string | null;
+      chunks: string | null;
+      guess: string | null;
+    }[]
   >`
     WITH e AS (SELECT ${edge} AS edge),
     c AS MATERIALIZED (
-      SELECT t.chunk, t.bits FROM e, membership_chunks AS t
+      SELECT t.chunk, ${storedBits("t")} AS bits FROM e, membership_chunks AS t
       WHERE ${set} AND t.chunk ${pastEdge} ${chunkOf(Prisma.sql`e.edge`)}
       ORDER BY t.chunk ${order} LIMIT 2
     ),
-    g AS (
+    g AS MATERIALIZED (
       SELECT m.seq, ${MEMBER_JSON} AS member FROM members AS m
       WHERE m.workspace_id = ${workspaceId} AND ${guessRange}
         AND get_bit((SELECT c.bits FROM c WHERE c.chunk = ${chunkOf(Prisma.sql`m.seq`)}), ${bitOf(Prisma.sql`m.seq`)}) = 1
       ORDER BY m.seq ${order} LIMIT ${wanted}
-    )
+    )${
+      spellOutInSql
+        ? Prisma.sql`,
+    pa AS (
+      SELECT t.chunk, ${storedBits("t")} AS bits, t.count AS n FROM e, membership_chunks AS t WHERE ${set} AND t.chunk ${pastEdge} ${edgeChunk}
+    ),
+    ${pageSeqs("pa", ascending, query.limit, { at: Prisma.sql`(SELECT e.edge FROM e)` })}`
+        : Prisma.empty
+    }
     SELECT e.edge,
       (SELECT a.member_count FROM audiences AS a WHERE a.workspace_id = ${workspaceId} AND a.id = ${audienceId})
         AS "memberCount",
-      EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${chunkOf(Prisma.sql`e.edge`)}) AS behind,
-      (SELECT json_agg(json_build_array(c.chunk, ${base64Of(Prisma.sql`c.bits`)}) ORDER BY c.chunk ${order})::text FROM c) AS chunks,
-      (SELECT json_agg(json_build_array(g.seq, g.member) ORDER BY g.seq ${order})::text FROM g) AS guess
+      EXISTS (SELECT 1 FROM membership_chunks AS t WHERE ${set} AND t.chunk ${behindEdge} ${edgeChunk})
+        OR coalesce((SELECT ${behindInEdgeChunk} FROM c WHERE c.chunk = ${edgeChunk}), false) AS behind,
+      CASE WHEN (SELECT count(*) FROM g) = ${wanted}
+        THEN (SELECT json_agg(g.member ORDER BY g.seq ${order})::text FROM g) ELSE ${spelledOut} END AS page,
+      ${short(Prisma.sql`(SELECT json_agg(json_build_array(c.chunk, ${base64Of(Prisma.sql`c.bits`)}) ORDER BY c.chunk ${order})::text FROM c)`)} AS chunks,
+      ${short(Prisma.sql`(SELECT json_agg(json_build_array(g.seq, g.member) ORDER BY g.seq ${order})::text FROM g)`)} AS guess
     FROM e`;
   const memberCount = first?.memberCount ?? null;
   if (memberCount === null) return { rows: [], hasNextPage: false, hasPreviousPage: false, memberCount };
-  const edgeSeq = first?.edge ?? start;
+  const behind = first?.behind ?? false;
+  const members =
+    first?.page != null
+      ? membersOfJson(first.page)
+      : await sparsePage(
+          db,
+          workspaceId,
+          { set, order, ascending, wanted },
+          first?.edge ?? start,
+          first ?? { chunks: null, guess: null },
+        );
+  return { ...finish(query, members, behind), memberCount };
+}
+
+/**
+ * A page whose guess fell short, read on by the process (the embedded store): the numbers from
+ * the chunks the first statement handed back, from the edge on, and more chunks, 16 at a time,
+ * until there are enough; the guess when it holds exactly those numbers, the members by number
+ * otherwise.
+ */
+async function sparsePage(
+  db: SqlClient,
+  workspaceId: string,
+  { set, order, ascending, wanted }: { set: Prisma.Sql; order: Prisma.Sql; ascending: boolean; wanted: number },
+  edgeSeq: number,
+  { chunks, guess }: { chunks: string | null; guess: string | null },
+): Promise<MemberRow[]> {
   const seqs: number[] = [];
-  let behind = first?.behind ?? false;
-  let rows = (JSON.parse(first?.chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
+  let rows = (JSON.parse(chunks ?? "[]") as [number, string][]).map(([chunk, bits]) => ({ chunk, bits }));
   while (rows.length > 0) {
     for (const { chunk, bits } of rows) {
-      const bytes = chunkBytes(bits);
-      // Only the edge's own chunk holds bits behind the edge, up to 8,191 of them on a deep page:
-      // whether there are any is all the page needs, so they are not walked one by one.
+      // Only the edge's own chunk holds bits behind the edge: the scan starts at the edge there.
       const at = edgeSeq - chunk * CHUNK_BITS;
       const edgeHere = at >= 0 && at < CHUNK_BITS;
-      if (edgeHere && anySetBehind(bytes, !ascending, at)) behind = true;
-      for (const bit of setBitPositions(bytes, !ascending, edgeHere ? at : undefined)) {
+      for (const bit of setBitPositions(chunkBytes(bits), !ascending, edgeHere ? at : undefined)) {
         if (seqs.push(chunk * CHUNK_BITS + bit) === wanted) break;
       }
       if (seqs.length === wanted) break;
     }
     const last = rows.at(-1)?.chunk as number;
     if (seqs.length >= wanted || rows.length < 2) break;
-    // A sparse audience: read on, more chunks at a time.
     rows = await db.$queryRaw<{ chunk: number; bits: string }[]>`
       SELECT t.chunk, ${CHUNK_BASE64} AS bits FROM membership_chunks AS t
       WHERE ${set} AND t.chunk ${ascending ? Prisma.sql`>` : Prisma.sql`<`} ${last}
       ORDER BY t.chunk ${order} LIMIT 16`;
   }
-  // The guess is the first members past the edge whose bits are set, as the page's numbers are
-  // the first set bits: it is the page when it holds exactly those numbers.
-  const guess = JSON.parse(first?.guess ?? "[]") as [number, MemberJson][];
-  const guessed = guess.length === seqs.length && guess.every(([seq], i) => seq === seqs[i]);
-  const members = guessed
-    ? guess.map(([, member]) => memberOfJson(member))
-    : await membersBySeq(db, workspaceId, seqs, order);
-  return { ...finish(query, members, behind), memberCount };
+  const found = JSON.parse(guess ?? "[]") as [number, MemberJson][];
+  if (found.length === seqs.length && found.every(([seq], i) => seq === seqs[i])) {
+    return found.map(([, member]) => memberOfJson(member));
+  }
+  return membersBySeq(db, workspaceId, seqs, order);
 }
 
 /**

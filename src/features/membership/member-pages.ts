@@ -16,7 +16,7 @@ export interface MemberPageQuery {
 }
 
 export interface MemberPagesDeps {
-  store: Pick<Store, "db">;
+  store: Pick<Store, "db" | "kind">;
   pages: MemberPageRepo;
 }
 
@@ -52,7 +52,9 @@ export function createMemberPages({ store, pages }: MemberPagesDeps) {
       let totalCount: number;
       if (audienceId !== undefined && !search) {
         // The page and the audience's stored size come from its member bitset in one go.
-        const paged = await pages.pageAudience(store.db, workspaceId, audienceId, pageQuery);
+        const paged = await pages.pageAudience(store.db, workspaceId, audienceId, pageQuery, {
+          spellOutInSql: store.kind === "postgres",
+        });
         if (paged.memberCount === null) throw audienceNotFound(audienceId);
         page = paged;
         totalCount = paged.memberCount;

@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
-import { bitOf, chunkOf, kind } from "./member-bits-sql.ts";
+import { bitOf, chunkOf, kind, storedHas } from "./member-bits-sql.ts";
 import { fold } from "./rules/filter.ts";
 
 /** Whose members a listing holds: the workspace's, or one of its audiences'. */
@@ -57,7 +57,7 @@ export function searchedCount(scope: ListingScope, search: string | undefined): 
   const seq = Prisma.sql`s.seq`;
   const audience = scope.audienceId
     ? Prisma.sql`JOIN membership_chunks AS mc ON mc.workspace_id = s.workspace_id AND mc.audience_id = ${scope.audienceId}
-        AND mc.kind = ${kind("member")} AND mc.chunk = ${chunkOf(seq)} AND get_bit(mc.bits, ${bitOf(seq)}) = 1`
+        AND mc.kind = ${kind("member")} AND mc.chunk = ${chunkOf(seq)} AND ${storedHas("mc", bitOf(seq))}`
     : Prisma.empty;
   return Prisma.sql`(SELECT ${PLANNED_PER_RUN} count(*)::int FROM member_search AS s ${audience}
     WHERE s.workspace_id = ${scope.workspaceId} AND s.searched LIKE ${containing(term)})`;

@@ -11,6 +11,8 @@ import {
   knownGroupedChunksOf,
   memberBits,
   NO_BITS,
+  storedBits,
+  storedHas,
 } from "./member-bits-sql.ts";
 import { hidden } from "./member-repo.ts";
 import {
@@ -51,7 +53,8 @@ export const membershipRepo = {
       Prisma.sql`
       WITH p AS MATERIALIZED (SELECT * FROM ${knownChunksOf(seqs)} AS p),
       d AS MATERIALIZED (
-        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, coalesce(t.bits, ${NO_BITS}) | p.bits AS new
+        SELECT ${audienceId}::text AS audience_id, p.chunk, ${storedBits("t")} AS old,
+               coalesce(${storedBits("t")}, ${NO_BITS}) | p.bits AS new
         FROM p LEFT JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
       ),
       i AS (${setBits(target, "include")}),
@@ -70,8 +73,9 @@ export const membershipRepo = {
       Prisma.sql`
       WITH p AS MATERIALIZED (SELECT * FROM ${chunksOf(seqsOf(workspaceId, memberIds))} AS p),
       d AS MATERIALIZED (
-        SELECT ${audienceId}::text AS audience_id, p.chunk, t.bits AS old, t.bits & ~p.bits AS new
+        SELECT ${audienceId}::text AS audience_id, p.chunk, x.old, x.old & ~p.bits AS new
         FROM p JOIN membership_chunks AS t ON ${chunkRow(target, "member")} AND t.chunk = p.chunk
+        CROSS JOIN LATERAL (SELECT ${storedBits("t")} AS old) AS x
       ),
       e AS (${setBits(target, "exclude")}),
       i AS (${clearBits(target, "include")}),
@@ -96,7 +100,7 @@ export const membershipRepo = {
         SELECT * FROM (${matchingChunks(workspaceId, filter, context)}) AS r
       ),
       cur AS MATERIALIZED (
-        SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
+        SELECT t.kind, t.chunk, ${storedBits("t")} AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
       ),
       nm AS MATERIALIZED (
@@ -128,7 +132,7 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH       src AS MATERIALIZED (
-        SELECT t.kind, t.chunk, bit_or(t.bits) AS bits FROM membership_chunks AS t
+        SELECT t.kind, t.chunk, bit_or(${storedBits("t")}) AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ANY(${sourceIds}::text[])
           AND t.kind IN (${kind("include")}, ${kind("member")}, ${kind("match")})
         GROUP BY t.kind, t.chunk
@@ -137,12 +141,12 @@ export const membershipRepo = {
         SELECT ${targetId}::text AS audience_id, chunk, ${NO_BITS} AS old, bits AS new FROM src WHERE kind = ${kind("member")}
       ),
       copied AS (
-        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
-        SELECT ${workspaceId}, ${targetId}, kind, chunk, bits, bit_count(bits) FROM src WHERE bits <> ${NO_BITS}
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits)
+        SELECT ${workspaceId}, ${targetId}, kind, chunk, bits FROM src WHERE bits <> ${NO_BITS}
       ),
       excluded AS (
-        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
-        SELECT ${workspaceId}, ${targetId}, ${kind("exclude")}, x.chunk, x.bits, bit_count(x.bits)
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits)
+        SELECT ${workspaceId}, ${targetId}, ${kind("exclude")}, x.chunk, x.bits
         FROM (
           SELECT r.chunk, r.bits & ~coalesce(m.bits, ${NO_BITS}) AS bits FROM src AS r
           LEFT JOIN src AS m ON m.kind = ${kind("member")} AND m.chunk = r.chunk
@@ -196,15 +200,15 @@ export const membershipRepo = {
         SELECT * FROM ${knownGroupedChunksOf(matched.map(({ audienceId, seqs }) => ({ grp: audienceId, seqs })))} AS h
       ),
       r AS MATERIALIZED (
-        SELECT n.audience_id, n.chunk, old.bits AS old,
-               (coalesce(old.bits, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
+        SELECT n.audience_id, n.chunk, ${storedBits("old")} AS old,
+               (coalesce(${storedBits("old")}, ${NO_BITS}) & ~n.changed) | coalesce(h.bits, ${NO_BITS}) AS bits
         FROM changed AS n
         ${joinChunk("old", workspaceId, "match", at, byKey)}
         LEFT JOIN hits AS h ON h.grp = n.audience_id AND h.chunk = n.chunk
       ),
       m AS MATERIALIZED (
-        SELECT n.audience_id, n.chunk, old.bits AS old,
-               ${memberBits(Prisma.sql`i.bits`, Prisma.sql`n.bits`, Prisma.sql`e.bits`)} AS bits
+        SELECT n.audience_id, n.chunk, ${storedBits("old")} AS old,
+               ${memberBits(storedBits("i"), Prisma.sql`n.bits`, storedBits("e"))} AS bits
         FROM r AS n
         ${joinChunk("i", workspaceId, "include", at, byKey)}
         ${joinChunk("e", workspaceId, "exclude", at, byKey)}
@@ -230,17 +234,18 @@ export const membershipRepo = {
         SELECT * FROM ${knownChunksOf(seqs)} AS p
       ),
       hit AS MATERIALIZED (
-        SELECT t.audience_id, t.kind, t.chunk, t.bits, bit_count(t.bits & p.bits)::int AS n, t.bits & ~p.bits AS rest
+        SELECT t.audience_id, t.kind, t.chunk, x.bits, x.bits & ~p.bits AS rest
         FROM audiences AS a
         CROSS JOIN p
         CROSS JOIN unnest(enum_range(NULL::membership_kind)) AS k(kind)
         JOIN membership_chunks AS t
           ON t.workspace_id = a.workspace_id AND t.audience_id = a.id AND t.kind = k.kind AND t.chunk = p.chunk
-        WHERE a.workspace_id = ${workspaceId} AND (t.bits & p.bits) <> ${NO_BITS}
+        CROSS JOIN LATERAL (SELECT ${storedBits("t")} AS bits) AS x
+        WHERE a.workspace_id = ${workspaceId} AND (x.bits & p.bits) <> ${NO_BITS}
       ),
       d AS (SELECT audience_id, chunk, bits AS old, rest AS new FROM hit WHERE kind = ${kind("member")}),
       cleared AS (
-        UPDATE membership_chunks AS t SET bits = hit.rest, count = t.count - hit.n FROM hit
+        UPDATE membership_chunks AS t SET bits = hit.rest FROM hit
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = hit.audience_id AND t.kind = hit.kind AND t.chunk = hit.chunk
       )`,
     );
@@ -250,7 +255,7 @@ export const membershipRepo = {
   memberAudiences(db: SqlClient, workspaceId: string, memberId: string) {
     return db.$queryRaw<{ id: string; name: string; isArchived: boolean; reason: "manual" | "rule" }[]>`
       SELECT a.id, a.name, a.is_archived AS "isArchived",
-             CASE WHEN coalesce(get_bit(i.bits, ${bitOf(Prisma.sql`m.seq`)}), 0) = 1 THEN 'manual' ELSE 'rule' END AS reason
+             CASE WHEN coalesce(${storedHas("i", bitOf(Prisma.sql`m.seq`))}, false) THEN 'manual' ELSE 'rule' END AS reason
       FROM members AS m
       JOIN audiences AS a ON a.workspace_id = m.workspace_id
       JOIN membership_chunks AS t
@@ -258,7 +263,7 @@ export const membershipRepo = {
         AND t.chunk = ${chunkOf(Prisma.sql`m.seq`)}
       LEFT JOIN membership_chunks AS i
         ON i.workspace_id = a.workspace_id AND i.audience_id = a.id AND i.kind = ${kind("include")} AND i.chunk = t.chunk
-      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${memberId} AND get_bit(t.bits, ${bitOf(Prisma.sql`m.seq`)}) = 1
+      WHERE m.workspace_id = ${hidden(workspaceId)} AND m.id = ${memberId} AND ${storedHas("t", bitOf(Prisma.sql`m.seq`))}
       ORDER BY a.created_at DESC, a.id DESC`;
   },
 
@@ -273,14 +278,14 @@ export const membershipRepo = {
       workspaceId,
       Prisma.sql`
       WITH src AS MATERIALIZED (
-        SELECT t.chunk, t.bits FROM membership_chunks AS t
+        SELECT t.chunk, ${storedBits("t")} AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${sourceId} AND t.kind = ${kind("member")}
-          AND t.bits <> ${NO_BITS}
+          AND t.count > 0
       ),
       d AS (SELECT ${targetId}::text AS audience_id, chunk, ${NO_BITS} AS old, bits AS new FROM src),
       copied AS (
-        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits, count)
-        SELECT ${workspaceId}, ${targetId}, k.kind, src.chunk, src.bits, bit_count(src.bits)
+        INSERT INTO membership_chunks (workspace_id, audience_id, kind, chunk, bits)
+        SELECT ${workspaceId}, ${targetId}, k.kind, src.chunk, src.bits
         FROM src CROSS JOIN (VALUES (${kind("include")}), (${kind("member")})) AS k(kind)
       )`,
     );

@@ -1,6 +1,15 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { base64Of, chunkBytes, kind, NO_BITS, type SetKind } from "./member-bits-sql.ts";
+import {
+  base64Of,
+  chunkBytes,
+  kind,
+  NO_BITS,
+  type SetKind,
+  storedBits,
+  storedDiffer,
+  takeStored,
+} from "./member-bits-sql.ts";
 import { byIds } from "./member-repo.ts";
 import type { MemberSet } from "./member-set.ts";
 
@@ -68,18 +77,21 @@ export const seqsOf = (workspaceId: string, memberIds: string[]) =>
 export const chunkRow = ({ workspaceId, audienceId }: Target, k: SetKind) =>
   Prisma.sql`t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId} AND t.kind = ${kind(k)}`;
 
+// Chunks are written as whole bits; the table's trigger stores few members as positions and
+// sets the count (member-bits-sql.ts storedBits).
+
 /** Sets the bits of p in the target's set of a kind (writing only chunks that change). */
 export const setBits = ({ workspaceId, audienceId }: Target, k: SetKind) => Prisma.sql`
-  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-  SELECT ${workspaceId}, ${audienceId}, ${kind(k)}, p.chunk, p.bits, bit_count(p.bits) FROM p
+  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits)
+  SELECT ${workspaceId}, ${audienceId}, ${kind(k)}, p.chunk, p.bits FROM p
   ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE
-  SET bits = t.bits | EXCLUDED.bits, count = bit_count(t.bits | EXCLUDED.bits)
-  WHERE (t.bits | EXCLUDED.bits) <> t.bits`;
+  SET bits = ${storedBits("t")} | ${storedBits("EXCLUDED")}
+  WHERE (${storedBits("EXCLUDED")} & ~${storedBits("t")}) <> ${NO_BITS}`;
 
 /** Clears the bits of p in the target's set of a kind. */
 export const clearBits = (target: Target, k: SetKind) => Prisma.sql`
-  UPDATE membership_chunks AS t SET bits = t.bits & ~p.bits, count = bit_count(t.bits & ~p.bits) FROM p
-  WHERE ${chunkRow(target, k)} AND t.chunk = p.chunk AND (t.bits & p.bits) <> ${NO_BITS}`;
+  UPDATE membership_chunks AS t SET bits = ${storedBits("t")} & ~p.bits FROM p
+  WHERE ${chunkRow(target, k)} AND t.chunk = p.chunk AND (${storedBits("t")} & p.bits) <> ${NO_BITS}`;
 
 /** Deletes the target's chunks of a kind that `keep` (a query of chunk numbers) does not list. */
 export const dropChunksOutside = (target: Target, k: SetKind, keep: Prisma.Sql) => Prisma.sql`
@@ -87,17 +99,17 @@ export const dropChunksOutside = (target: Target, k: SetKind, keep: Prisma.Sql) 
 
 /** Writes `chunks` (a query of chunk, bits) as the target's chunks of a kind. */
 export const replaceChunks = ({ workspaceId, audienceId }: Target, k: SetKind, chunks: Prisma.Sql) => Prisma.sql`
-  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-  SELECT ${workspaceId}, ${audienceId}, ${kind(k)}, c.chunk, c.bits, bit_count(c.bits) FROM (${chunks}) AS c
+  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits)
+  SELECT ${workspaceId}, ${audienceId}, ${kind(k)}, c.chunk, c.bits FROM (${chunks}) AS c
   ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE
-  SET bits = EXCLUDED.bits, count = EXCLUDED.count WHERE t.bits <> EXCLUDED.bits`;
+  SET ${takeStored} WHERE ${storedDiffer("t", "EXCLUDED")}`;
 
 /** Writes the rows of a CTE (audience_id, chunk, old, bits) whose bits changed, as chunks of a kind. */
 export const upsertChanged = (workspaceId: string, k: SetKind, cte: string) => Prisma.sql`
-  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits, count)
-  SELECT ${workspaceId}, x.audience_id, ${kind(k)}, x.chunk, x.bits, bit_count(x.bits) FROM ${Prisma.raw(cte)} AS x
+  INSERT INTO membership_chunks AS t (workspace_id, audience_id, kind, chunk, bits)
+  SELECT ${workspaceId}, x.audience_id, ${kind(k)}, x.chunk, x.bits FROM ${Prisma.raw(cte)} AS x
   WHERE coalesce(x.old, ${NO_BITS}) <> x.bits
-  ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET bits = EXCLUDED.bits, count = EXCLUDED.count`;
+  ON CONFLICT (workspace_id, audience_id, kind, chunk) DO UPDATE SET ${takeStored}`;
 
 /**
  * Whether a statement whose rows fall in `chunks` chunks reads the audiences' chunks by key (see
@@ -107,8 +119,8 @@ export const upsertChanged = (workspaceId: string, k: SetKind, cte: string) => P
 export const readsByKey = (chunks: number) => chunks <= 4;
 
 /**
- * LEFT JOINs the chunk of a kind at (audience, chunk) as `alias`; its bits are NULL where there
- * is none. `byKey` probes one chunk row per row: through the primary key, or through the index by
+ * LEFT JOINs the stored chunk of a kind at (audience, chunk) as `alias` (read it with storedBits
+ * or storedHas; NULL where there is none). `byKey` probes one chunk row per row: through the primary key, or through the index by
  * chunk number, which ends with the audience so that it is as exact (without statistics the
  * planner may take either; test/store/chunk-probe-plan.test.ts). Otherwise the planner, which has no
  * statistics for these rows, hashes every chunk of that kind in the workspace, for a write that
@@ -125,7 +137,7 @@ export function joinChunk(
   const t = Prisma.raw(alias);
   return byKey
     ? Prisma.sql`LEFT JOIN LATERAL (
-        SELECT c.bits FROM membership_chunks AS c
+        SELECT c.bits, c.seqs FROM membership_chunks AS c
         WHERE c.workspace_id = ${workspaceId} AND c.audience_id = ${at.audience} AND c.kind = ${kind(k)}
           AND c.chunk = ${at.chunk} OFFSET 0
       ) AS ${t} ON true`

@@ -1,7 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { bitsOfText, CHUNK_BITS, CHUNK_SHIFT, chunkText, NO_BITS } from "./member-bits-sql.ts";
+import { bitsOfText, CHUNK_BITS, CHUNK_SHIFT, chunkText, NO_BITS, storedBits } from "./member-bits-sql.ts";
 import { joinChunk, readsByKey } from "./membership-sql.ts";
 import type { SizeChange } from "./net-changes.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
@@ -119,7 +119,7 @@ function recordSql(workspaceId: string, entries: OutboxEntry[]): Prisma.Sql | un
     rec_v AS (SELECT v.a, v.r, v.chunk::int AS chunk, ${bits("v.e")} AS entered, ${bits("v.l")} AS exited FROM ${jsonRows("v", columns)}),
     rec_ins AS (
       INSERT INTO membership_record AS x (workspace_id, audience_id, chunk, at, reason, entered, exited, members)
-      SELECT ${workspaceId}, v.a, v.chunk, t.at, v.r, v.entered, v.exited, coalesce(c.bits, ${NO_BITS})
+      SELECT ${workspaceId}, v.a, v.chunk, t.at, v.r, v.entered, v.exited, coalesce(${storedBits("c")}, ${NO_BITS})
       FROM rec_v AS v CROSS JOIN rec_t AS t
       ${joinChunk("c", workspaceId, "member", { audience: Prisma.sql`v.a`, chunk: Prisma.sql`v.chunk` }, readsByKey(rows.length))}
       ON CONFLICT (workspace_id, audience_id, chunk, at, reason) DO UPDATE SET

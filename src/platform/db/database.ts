@@ -12,6 +12,7 @@ import { applyMigrations, pgliteRunner, pgRunner } from "./migrate.ts";
 import { createPool, poolStats } from "./pg/pg-pools.ts";
 import { isRetryable, StoreTimeoutError } from "./pg-errors.ts";
 import { openPglite } from "./pglite.ts";
+import { storeClient } from "./pglite-recycling.ts";
 import { type PreparedStatements, preparedStatements } from "./prepared-statements.ts";
 import { tokenOf } from "./read-scope.ts";
 import { openReplicas, primaryPosition } from "./replica-reads.ts";
@@ -205,7 +206,9 @@ async function openEmbedded(settings: Settings): Promise<Store> {
     listener.live(true);
     return async () => listener.live(false);
   };
-  const db = await new PrismaPGlite(lite).connect();
+  const client = storeClient(lite, dataDir && dataPath ? { dataDir, dataPath } : undefined, settings.recycling);
+  // The adapter uses only what PgliteClient names of the instance.
+  const db = await new PrismaPGlite(client as PGlite).connect();
   // PGlite runs one statement at a time: one transaction runs, the others wait their turn.
   const gate = createGate({ concurrency: 1, queueLimit: settings.queueLimit, maxWaitMs: settings.connectTimeoutMs });
   // The store checkpoints by itself (wal-checkpoints.ts), whether or not this process runs the
@@ -231,7 +234,7 @@ async function openEmbedded(settings: Settings): Promise<Store> {
       await checkpoints.stop();
       // A stopped store's directory holds little WAL: smaller to copy, quicker to open.
       await walRepo.checkpoint(walClient).catch(() => {});
-      await lite.close();
+      await client.close();
       await unlock();
     },
   });

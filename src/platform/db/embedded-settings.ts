@@ -11,7 +11,11 @@ import type { PGliteOptions } from "@electric-sql/pglite";
 const SETTINGS = {
   // Allocated and zeroed in full at start: initdb's choice was most of the memory PGlite took to
   // open an existing store. A miss is a read from the page cache, not the disk.
-  shared_buffers: "16MB",
+  shared_buffers: "8MB",
+  // Per sort or hash of a statement. What a statement takes stays resident (the WebAssembly memory
+  // does not shrink) until the instance is replaced (pglite-recycling.ts), and an import's chunk
+  // runs several at once. Beyond this a sort or hash goes to a temporary file.
+  work_mem: "1MB",
   // One connection. Every slot costs shared memory (locks, snapshots).
   max_connections: "5",
   // Index builds (a migration over a large table) beyond this sort on disk, instead of growing the
@@ -26,9 +30,8 @@ const SETTINGS = {
   min_wal_size: "32MB",
 } as const;
 
-// Left at PostgreSQL's defaults: work_mem (4MB per sort or hash, given back after the statement),
-// wal_buffers (1/32 of shared_buffers: 512kB here), temp_buffers (only for temporary tables, which
-// the service does not create).
+// Left at PostgreSQL's defaults: wal_buffers (1/32 of shared_buffers: 256kB here), temp_buffers
+// (only for temporary tables, which the service does not create).
 
 const asArguments = (settings: Record<string, string>) =>
   Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
@@ -47,3 +50,11 @@ export function embeddedOptions(
     initDbStartParams: asArguments(SETTINGS),
   };
 }
+
+/**
+ * When the store on disk replaces its PGlite instance, whose WebAssembly memory never shrinks
+ * (pglite-recycling.ts): once the process has grown by this much since the instance opened, and
+ * not more often than this, since a replacement holds every statement for the time of an open and
+ * starts PostgreSQL with cold caches.
+ */
+export const RECYCLING = { boundBytes: 40 * 1024 * 1024, minIntervalMs: 30_000, measureEveryMs: 1_000 } as const;

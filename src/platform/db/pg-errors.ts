@@ -1,3 +1,5 @@
+import { StoreOpenError } from "./data-dir.ts";
+
 /**
  * PostgreSQL failures as they reach us through Prisma's driver adapters (src/platform/db/sql-client.ts):
  * a DriverAdapterError whose cause holds the SQLSTATE and the constraint. What the adapter does not
@@ -85,6 +87,8 @@ const PG_CONNECTION_MESSAGES =
 export function databaseFault(error: unknown): "unavailable" | "busy" | undefined {
   if (error instanceof StoreBusyError) return "busy";
   if (error instanceof StoreTimeoutError) return "unavailable";
+  // The embedded store could not open its directory again (pglite-recycling.ts).
+  if (error instanceof StoreOpenError) return "unavailable";
   const cause = adapterCause(error);
   if (cause?.kind && UNREACHABLE_KINDS.has(cause.kind)) return "unavailable";
   const code = (error as { code?: unknown } | null)?.code;

@@ -17,6 +17,20 @@ import { embeddedOptions } from "./embedded-settings.ts";
  */
 export async function openPglite(dataPath?: string, template?: Blob): Promise<PGlite> {
   if (dataPath !== undefined) await createDataDir(dataPath);
+  return startPglite(dataPath, template);
+}
+
+/**
+ * Opens the database at dataPath again, in the same process (pglite-recycling.ts): never a new
+ * one, since a directory gone missing while the store ran is a fault, not a first start.
+ */
+export async function reopenPglite(dataPath: string): Promise<PGlite> {
+  if (!existsSync(join(dataPath, "PG_VERSION")))
+    throw Object.assign(new Error(`${dataPath} holds no database`), { code: "ENOENT" });
+  return startPglite(dataPath);
+}
+
+async function startPglite(dataPath?: string, template?: Blob): Promise<PGlite> {
   const [{ PGlite }, { pg_trgm }] = await Promise.all([
     import("@electric-sql/pglite"),
     import("@electric-sql/pglite/contrib/pg_trgm"),

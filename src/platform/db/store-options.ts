@@ -1,3 +1,5 @@
+import type { RecyclingOptions } from "./pglite-recycling.ts";
+
 /** How a store is opened (database.ts openStore): where, and its limits. */
 export interface StoreOptions {
   /** PostgreSQL connection string (directly, or through PgBouncer); absent → the embedded store in dataDir. */
@@ -41,6 +43,11 @@ export interface StoreOptions {
   replicaMaxLagMs?: number;
   /** How often the replicas' positions are probed (its default: src/config/configuration.ts). */
   replicaProbeIntervalMs?: number;
+  /**
+   * When the embedded store on disk replaces its PGlite instance to give its memory back
+   * (pglite-recycling.ts; defaults in embedded-settings.ts), and what it is told of it.
+   */
+  recycling?: Partial<Omit<RecyclingOptions, "reopen">> | undefined;
   /** The embedded store's data directory lock was lost (another process took it over). */
   onLockLost?: (error: Error) => void;
 }

@@ -3,7 +3,7 @@ import { Prisma } from "../../../../generated/prisma/client.ts";
 import { assertNever } from "../../../domain/assert-never.ts";
 import { DATE_PATTERN, type FieldTypes, NUMBER_PATTERN } from "../../../domain/field-types.ts";
 import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
-import { audienceMemberChunks, bitOf, chunkOf, inChunks, kind } from "../member-bits-sql.ts";
+import { audienceMemberChunks, bitOf, chunkOf, inChunks, kind, storedHas } from "../member-bits-sql.ts";
 import { type ActivityContext, memberActivitySql, workspaceActivitySql } from "./activity-sql.ts";
 import { type Condition, type Filter, fold, isActivity, kindOf } from "./filter.ts";
 import { windowStart } from "./filter-match.ts";
@@ -99,7 +99,7 @@ function conditionSql(condition: Condition, context: SqlContext): Prisma.Sql {
           : Prisma.sql`EXISTS (
       SELECT 1 FROM membership_chunks AS ac
       WHERE ac.workspace_id = m.workspace_id AND ac.audience_id = ${audienceId}::text
-        AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND get_bit(ac.bits, ${bitOf(seq)}) = 1)`;
+        AND ac.kind = ${kind("member")} AND ac.chunk = ${chunkOf(seq)} AND ${storedHas("ac", bitOf(seq))})`;
       const op = condition.op as FilterOperatorOf<"audience">;
       return op === "in" ? bit : Prisma.sql`(NOT ${bit})`;
     }

@@ -1,7 +1,17 @@
 import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { bitOf, CHUNK_BITS, chunkOf, kind, memberBits, NO_BITS, type SetKind } from "../member-bits-sql.ts";
+import {
+  bitOf,
+  CHUNK_BITS,
+  chunkOf,
+  kind,
+  memberBits,
+  NO_BITS,
+  type SetKind,
+  storedBits,
+  storedHas,
+} from "../member-bits-sql.ts";
 import { MEMBER_COLUMNS, type MemberRow } from "../member-repo.ts";
 import { matchingChunks } from "./audience-algebra-sql.ts";
 import { declaredTypesSql, typesOf } from "./field-type-repo.ts";
@@ -64,7 +74,7 @@ export const ruleInsightRepo = {
         SELECT * FROM (${matchingChunks(workspaceId, filter, context)}) AS r
       ),
       cur AS MATERIALIZED (
-        SELECT t.kind, t.chunk, t.bits FROM membership_chunks AS t
+        SELECT t.kind, t.chunk, ${storedBits("t")} AS bits FROM membership_chunks AS t
         WHERE t.workspace_id = ${workspaceId} AND t.audience_id = ${audienceId}
       ),
       nm AS MATERIALIZED (
@@ -123,17 +133,17 @@ export const ruleInsightRepo = {
                SELECT c.kind::text FROM membership_chunks AS c
                WHERE c.workspace_id = a.workspace_id AND c.audience_id = a.id
                  AND c.kind IN (${kind("member")}, ${kind("include")}, ${kind("exclude")}) AND c.chunk = ${chunkOf(seq)}
-                 AND get_bit(c.bits, ${bitOf(seq)}) = 1
+                 AND ${storedHas("c", bitOf(seq))}
              ) AS kinds,
              ARRAY(
                SELECT x.id FROM (SELECT DISTINCT x.id FROM (${namedAudiencesSql(named)}) AS x(id)) AS x
                CROSS JOIN LATERAL (
-                 SELECT n.bits FROM membership_chunks AS n
+                 SELECT n.bits, n.seqs FROM membership_chunks AS n
                  WHERE n.workspace_id = a.workspace_id AND n.audience_id = x.id AND n.kind = ${kind("member")}
                    AND n.chunk = ${chunkOf(seq)}
                  LIMIT 1
                ) AS n
-               WHERE get_bit(n.bits, ${bitOf(seq)}) = 1
+               WHERE ${storedHas("n", bitOf(seq))}
                ORDER BY x.id
              ) AS "inAudiences"
       FROM audiences AS a

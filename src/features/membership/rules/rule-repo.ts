@@ -2,7 +2,7 @@ import { Prisma } from "../../../../generated/prisma/client.ts";
 import type { FieldType, FieldTypes } from "../../../domain/field-types.ts";
 import { jsonRows } from "../../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../../platform/db/sql-client.ts";
-import { bitOf, chunkOf, kind } from "../member-bits-sql.ts";
+import { bitOf, chunkOf, kind, storedHas } from "../member-bits-sql.ts";
 import { byIds, type FoldedMemberRow, type NumberedMemberRow } from "../member-repo.ts";
 import { joinChunk, readsByKey, seqsOf } from "../membership-sql.ts";
 import type { Filter } from "./filter.ts";
@@ -70,13 +70,13 @@ export const ruleMatchesJson = (
         SELECT r.id AS audience_id, array_agg(n.seq) AS matched
         FROM rules AS r CROSS JOIN n
         ${joinChunk("t", workspaceId, "match", { audience: Prisma.sql`r.id`, chunk: chunkOf(seq) }, true)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        WHERE ${storedHas("t", bitOf(seq))}
         GROUP BY r.id`
     : Prisma.sql`
         SELECT t.audience_id, array_agg(n.seq) AS matched
         FROM n JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.kind = ${kind("match")}
           AND t.audience_id IN (SELECT id FROM rules) AND t.chunk = ${chunkOf(seq)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        WHERE ${storedHas("t", bitOf(seq))}
         GROUP BY t.audience_id`;
   // One JSON document: a hundred rules' rows converted column by column cost more than the query.
   const { rowsOf = [], foldedOf = [] } = members;
@@ -103,7 +103,7 @@ export const ruleMatchesJson = (
         FROM named JOIN n ON true
         JOIN membership_chunks AS t ON t.workspace_id = ${workspaceId} AND t.audience_id = named.id
           AND t.kind IN (${kind("include")}, ${kind("exclude")}, ${kind("member")}) AND t.chunk = ${chunkOf(seq)}
-        WHERE get_bit(t.bits, ${bitOf(seq)}) = 1
+        WHERE ${storedHas("t", bitOf(seq))}
         GROUP BY t.audience_id, t.kind
       )
       SELECT json_build_object(
