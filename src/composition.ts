@@ -49,6 +49,7 @@ import { filterCostRepo } from "./features/membership/rules/filter-cost-repo.ts"
 import { ruleInsightRepo } from "./features/membership/rules/rule-insight-repo.ts";
 import { ruleRepo } from "./features/membership/rules/rule-repo.ts";
 import { writeRecords } from "./features/membership/transition-repo.ts";
+import { memberCandidateRepo } from "./features/membership/upsert/member-candidates-repo.ts";
 import { webhookAttemptRepo } from "./features/webhooks/webhook-attempt-repo.ts";
 import { createWebhookDeliverer } from "./features/webhooks/webhook-deliverer.ts";
 import { webhookRepo } from "./features/webhooks/webhook-repo.ts";
@@ -114,6 +115,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     sets: membershipRepo,
     rules: ruleRepo,
     members: memberRepo,
+    candidates: memberCandidateRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,

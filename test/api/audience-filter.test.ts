@@ -172,6 +172,34 @@ describe("audience filters", () => {
     await api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: audience } } });
     expect((await rejectionOf(setFilter(ws, audience, null))).code).toBe("audience_archived");
     expect((await rejectionOf(getFilter(ws, "aud_none"))).status).toBe(404);
+    expect((await rejectionOf(setFilter(ws, "aud_none", null))).code).toBe("audience_not_found");
+  });
+
+  it("checks the filter, with the declared types, before the audience: a bad one is a 400 whatever the audience", async ({
+    ws,
+    api,
+    workspaceId,
+  }) => {
+    await api.PUT("/v0/workspaces/{workspaceId}/fields/{fieldKey}", {
+      params: { path: { workspaceId, fieldKey: "score" } },
+      body: { type: "number" },
+    });
+    const archived = await createAudience(ws);
+    await api.DELETE(AUDIENCE, { params: { path: { workspaceId, audienceId: archived } } });
+    const bad: Filter = { field: "fields.score", op: "gt", value: "many" };
+    const refusals = [];
+    for (const id of [archived, "aud_none"]) {
+      const { code, problem } = await rejectionOf(setFilter(ws, id, bad));
+      refusals.push([code, problem?.errors?.[0]?.pointer]);
+    }
+    expect(refusals).toEqual([
+      ["invalid_filter", "/body/filter/value"],
+      ["invalid_filter", "/body/filter/value"],
+    ]);
+    // Valid for the declared type: the audience's errors, as before.
+    const good: Filter = { field: "fields.score", op: "gt", value: "3" };
+    expect((await rejectionOf(setFilter(ws, archived, good))).code).toBe("audience_archived");
+    expect((await rejectionOf(setFilter(ws, "aud_none", good))).code).toBe("audience_not_found");
   });
 });
 

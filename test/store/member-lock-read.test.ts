@@ -11,7 +11,9 @@ import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { lockRepo } from "../../src/features/membership/lock-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
+import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
+import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
 import { storeMembership } from "../support/store-membership.ts";
 
@@ -48,19 +50,27 @@ const waiting = async () =>
   )[0]?.n;
 
 /**
- * Runs `waiter` while another write holds the member lock and creates member `id`; that write
- * commits once the waiter's statement waits for the lock, so the member is created after the
- * waiter's snapshot and before its lock.
+ * Runs `waiter` while another write holds the member lock and makes `change`; that write commits
+ * once the waiter's statement waits for the lock, so the change is made after the waiter's
+ * snapshot and before its lock.
  */
-async function whileCreating<T>(ws: string, id: string, waiter: () => Promise<T>): Promise<T> {
+async function whileWriting<T>(ws: string, change: (tx: SqlClient) => Promise<unknown>, waiter: () => Promise<T>) {
   let started: Promise<T> | undefined;
   await storeMembership(store).workspaceWrite(ws, { memberWrites: true }, async (w) => {
-    await memberRepo.insert(w.tx, ws, [{ id, data: { email: null, fields: {}, alternativeEmails: [] } }], []);
+    await change(w.tx);
     started = waiter();
     await vi.waitFor(async () => expect(await waiting()).toBe(1), { timeout: 10_000, interval: 20 });
   });
   return started as Promise<T>;
 }
+
+/** As whileWriting, the other write creating member `id`. */
+const whileCreating = <T>(ws: string, id: string, waiter: () => Promise<T>) =>
+  whileWriting(
+    ws,
+    (tx) => memberRepo.insert(tx, ws, [{ id, data: { email: null, fields: {}, alternativeEmails: [] } }], []),
+    waiter,
+  );
 
 describe("the member lock with the write's first read", () => {
   it("answers the read when no member write came between its snapshot and the lock", async () => {
@@ -113,6 +123,59 @@ describe("the member lock with the write's first read", () => {
         ),
       );
       expect(read.rows.map((row) => row.id)).toEqual(["ada"]);
+    },
+  );
+
+  it("reads the field types with the lock, in one statement", async () => {
+    const ws = await workspace();
+    await storeMembership(store).workspaceWrite(ws, { memberWrites: true }, (w) =>
+      fieldTypeRepo.declare(w.tx, ws, "score", "number"),
+    );
+    const types = await storeMembership(store).workspaceWrite(
+      ws,
+      { memberWrites: true, lockWithFirstRead: true },
+      (w) => w.readFieldTypes(),
+    );
+    expect(types).toEqual(new Map([["score", "number"]]));
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "a field declared while a rule's change waited for the lock is in the types it reads",
+    async () => {
+      const ws = await workspace();
+      const types = await whileWriting(
+        ws,
+        (tx) => fieldTypeRepo.declare(tx, ws, "score", "number"),
+        () =>
+          storeMembership(store).workspaceWrite(ws, { memberWrites: true, lockWithFirstRead: true }, (w) =>
+            w.readFieldTypes(),
+          ),
+      );
+      expect(types).toEqual(new Map([["score", "number"]]));
+    },
+  );
+
+  it("reads an upsert's candidates with the lock, in one statement", async () => {
+    const ws = await workspace();
+    await create(ws, "ada");
+    const found = await storeMembership(store).workspaceWrite(
+      ws,
+      { memberWrites: true, lockWithFirstRead: true },
+      (w) => w.readCandidates(["ada", "bob"], ["ada@example.com"]),
+    );
+    expect([found.rows.map((row) => row.id), [...found.owners]]).toEqual([["ada"], []]);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "a member created while an upsert waited for the lock is among its candidates",
+    async () => {
+      const ws = await workspace();
+      const found = await whileCreating(ws, "bob", () =>
+        storeMembership(store).workspaceWrite(ws, { memberWrites: true, lockWithFirstRead: true }, (w) =>
+          w.readCandidates(["bob"], []),
+        ),
+      );
+      expect(found.rows.map((row) => row.id)).toEqual(["bob"]);
     },
   );
 });

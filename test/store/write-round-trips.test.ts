@@ -122,7 +122,17 @@ describe("round trips of a write", () => {
         body: { filter: { field: "fields.region", op: "eq", value: "r2" } as never },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(8, 10));
+    expect(counted(trips)).toEqual(roundTrips(7, 9));
+  });
+
+  it("upserting a member by e-mail under 100 rules (POST members)", async () => {
+    const trips = await tripsOf(() =>
+      ws.api.POST("/v0/workspaces/{workspaceId}/members", {
+        params: path,
+        body: { members: [{ email: "ADA@example.com", fields: { region: "r4", tier: "t4" } }] },
+      }),
+    );
+    expect(counted(trips)).toEqual(roundTrips(5, 7));
   });
 
   it("an activity ingest, with a rule that counts activities", async () => {

@@ -9,6 +9,7 @@ import { activityRuleRepo } from "../../src/features/membership/rules/activity-r
 import { fieldTypeRepo } from "../../src/features/membership/rules/field-type-repo.ts";
 import { ruleRepo } from "../../src/features/membership/rules/rule-repo.ts";
 import { writeRecords } from "../../src/features/membership/transition-repo.ts";
+import { memberCandidateRepo } from "../../src/features/membership/upsert/member-candidates-repo.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { EventSink } from "./event-sink.ts";
 
@@ -36,6 +37,7 @@ export function storeMembership(
     sets: membershipRepo,
     rules: ruleRepo,
     members: memberRepo,
+    candidates: memberCandidateRepo,
     audiences: audienceRepo,
     fieldTypes: fieldTypeRepo,
     activities: activityRuleRepo,

@@ -13,7 +13,7 @@ function setUp() {
   const reported: { reason: string; audienceId: string; entered: string[]; left: string[] }[] = [];
   /** Every call of the sink: a record with its event types, or committed. */
   const sink: string[] = [];
-  const { sets, audiences, membership, fieldTypes } = fakeMembership({
+  const { sets, audiences, membership, fieldTypes, candidates } = fakeMembership({
     async record(tx, workspaceId, entries) {
       // One batch per write, in its transaction, never an empty one (a statement for nothing).
       // Its statement goes through the transaction, the last before the COMMIT (withCommit).
@@ -34,7 +34,7 @@ function setUp() {
   });
   const write = <T>(memberWrites: boolean, fn: (w: MembershipWriter) => Promise<T>) =>
     membership.workspaceWrite("ws", { memberWrites }, fn);
-  return { sets, audiences, membership, reported, readable, write, sink, fieldTypes };
+  return { sets, audiences, membership, reported, readable, write, sink, fieldTypes, candidates };
 }
 
 describe("the membership module reports who entered and who left", () => {
@@ -542,6 +542,85 @@ describe("the membership module refuses writes without their locks", () => {
       membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readActivityRules()),
     ).rejects.toThrow(new LockOrderError("reading the rules that follow activities needs the workspace's member lock"));
     expect(reads).toBe(1);
+  });
+
+  it("reads an upsert's candidates under the member lock; with lockWithFirstRead, as the lock's statement read them", async () => {
+    const { sets, audiences, membership, candidates } = setUp();
+    sets.addMember("ada");
+    const asked: [string[], string[]][] = [];
+    const read = candidates.candidates;
+    candidates.candidates = (tx, ws, ids, keys) => {
+      asked.push([ids, keys]);
+      return read(tx, ws, ids, keys);
+    };
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    const ids = (found: { rows: { id: string }[] }) => found.rows.map((row) => row.id);
+    // The fakes answer no read with the lock: read again under it.
+    const again = await membership.workspaceWrite("ws", first, (w) => w.readCandidates(["ada", "bob"], ["a@x.io"]));
+    expect([ids(again), audiences.taken, asked]).toEqual([["ada"], ["members"], [[["ada", "bob"], ["a@x.io"]]]]);
+    // The lock's statement answers them: not read again.
+    const answer = {
+      owners: [["a@x.io", "ada"]],
+      rows: [
+        {
+          id: "ada",
+          createdAt: "2026-11-21T09:41:00.000Z",
+          email: "a@x.io",
+          fields: {},
+          alternativeEmails: [],
+          seq: 0,
+        },
+      ],
+      types: { score: "number" },
+    };
+    audiences.locks.memberWritesReading = async () => JSON.stringify(answer);
+    const answered = await membership.workspaceWrite("ws", first, (w) => w.readCandidates(["ada"], ["a@x.io"]));
+    expect(answered).toEqual({
+      owners: new Map([["a@x.io", "ada"]]),
+      rows: [{ ...answer.rows[0], createdAt: new Date("2026-11-21T09:41:00.000Z") }],
+      types: new Map([["score", "number"]]),
+    });
+    expect(asked.length).toBe(1);
+    // Without the member lock, nothing is read.
+    await expect(
+      membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readCandidates(["ada"], [])),
+    ).rejects.toThrow(new LockOrderError("reading an upsert's candidates needs the workspace's member lock"));
+    expect(asked.length).toBe(1);
+  });
+
+  it("reads the field types under the member lock; with lockWithFirstRead, as the lock's statement read them", async () => {
+    const { sets, audiences, membership, fieldTypes } = setUp();
+    sets.types.set("score", "number");
+    let reads = 0;
+    const types = fieldTypes.types;
+    fieldTypes.types = (tx, ws) => {
+      reads++;
+      return types(tx, ws);
+    };
+    const first = { memberWrites: true, lockWithFirstRead: true } as const;
+    // The fakes answer no read with the lock: read again under it.
+    const again = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
+    expect([again, audiences.taken, reads]).toEqual([new Map([["score", "number"]]), ["members"], 1]);
+    // The lock's statement answers them: not read again.
+    audiences.locks.memberWritesReading = async () => JSON.stringify({ score: "number", born: "date" });
+    const answered = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
+    expect([answered, reads]).toEqual([
+      new Map([
+        ["score", "number"],
+        ["born", "date"],
+      ]),
+      1,
+    ]);
+    // Under a member lock taken before: read on their own.
+    expect(await membership.workspaceWrite("ws", { memberWrites: true }, (w) => w.readFieldTypes())).toEqual(
+      new Map([["score", "number"]]),
+    );
+    expect(reads).toBe(2);
+    // Without the member lock, nothing is read.
+    await expect(membership.workspaceWrite("ws", { memberWrites: false }, (w) => w.readFieldTypes())).rejects.toThrow(
+      new LockOrderError("reading the field types needs the workspace's member lock"),
+    );
+    expect(reads).toBe(2);
   });
 
   it("with lockWithFirstRead, an audience locked by hand takes the member lock in its statement", async () => {

@@ -4,8 +4,8 @@ import { BadRequestError, memberNotFound } from "../../domain/errors.ts";
 import { queryInstant } from "../../domain/query-instant.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { ActivityRepo, ActivityRow } from "../membership/activity-repo.ts";
-import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
 import type { MembershipService, MembershipWriter } from "../membership/membership-service.ts";
+import { type MemberWrites, resolveMemberInputs } from "../membership/upsert/member-resolution.ts";
 import type { ActivityReadRepo, TimelineRow } from "./activity-read-repo.ts";
 import type { CheckedActivity } from "./ingest-check.ts";
 

@@ -183,10 +183,10 @@ export function createAudienceService({
 
     /** Replaces the rule and recomputes the membership before answering. */
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         // Checked under the member lock, which a field's declaration takes too: the types the
-        // rule is read with are the ones it is stored with.
-        const types = await fieldTypes.types(w.tx, workspaceId);
+        // rule is read with are the ones it is stored with. The lock and the types: one statement.
+        const types = await w.readFieldTypes();
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
         // Locked with the rules that name audiences, which check the rule and follow its change.
         const audience = await w.writable(id);

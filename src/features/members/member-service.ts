@@ -4,12 +4,12 @@ import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
-import { type MemberWrites, resolveMemberInputs } from "../membership/member-resolution.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipRepo } from "../membership/membership-repo.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
 import { changedKeys } from "../membership/outbox-entries.ts";
 import { foldMember } from "../membership/rules/filter.ts";
+import { candidatesOfInputs, type MemberWrites, resolveMemberInputs } from "../membership/upsert/member-resolution.ts";
 
 type Schemas = components["schemas"];
 
@@ -34,8 +34,11 @@ export function createMemberService({
 }: MemberServiceDeps) {
   return {
     upsert(workspaceId: string, request: Schemas["UpsertMembersRequest"]): Promise<Schemas["UpsertMembersResult"]> {
-      return membership.workspaceWrite(workspaceId, { memberWrites: true }, async (w) => {
-        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members);
+      return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
+        // The member lock and everything the inputs could match: one statement.
+        const { ids, emailKeys } = candidatesOfInputs(request.members);
+        const candidates = await w.readCandidates(ids, emailKeys);
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members, [], { candidates });
         w.publish(...resolved.events);
         await w.followMembers(resolved.changedIds);
         return { results: resolved.outcomes };

@@ -1,37 +1,27 @@
-import type { FieldTypes } from "../../domain/field-types.ts";
 import type { Store } from "../../platform/db/database.ts";
 import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
-import type { AudienceRepo, AudienceRow } from "./audience-repo.ts";
-import type { FoldedMemberRow, MemberRepo } from "./member-repo.ts";
+import type { AudienceRepo } from "./audience-repo.ts";
+import type { MemberRepo } from "./member-repo.ts";
 import type { ChangeReason, MembershipChange } from "./member-set.ts";
 import { EMPTY_SET } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import { netChanges, sizeChangesOf } from "./net-changes.ts";
+import { candidatesJson, candidatesOf, type MemberCandidateRepo } from "./upsert/member-candidates-repo.ts";
 
 export type { SizeChange } from "./net-changes.ts";
 
 import type { OutboxEntry } from "./outbox-entries.ts";
-import type { StoredActivity } from "./rules/activity-ingest/activity-batch.ts";
 import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
-import type { FieldTypeRepo } from "./rules/field-type-repo.ts";
-import { audiencesOf, type Filter, followsClock } from "./rules/filter.ts";
-import { createRuleFollowing, type FollowAlong } from "./rules/rule-following.ts";
-import {
-  namingAudiencesJson,
-  namingOf,
-  type RuleRead,
-  type RuleRepo,
-  ruleMatchesJson,
-  ruleReadOf,
-} from "./rules/rule-repo.ts";
+import { declaredTypesJson, type FieldTypeRepo, typesOf } from "./rules/field-type-repo.ts";
+import { audiencesOf, followsClock } from "./rules/filter.ts";
+import { createRuleFollowing } from "./rules/rule-following.ts";
+import { namingAudiencesJson, namingOf, type RuleRepo, ruleMatchesJson, ruleReadOf } from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
-/** How a write takes the workspace's locks (membershipService.workspaceWrite). */
-export type WriteOptions = { memberWrites: false } | { memberWrites: true; lockWithFirstRead?: boolean };
+export type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer.ts";
 
-/** An audience whose rule names other audiences. */
-export type NamingRule = { id: string; filter: Filter };
+import type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer.ts";
 
 /**
  * Told after a write that recorded events has committed, so that they can be published at once
@@ -53,6 +43,7 @@ export interface MembershipDeps {
     "ruleMatches" | "matchesAmong" | "matchesAmongMany" | "namingAudiences" | "timeRules" | "inRanges" | "evaluated"
   >;
   members: Pick<MemberRepo, "folded" | "foldedBySeq">;
+  candidates: MemberCandidateRepo;
   audiences: Pick<AudienceRepo, "setFilter" | "listRuleOutdated" | "inheritClock">;
   fieldTypes: Pick<FieldTypeRepo, "types">;
   activities: Pick<ActivityRuleRepo, "tallies" | "crossings" | "activityRules">;
@@ -63,74 +54,6 @@ export interface MembershipDeps {
   events: CommitListener;
   /** The write's events, membership record and size history (transition-repo.ts writeRecords). */
   records: WriteRecords;
-}
-
-/**
- * One write transaction of a workspace: its locks (taken in order, see write-locks.ts) and every
- * change to audiences' members. Each change is one statement that keeps the audience's sets and
- * member_count consistent (membership-repo.ts) and is reported to `membershipChanged`.
- */
-export interface MembershipWriter {
-  readonly tx: SqlClient;
-  readonly workspaceId: string;
-  readonly locks: WriteLocks;
-  /** Records events of this write that are not membership changes (audiences, members' data). */
-  publish(...entries: OutboxEntry[]): void;
-  /**
-   * Locks an audience to add or remove its members by hand (locks.writable: 404, 409), reading in
-   * the same statement the rules that name audiences, which follow it (namingAudiences): they
-   * change only under the member lock, which must be held (with `lockWithFirstRead`, taken by
-   * that statement as the write's first).
-   */
-  writable(audienceId: string): Promise<AudienceRow>;
-  /** Adds members (by number) by hand to an audience locked with locks.writable. */
-  include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
-  /** Removes members by hand from an audience locked with locks.writable. */
-  exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
-  /**
-   * Stores the audience's rule and recomputes its members (member lock, audience locked).
-   * `types`: the workspace's field types, when the caller read them under the member lock.
-   */
-  setRule(audienceId: string, filter: Filter | null, types?: FieldTypes): Promise<MembershipChange>;
-  /**
-   * The audiences whose rules name other audiences (ruleRepo.namingAudiences), read once per write
-   * and kept current by setRule: checking a new rule and following its change need it both.
-   */
-  namingAudiences(): Promise<NamingRule[]>;
-  /** Fills a new audience with the union of two sources locked with locks.sources. */
-  copyUnion(targetId: string, sourceIds: string[]): Promise<MembershipChange>;
-  /**
-   * These members and all that following their change evaluates, in one statement (member lock;
-   * with `lockWithFirstRead`, that statement takes it as the write's first).
-   */
-  readMembers(memberIds: string[]): Promise<RuleRead>;
-  /**
-   * After members were created or changed: every rule-based audience follows (member lock).
-   * `known`: some of them as they now stand, when the caller has them (they are not read again).
-   * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts).
-   */
-  followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
-  /**
-   * Reads the rules that follow activities (activityRuleRepo.activityRules), which
-   * followActivities then takes as read: once per write, and with `lockWithFirstRead` in the member
-   * lock's statement (rules change only under the member lock, held from then on).
-   */
-  readActivityRules(): Promise<void>;
-  /**
-   * After activities were stored (each one's member number and type, and when it occurred and its
-   * properties, which let a rule skip the members none of whose new activities it counts): the
-   * audiences whose rules count such activities follow, for those members (member lock).
-   */
-  followActivities(stored: StoredActivity[]): Promise<MembershipChange[]>;
-  /**
-   * Relative-time rules catch up with the clock: the members whose dates crossed a window's edge
-   * since their audience was last brought up to date enter or leave (member lock).
-   */
-  followClock(): Promise<MembershipChange[]>;
-  /** Members being deleted leave every audience (member lock, every audience locked). */
-  forgetMembers(seqs: number[]): Promise<MembershipChange[]>;
-  /** Fills a new audience with the members of a source locked with locks.sources, added by hand. */
-  snapshot(targetId: string, sourceId: string): Promise<MembershipChange>;
 }
 
 export function createMembershipService(deps: MembershipDeps) {
@@ -225,6 +148,22 @@ export function createMembershipService(deps: MembershipDeps) {
         await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
+      async readCandidates(ids, emailKeys) {
+        if (lockingRead()) {
+          const read = await locks.membersReading(candidatesJson(workspaceId, ids, emailKeys));
+          if (read !== undefined) return candidatesOf(read);
+        }
+        requireMembers("reading an upsert's candidates");
+        return deps.candidates.candidates(tx, workspaceId, ids, emailKeys);
+      },
+      async readFieldTypes() {
+        if (lockingRead()) {
+          const read = await locks.membersReading(declaredTypesJson(workspaceId));
+          if (read !== undefined) return typesOf(JSON.parse(read));
+        }
+        requireMembers("reading the field types");
+        return deps.fieldTypes.types(tx, workspaceId);
+      },
       namingAudiences,
       async setRule(audienceId, filter, types) {
         // The member lock first: a member created meanwhile is either seen by the evaluation or
@@ -317,9 +256,9 @@ export function createMembershipService(deps: MembershipDeps) {
    * audience renamed, a field typed): the one place the workspace's locks are taken, in order.
    * With `memberWrites`, the workspace's member lock is taken first: for writes that create,
    * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
-   * fn's first statement, which must be `readMembers`, `writable` or `readActivityRules`
-   * (anything else before it throws LockOrderError): the lock and what the write reads first in
-   * one round trip.
+   * fn's first statement, which must be `readMembers`, `writable`, `readCandidates`,
+   * `readFieldTypes` or `readActivityRules` (anything else before it throws LockOrderError): the
+   * lock and what the write reads first in one round trip.
    */
   async function workspaceWrite<T>(
     workspaceId: string,

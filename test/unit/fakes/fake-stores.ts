@@ -378,12 +378,26 @@ export function fakeMembership(
   const sets = new FakeSets(audiences.ruleBased, audiences.evaluatedAt);
   sets.retentionDays = activityRetentionDays;
   const fieldTypes = { types: async (_tx: unknown, _ws: string) => new Map(sets.types) };
+  // An upsert's candidates: no member holds an e-mail here, and members are read by id.
+  const candidates: MembershipDeps["candidates"] = {
+    candidates: async (_tx, _ws, ids) => ({
+      owners: new Map(),
+      rows: ids.flatMap((id) => {
+        const member = sets.members.get(id);
+        return member
+          ? [{ id, seq: member.seq, createdAt: member.createdAt, email: null, fields: {}, alternativeEmails: [] }]
+          : [];
+      }),
+      types: new Map(sets.types),
+    }),
+  };
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,
     sets: sets.repo,
     rules: sets.ruleRepo,
     members: sets.memberReads,
+    candidates,
     audiences: audiences.repo,
     fieldTypes,
     activities: sets.activityRepo,
@@ -400,5 +414,5 @@ export function fakeMembership(
       },
     },
   });
-  return { sets, audiences, membership, fieldTypes };
+  return { sets, audiences, membership, fieldTypes, candidates };
 }

@@ -35,6 +35,13 @@ const PAGE = 5_000;
 export const declaredTypesSql = (workspaceId: Prisma.Sql) => Prisma.sql`(
   SELECT coalesce(jsonb_object_agg(t.key, t.type), '{}'::jsonb) FROM field_types AS t WHERE t.workspace_id = ${workspaceId})`;
 
+/**
+ * The same as JSON text, for the statement of the member lock that a rule's change reads them with
+ * (membership-service.ts readFieldTypes); typesOf(JSON.parse(…)) reads it back.
+ */
+export const declaredTypesJson = (workspaceId: string) =>
+  Prisma.sql`(${declaredTypesSql(Prisma.sql`${workspaceId}`)}::text)`;
+
 export const typesOf = (declared: Record<string, Exclude<FieldType, "string">>): FieldTypes =>
   new Map(Object.entries(declared));
 

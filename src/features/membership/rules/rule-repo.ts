@@ -37,8 +37,8 @@ export interface RuleRead {
   folded: FoldedMemberRow[];
 }
 
-/** A member's row as JSON (ruleMatches' `rows`): the columns of a NumberedMemberRow. */
-const memberJson = Prisma.sql`json_build_object('id', m.id, 'createdAt', m.created_at, 'email', m.email,
+/** A member's row as JSON (ruleMatches' `rows`, an upsert's candidates): the columns of a NumberedMemberRow. */
+export const memberJson = Prisma.sql`json_build_object('id', m.id, 'createdAt', m.created_at, 'email', m.email,
   'fields', m.fields, 'alternativeEmails', m.alternative_emails, 'seq', m.seq)`;
 
 /**

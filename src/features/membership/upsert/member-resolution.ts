@@ -1,15 +1,16 @@
-import { newId } from "../../domain/ids.ts";
+import { newId } from "../../../domain/ids.ts";
 import {
   type MemberInput,
   type PlanOptions,
   planMemberUpserts,
   type UpsertPlan,
-} from "../../domain/member-identity.ts";
-import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../domain/member-merge.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { MemberRepo, NumberedMemberRow } from "./member-repo.ts";
-import { memberSetOf } from "./member-set.ts";
-import { changedKeys, type OutboxEntry } from "./outbox-entries.ts";
+} from "../../../domain/member-identity.ts";
+import { emailKeysOf, type MemberData, NAMED_FIELDS } from "../../../domain/member-merge.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import type { MemberRepo, NumberedMemberRow } from "../member-repo.ts";
+import { memberSetOf } from "../member-set.ts";
+import { changedKeys, type OutboxEntry } from "../outbox-entries.ts";
+import type { Candidates } from "./member-candidates-repo.ts";
 
 export type MemberWrites = Pick<
   MemberRepo,
@@ -43,6 +44,11 @@ export interface ResolveOptions extends PlanOptions {
   /** Members the caller read in this transaction (under the member lock), not read again. */
   known?: NumberedMemberRow[];
   /**
+   * Everything the inputs could match, read by the caller under the member lock (the writer's
+   * readCandidates over candidatesOf(inputs)): nothing else is read before the plan.
+   */
+  candidates?: Candidates;
+  /**
    * Leave the members' new data unwritten, returned in `updates` for the caller to write (a
    * member's edit writes it in the statement that moves its audiences: followMembers' `along`).
    * `types`, when given, are the field types the caller read under the member lock.
@@ -55,6 +61,19 @@ const NAMED = new Set<string>(NAMED_FIELDS);
 /** Whether an input sends a custom field a value (only those can break a declared type). */
 const hasCustomValues = (inputs: MemberInput[]) =>
   inputs.some((input) => Object.entries(input.fields ?? {}).some(([key, value]) => value !== "" && !NAMED.has(key)));
+
+/** The member ids and e-mail keys the inputs could match: what readCandidates reads. */
+export function candidatesOfInputs(inputs: MemberInput[]): { ids: string[]; emailKeys: string[] } {
+  const keys = new Set<string>();
+  const ids = new Set<string>();
+  for (const input of inputs) {
+    if (input.id !== undefined) ids.add(input.id);
+    for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
+      keys.add(key);
+    }
+  }
+  return { ids: [...ids], emailKeys: [...keys] };
+}
 
 /** The events of a batch: the members it created (by number) and what changed of the others. */
 function eventsOf(createdSeqs: number[], updated: { id: string; changed: string[] }[]): OutboxEntry[] {
@@ -97,18 +116,15 @@ export async function resolveMemberInputs(
       ),
     };
   }
-  const keys = new Set<string>();
-  for (const input of inputs) {
-    for (const key of emailKeysOf({ email: input.email ?? null, alternativeEmails: input.alternativeEmails ?? [] })) {
-      keys.add(key);
-    }
-  }
-  const owners = await members.findEmailOwners(tx, workspaceId, [...keys]);
-  const candidateIds = new Set([...owners.values()]);
-  for (const input of inputs) if (input.id !== undefined) candidateIds.add(input.id);
+  const { ids, emailKeys } = candidatesOfInputs(inputs);
+  const read = options.candidates;
+  const owners = read?.owners ?? (await members.findEmailOwners(tx, workspaceId, emailKeys));
+  const candidateIds = new Set([...owners.values(), ...ids]);
   const known = options.known ?? [];
   for (const row of known) candidateIds.delete(row.id);
-  const rows = [...known, ...(await members.findByIds(tx, workspaceId, [...candidateIds]))];
+  const rows = read
+    ? [...known, ...read.rows.filter((row) => candidateIds.has(row.id))]
+    : [...known, ...(await members.findByIds(tx, workspaceId, [...candidateIds]))];
   const stored = new Map<string, MemberData>(
     rows.map((row) => [
       row.id,
@@ -117,7 +133,8 @@ export async function resolveMemberInputs(
   );
 
   // Read under the member lock, which declareField takes too: no declaration changes meanwhile.
-  const types = options.types ?? (hasCustomValues(inputs) ? await members.fieldTypes(tx, workspaceId) : undefined);
+  const types =
+    options.types ?? read?.types ?? (hasCustomValues(inputs) ? await members.fieldTypes(tx, workspaceId) : undefined);
   const plan = planMemberUpserts(inputs, stored, owners, () => newId("mem"), { ...options, types });
   const { createdBare, seqs } = await members.insert(tx, workspaceId, plan.create, bareIds);
   for (const row of rows) seqs.set(row.id, row.seq);
