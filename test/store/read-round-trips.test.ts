@@ -11,8 +11,8 @@ import { encodeCursor } from "../../src/domain/cursor.ts";
 import { createEventRelay } from "../../src/features/events/event-relay.ts";
 import { eventRepo } from "../../src/features/events/event-repo.ts";
 import { addMembers, createAudience, createWorkspace, type TestWorkspace } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
-import { type CountingStore, countingStore, type RoundTrips } from "../support/round-trips.ts";
+import type { LiveServer } from "../support/live-server.ts";
+import { type CountingStore, type RoundTrips, startCountingServer } from "../support/round-trips.ts";
 
 /**
  * 30,000 members, created in order, so that member numbers follow the ids' order and reach a
@@ -37,15 +37,7 @@ let scattered: string;
 let named: string;
 
 beforeAll(async () => {
-  server = await startLiveServer({
-    workers: false,
-    settings: { rateLimit: { perMinute: 0 } },
-    wrapStore: (store) => {
-      counting = countingStore(store);
-      return counting.store;
-    },
-  });
-  counting.database = server.databaseUrl && new URL(server.databaseUrl).pathname.slice(1);
+  ({ server, counting } = await startCountingServer());
   ws = await createWorkspace(server);
   everyone = await createAudience(ws, "Everyone");
   sparse = await createAudience(ws, "Sparse");

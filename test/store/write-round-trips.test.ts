@@ -16,8 +16,8 @@ import {
   ingestActivities,
   type TestWorkspace,
 } from "../support/factories.ts";
-import { type LiveServer, startLiveServer } from "../support/live-server.ts";
-import { type CountingStore, countingStore, type RoundTrips } from "../support/round-trips.ts";
+import type { LiveServer } from "../support/live-server.ts";
+import { type CountingStore, type RoundTrips, startCountingServer } from "../support/round-trips.ts";
 
 /** The bench's rules (scripts/bench/scenarios/scattered-updates.ts): a region, or a tier within regions. */
 const ruleOf = (i: number) =>
@@ -37,15 +37,7 @@ let manual: string;
 const path = { path: { workspaceId: "" } };
 
 beforeAll(async () => {
-  server = await startLiveServer({
-    workers: false,
-    settings: { rateLimit: { perMinute: 0 } },
-    wrapStore: (store) => {
-      counting = countingStore(store);
-      return counting.store;
-    },
-  });
-  counting.database = server.databaseUrl && new URL(server.databaseUrl).pathname.slice(1);
+  ({ server, counting } = await startCountingServer());
   ws = await createWorkspace(server);
   path.path.workspaceId = ws.id;
   const ruled = await createAudiences(ws, 100);

@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Store } from "../../src/platform/db/database.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
+import { type LiveServer, startLiveServer } from "./live-server.ts";
 
 /**
  * What a stretch of work asked of the database, and in how many round trips.
@@ -130,4 +131,23 @@ export function countingStore(store: Store): CountingStore {
     },
   };
   return counting;
+}
+
+/**
+ * A live server whose store counts what it sends, with background work off (workers: false) and
+ * the rate limit off (its flush writes through the store), so that only the request is counted.
+ */
+export async function startCountingServer(): Promise<{ server: LiveServer; counting: CountingStore }> {
+  let counting: CountingStore | undefined;
+  const server = await startLiveServer({
+    workers: false,
+    settings: { rateLimit: { perMinute: 0 } },
+    wrapStore: (store) => {
+      counting = countingStore(store);
+      return counting.store;
+    },
+  });
+  if (!counting) throw new Error("the live server did not build its store through wrapStore");
+  counting.database = server.databaseUrl && new URL(server.databaseUrl).pathname.slice(1);
+  return { server, counting };
 }

@@ -1,8 +1,8 @@
 import type { components } from "../../../generated/api.d.ts";
 import { BadRequestError } from "../../domain/errors.ts";
-import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
 import { sizeOf } from "../membership/member-set.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
+import type { MemberPageQuery, MemberPages } from "../membership/pages/member-pages.ts";
 import { type MemberWrites, resolveMemberInputs } from "../membership/upsert/member-resolution.ts";
 
 type Schemas = components["schemas"];

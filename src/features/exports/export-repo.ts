@@ -2,15 +2,10 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import { NAMED_FIELDS } from "../../domain/member-merge.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { CHUNK_BITS, kind } from "../membership/member-bits-sql.ts";
-import {
-  audienceListing,
-  type Listing,
-  MEMBER_JSON,
-  membersOfJson,
-  workspaceListing,
-} from "../membership/member-page-repo.ts";
 import type { MemberRow } from "../membership/member-repo.ts";
-import { searchSql } from "../membership/member-search-sql.ts";
+import { MEMBER_JSON, membersOfJson } from "../membership/pages/member-json-sql.ts";
+import { audienceListing, type Listing, workspaceListing } from "../membership/pages/member-page-repo.ts";
+import { searchSql } from "../membership/pages/member-search-sql.ts";
 import { chunksAtSql, membersAtSql } from "../membership/transition-repo.ts";
 
 /**

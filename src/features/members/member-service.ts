@@ -2,12 +2,12 @@ import type { components } from "../../../generated/api.d.ts";
 import { memberNotFound } from "../../domain/errors.ts";
 import { emailKeysOf, type MemberData } from "../../domain/member-merge.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { MemberPageQuery, MemberPages } from "../membership/member-pages.ts";
 import type { MemberRepo } from "../membership/member-repo.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipRepo } from "../membership/membership-repo.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
 import { changedKeys } from "../membership/outbox-entries.ts";
+import type { MemberPageQuery, MemberPages } from "../membership/pages/member-pages.ts";
 import { foldMember } from "../membership/rules/filter.ts";
 import { candidatesOfInputs, type MemberWrites, resolveMemberInputs } from "../membership/upsert/member-resolution.ts";
 

@@ -3,7 +3,6 @@ import { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import {
   bitOf,
-  CHUNK_SHIFT,
   chunkOf,
   chunksOf,
   kind,
@@ -20,6 +19,7 @@ import {
   chunkRow,
   clearBits,
   dropChunksOutside,
+  evaluatedChunks,
   joinChunk,
   readsByKey,
   replaceChunks,
@@ -291,32 +291,5 @@ export const membershipRepo = {
     );
   },
 };
-
-/**
- * applyMatches' rows (audience_id, chunk, changed): the chunks of the members each audience
- * evaluated, shared or its own, and how many there are; undefined when there are none.
- */
-function evaluatedChunks(
-  changed: number[] | "own",
-  matched: { audienceId: string; among?: number[] }[],
-): { rows: Prisma.Sql; count: number } | undefined {
-  const chunksOf = (seqs: number[]) => new Set(seqs.map((seq) => seq >> CHUNK_SHIFT)).size;
-  if (changed !== "own") {
-    if (changed.length === 0 || matched.length === 0) return undefined;
-    return {
-      rows: Prisma.sql`SELECT a.id AS audience_id, c.chunk, c.bits AS changed
-        FROM unnest(${matched.map((m) => m.audienceId)}::text[]) AS a(id) CROSS JOIN ${knownChunksOf(changed)} AS c`,
-      count: chunksOf(changed),
-    };
-  }
-  const domains = matched.flatMap(({ audienceId, among = [] }) =>
-    among.length > 0 ? [{ grp: audienceId, seqs: among }] : [],
-  );
-  if (domains.length === 0) return undefined;
-  return {
-    rows: Prisma.sql`SELECT c.grp AS audience_id, c.chunk, c.bits AS changed FROM ${knownGroupedChunksOf(domains)} AS c`,
-    count: domains.reduce((n, d) => n + chunksOf(d.seqs), 0),
-  };
-}
 
 export type MembershipRepo = typeof membershipRepo;

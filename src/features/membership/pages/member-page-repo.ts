@@ -1,7 +1,7 @@
-import { Prisma } from "../../../generated/prisma/client.ts";
-import type { Position } from "../../domain/cursor.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
-import { setBitPositions } from "./bitset.ts";
+import { Prisma } from "../../../../generated/prisma/client.ts";
+import type { Position } from "../../../domain/cursor.ts";
+import type { SqlClient } from "../../../platform/db/sql-client.ts";
+import { setBitPositions } from "../bitset.ts";
 import {
   base64Of,
   bitOf,
@@ -12,10 +12,11 @@ import {
   pageSeqs,
   storedBits,
   storedHas,
-} from "./member-bits-sql.ts";
-import type { MemberRow } from "./member-repo.ts";
+} from "../member-bits-sql.ts";
+import type { MemberRow } from "../member-repo.ts";
+import { seqRange } from "../member-set.ts";
+import { MEMBER_JSON, type MemberJson, memberOfJson, membersOfJson } from "./member-json-sql.ts";
 import { type ListingScope, searchedCount, searchSql } from "./member-search-sql.ts";
-import { seqRange } from "./member-set.ts";
 
 export interface PageQuery {
   sortDirection: "ASC" | "DESC";
@@ -274,30 +275,6 @@ async function sparsePage(
   }
   return membersBySeq(db, workspaceId, seqs, order);
 }
-
-/**
- * A member of `members AS m` as one JSON array, for reading many rows as one json_agg document:
- * converting a hundred rows column by column on their way through the driver costs more than the
- * query itself.
- */
-export const MEMBER_JSON = Prisma.sql`json_build_array(m.id, floor(extract(epoch FROM m.created_at) * 1000), m.email,
-  m.fields, m.alternative_emails)`;
-
-/** The members of a json_agg of MEMBER_JSON (null: no rows). */
-export function membersOfJson(document: string | null): MemberRow[] {
-  return (JSON.parse(document ?? "[]") as MemberJson[]).map(memberOfJson);
-}
-
-/** One MEMBER_JSON array. */
-type MemberJson = [string, number, string | null, Record<string, string>, string[] | null];
-
-const memberOfJson = ([id, createdAt, email, fields, alternativeEmails]: MemberJson): MemberRow => ({
-  id,
-  createdAt: new Date(createdAt),
-  email,
-  fields,
-  alternativeEmails: alternativeEmails ?? [],
-});
 
 /** The members with these numbers, in page order (a member deleted meanwhile is skipped). */
 async function membersBySeq(

@@ -1,7 +1,7 @@
-import { Prisma } from "../../../generated/prisma/client.ts";
-import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
-import { bitOf, chunkOf, kind, storedHas } from "./member-bits-sql.ts";
-import { fold } from "./rules/filter.ts";
+import { Prisma } from "../../../../generated/prisma/client.ts";
+import { PLANNED_PER_RUN } from "../../../platform/db/prepared-statements.ts";
+import { bitOf, chunkOf, kind, storedHas } from "../member-bits-sql.ts";
+import { fold } from "../rules/filter.ts";
 
 /** Whose members a listing holds: the workspace's, or one of its audiences'. */
 export interface ListingScope {

@@ -1,9 +1,9 @@
-import type { components } from "../../../generated/api.d.ts";
-import { decodeCursor, encodeCursor } from "../../domain/cursor.ts";
-import { audienceNotFound, BadRequestError } from "../../domain/errors.ts";
-import type { Store } from "../../platform/db/database.ts";
+import type { components } from "../../../../generated/api.d.ts";
+import { decodeCursor, encodeCursor } from "../../../domain/cursor.ts";
+import { audienceNotFound, BadRequestError } from "../../../domain/errors.ts";
+import type { Store } from "../../../platform/db/database.ts";
+import { toMember } from "../member-view.ts";
 import type { MemberPageRepo, PageRows } from "./member-page-repo.ts";
-import { toMember } from "./member-view.ts";
 
 type Schemas = components["schemas"];
 
