@@ -35,6 +35,7 @@ const SKIPPED = [
   'docs/operations.md: pg_dump -Fc -d "$DATABASE_URL" -f /backups/audiences-$(date +%F).dump',
   "docs/operations.md: createdb -h db.example.com -U postgres audiences_restored",
   "docs/operations.md: DATABASE_URL=postgresql://app@db-primary:5432/audiences \\",
+  "docs/operations.md: MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=1048576 MALLOC_MMAP_THRESHOLD_=131072 npm start",
   "docs/performance.md: DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres npm run bench   # creates and drops bench_* databases",
 ];
 
