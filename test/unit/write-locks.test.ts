@@ -84,6 +84,16 @@ describe("write locks", () => {
     expect(late.audiences.taken).toEqual(["update aud_a"]);
   });
 
+  it("lock one audience with a read without the member lock, and a second one only under it", async () => {
+    const { audiences, locks } = setUp();
+    const { row } = await locks.writableReading("aud_a", Prisma.empty);
+    expect([row.id, locks.holdsMembers(), locks.holds("aud_a", "update")]).toEqual(["aud_a", false, true]);
+    await locks.writableReading("aud_a", Prisma.empty);
+    await expect(locks.writableReading("aud_b", Prisma.empty)).rejects.toBeInstanceOf(LockOrderError);
+    await expect(locks.following(["aud_rule"])).rejects.toBeInstanceOf(LockOrderError);
+    expect(audiences.taken).toEqual(["update aud_a", "update aud_a"]);
+  });
+
   it("answer 404 for an unknown audience and 409 for an archived one to change", async () => {
     await expect(setUp().locks.writable("aud_none")).rejects.toMatchObject({ status: 404, code: "audience_not_found" });
     await expect(setUp().locks.writable("aud_old")).rejects.toMatchObject({ status: 409, code: "audience_archived" });
