@@ -9,8 +9,9 @@ export { CHUNK_BITS, CHUNK_SHIFT };
  * Membership sets are bitsets over member numbers (members.seq), stored in membership_chunks as
  * bit(8192) values (a chunk of few members as their positions: storedBits): bit i of chunk c
  * stands for member number c × 8192 + i, counted from the left as PostgreSQL's get_bit counts
- * (src/features/membership/member-set.ts reads them the same way). These are the SQL pieces every membership statement shares; the set arithmetic stays in the
- * database, and only chunks that a caller must read (a page, what changed) come back.
+ * (member-set.ts reads them the same way). These are the SQL pieces every membership statement
+ * shares; the set arithmetic stays in the database, and only chunks that a caller must read (a
+ * page, what changed) come back.
  */
 const WORDS_PER_CHUNK = CHUNK_BITS / 64;
 
