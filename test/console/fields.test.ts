@@ -18,9 +18,9 @@ describe("the Fields screen", () => {
     await page.getByLabel("Field key").fill("score");
     await page.getByLabel("Type", { exact: true }).selectOption("number");
     await page.getByRole("button", { name: "Declare" }).click();
+    // score is listed before it is declared (members hold it), so the row is there at once: wait for its type.
     const score = page.getByRole("row", { name: /^score/ });
-    await score.waitFor();
-    expect(await score.getByLabel("Type of score").inputValue()).toBe("number");
+    await expect.poll(() => score.getByLabel("Type of score").inputValue()).toBe("number");
     expect(await page.getByLabel("Field key").inputValue()).toBe("");
 
     await page.getByLabel("Field key").fill("lastOrder");
