@@ -63,6 +63,65 @@ describe("write locks", () => {
     expect([audiences.taken, after.audiences.taken]).toEqual([["members"], ["update aud_a"]]);
   });
 
+  it("read under the member lock: in the lock's statement when the write takes it so, else on their own", async () => {
+    const reads: string[] = [];
+    /** A read, and the text of the subquery it gives the lock's statement. */
+    const read = () => {
+      const alongside = Prisma.sql`(SELECT 'types')`;
+      return {
+        alongside: () => alongside,
+        parse: (json: string) => `parsed ${json}`,
+        read: async () => {
+          reads.push("own statement");
+          return "read alone";
+        },
+        sent: alongside.text,
+      };
+    };
+    const lockWith = (answer: string | undefined) => {
+      const { audiences, locks } = setUp();
+      const sent: string[] = [];
+      audiences.locks.memberWritesReading = async (_tx, _ws, alongside) => {
+        audiences.taken.push("members");
+        sent.push(alongside.text);
+        return answer;
+      };
+      return { audiences, locks, sent };
+    };
+
+    // The lock's statement answered: its answer, parsed, and no statement of its own.
+    const answered = lockWith('{"score":"number"}');
+    const first = read();
+    expect(await answered.locks.readUnderMembers(true, "reading", first)).toBe('parsed {"score":"number"}');
+    expect([answered.audiences.taken, answered.sent, reads]).toEqual([["members"], [first.sent], []]);
+    // The lock held now: a later read with lockFirst reads on its own, without a second lock.
+    expect(await answered.locks.readUnderMembers(true, "reading", read())).toBe("read alone");
+    expect([answered.audiences.taken, reads]).toEqual([["members"], ["own statement"]]);
+
+    // The lock's statement could not answer (a member write committed meanwhile): read again.
+    const unanswered = lockWith(undefined);
+    expect(await unanswered.locks.readUnderMembers(true, "reading", read())).toBe("read alone");
+    expect([unanswered.audiences.taken, reads.length]).toEqual([["members"], 2]);
+
+    // Without lockFirst, the member lock must already be held: nothing is sent without it.
+    const unlocked = lockWith("never");
+    await expect(unlocked.locks.readUnderMembers(false, "reading the field types", read())).rejects.toThrow(
+      new LockOrderError("reading the field types needs the workspace's member lock"),
+    );
+    expect([unlocked.audiences.taken, reads.length]).toEqual([[], 2]);
+    await unlocked.locks.members();
+    expect(await unlocked.locks.readUnderMembers(false, "reading", read())).toBe("read alone");
+    expect([unlocked.audiences.taken, unlocked.sent, reads.length]).toEqual([["members"], [], 3]);
+
+    // With lockFirst after an audience's lock: refused as the member lock is, before any statement.
+    const late = lockWith("never");
+    await late.locks.writable("aud_a");
+    await expect(late.locks.readUnderMembers(true, "reading", read())).rejects.toThrow(
+      "the member lock is taken before any audience lock",
+    );
+    expect([late.audiences.taken, late.sent, reads.length]).toEqual([["update aud_a"], [], 3]);
+  });
+
   it("take the member lock and then an audience's in one statement, the audience checked as writable", async () => {
     const { audiences, locks } = setUp();
     const { row } = await locks.writableReading("aud_b", Prisma.empty, { memberLock: true });

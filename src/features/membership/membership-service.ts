@@ -148,22 +148,18 @@ export function createMembershipService(deps: MembershipDeps) {
         await following.followAudiences(w, changes);
         return one(audienceId, "manual", changes);
       },
-      async readCandidates(ids, emailKeys) {
-        if (lockingRead()) {
-          const read = await locks.membersReading(candidatesJson(workspaceId, ids, emailKeys));
-          if (read !== undefined) return candidatesOf(read);
-        }
-        requireMembers("reading an upsert's candidates");
-        return deps.candidates.candidates(tx, workspaceId, ids, emailKeys);
-      },
-      async readFieldTypes() {
-        if (lockingRead()) {
-          const read = await locks.membersReading(declaredTypesJson(workspaceId));
-          if (read !== undefined) return typesOf(JSON.parse(read));
-        }
-        requireMembers("reading the field types");
-        return deps.fieldTypes.types(tx, workspaceId);
-      },
+      readCandidates: (ids, emailKeys) =>
+        locks.readUnderMembers(lockFirst, "reading an upsert's candidates", {
+          alongside: () => candidatesJson(workspaceId, ids, emailKeys),
+          parse: candidatesOf,
+          read: () => deps.candidates.candidates(tx, workspaceId, ids, emailKeys),
+        }),
+      readFieldTypes: () =>
+        locks.readUnderMembers(lockFirst, "reading the field types", {
+          alongside: () => declaredTypesJson(workspaceId),
+          parse: (json) => typesOf(JSON.parse(json)),
+          read: () => deps.fieldTypes.types(tx, workspaceId),
+        }),
       namingAudiences,
       async setRule(audienceId, filter, types) {
         // The member lock first: a member created meanwhile is either seen by the evaluation or
@@ -202,14 +198,13 @@ export function createMembershipService(deps: MembershipDeps) {
         await deps.audiences.inheritClock(tx, workspaceId, targetId, sourceIds);
         return one(targetId, "merge", report("merge", await sets.copyUnion(tx, workspaceId, targetId, sourceIds)));
       },
-      async readMembers(memberIds) {
+      readMembers(memberIds) {
         const members = { rowsOf: memberIds };
-        if (lockingRead()) {
-          const read = await locks.membersReading(ruleMatchesJson(workspaceId, memberIds, members));
-          if (read !== undefined) return ruleReadOf(read);
-        }
-        requireMembers("reading members to change");
-        return deps.rules.ruleMatches(tx, workspaceId, memberIds, members);
+        return locks.readUnderMembers(lockFirst, "reading members to change", {
+          alongside: () => ruleMatchesJson(workspaceId, memberIds, members),
+          parse: ruleReadOf,
+          read: () => deps.rules.ruleMatches(tx, workspaceId, memberIds, members),
+        });
       },
       async followMembers(memberIds, known = [], along = {}) {
         requireMembers("following member changes");
@@ -220,12 +215,13 @@ export function createMembershipService(deps: MembershipDeps) {
         return following.followMembers(w, memberIds, known, along);
       },
       async readActivityRules() {
-        if (lockingRead()) {
-          const read = await locks.membersReading(activityRulesJson(workspaceId));
-          if (read !== undefined) followingRules = Promise.resolve(JSON.parse(read) as FollowingRule[]);
-        }
-        requireMembers("reading the rules that follow activities");
-        await activityRules();
+        const rules = await locks.readUnderMembers(lockFirst, "reading the rules that follow activities", {
+          alongside: () => activityRulesJson(workspaceId),
+          parse: (json) => JSON.parse(json) as FollowingRule[],
+          // Read once per write: followActivities takes them as read.
+          read: activityRules,
+        });
+        followingRules = Promise.resolve(rules);
       },
       async followActivities(stored) {
         requireMembers("following activities");

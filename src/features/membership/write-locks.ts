@@ -15,6 +15,16 @@ export type LockRows = Pick<
   | "ruleOutdated"
 >;
 
+/** One read of readUnderMembers: as the member lock's statement reads it, and on its own. */
+export interface MembersRead<T> {
+  /** The read as a scalar subquery giving JSON text (a *Json function of its repository). */
+  alongside: () => Prisma.Sql;
+  /** That answer as what it is. */
+  parse: (json: string) => T;
+  /** The read in a statement of its own, under the member lock already held. */
+  read: () => Promise<T>;
+}
+
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
 export class LockOrderError extends Error {
   override name = "LockOrderError";
@@ -62,6 +72,18 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     return row;
   };
 
+  /**
+   * The member lock, as `members`, reading `alongside` (a scalar subquery) in the same statement:
+   * its answer, or undefined when it must be read again under the lock (a member write committed
+   * while this one waited, or the rows are not the database's: fakes).
+   */
+  const membersReading = async (alongside: Prisma.Sql): Promise<string | undefined> => {
+    beforeMembers();
+    const read = await repo.memberWritesReading(tx, workspaceId, alongside);
+    memberLock = true;
+    return read;
+  };
+
   return {
     /** The workspace's member lock; only as the first lock of the transaction. */
     async members(): Promise<void> {
@@ -71,16 +93,22 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
       memberLock = true;
     },
 
+    membersReading,
+
     /**
-     * The member lock, as `members`, reading `alongside` (a scalar subquery) in the same statement:
-     * its answer, or undefined when it must be read again under the lock (a member write committed
-     * while this one waited, or the rows are not the database's: fakes).
+     * A read a write makes under the member lock. With `lockFirst` (the write's lockWithFirstRead)
+     * while the lock is still to be taken, the lock's statement reads it too (`alongside`, as
+     * `membersReading`) and `parse` makes its answer: the lock and the write's first read in one
+     * round trip. Otherwise, or when that answer must be read again, the lock must be held
+     * (LockOrderError naming `what`) and `read` reads it in a statement of its own.
      */
-    async membersReading(alongside: Prisma.Sql): Promise<string | undefined> {
-      beforeMembers();
-      const read = await repo.memberWritesReading(tx, workspaceId, alongside);
-      memberLock = true;
-      return read;
+    async readUnderMembers<T>(lockFirst: boolean, what: string, read: MembersRead<T>): Promise<T> {
+      if (lockFirst && !memberLock) {
+        const answer = await membersReading(read.alongside());
+        if (answer !== undefined) return read.parse(answer);
+      }
+      underMemberLock(what);
+      return read.read();
     },
 
     /** Locks an audience to change it; it must exist (404) and be unarchived (409). */
