@@ -19,9 +19,9 @@ import { namingAudiencesJson, namingOf, type RuleRepo, ruleMatchesJson, ruleRead
 import type { WriteRecords } from "./transition-repo.ts";
 import { createWriteLocks, LockOrderError, type LockRows, type WriteLocks } from "./write-locks.ts";
 
-export type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer.ts";
+export type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer-types.ts";
 
-import type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer.ts";
+import type { MembershipWriter, NamingRule, WriteOptions } from "./membership-writer-types.ts";
 
 /**
  * Told after a write that recorded events has committed, so that they can be published at once
