@@ -16,6 +16,7 @@ export const MUTATED = [
   "src/domain/member-merge.ts",
   "src/features/membership/member-set.ts",
   "src/features/membership/membership-service.ts",
+  "src/features/membership/membership-writer.ts",
   "src/features/membership/net-changes.ts",
   "src/features/membership/write-locks.ts",
 ];

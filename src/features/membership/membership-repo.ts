@@ -39,8 +39,8 @@ export type { SetChange } from "./membership-sql.ts";
  * `exclude` (manual decisions), `match` (what its rule matches) and `member`, kept equal to
  * include ∨ (match ∧ ¬exclude) by every statement here. Each operation is one statement, which
  * also moves the audiences' member_count by what entered and left and returns those changes
- * (see `changesOf`). Only src/features/membership/membership-service.ts calls these, holding the locks
- * src/features/membership/write-locks.ts describes.
+ * (see `changesOf`). Only the write path calls these (membership-writer.ts and the rule following
+ * it drives), holding the locks src/features/membership/write-locks.ts describes.
  */
 export const membershipRepo = {
   /** Adds the members with these numbers by hand: include, no longer exclude. */

@@ -19,7 +19,7 @@ const names = Prisma.sql`jsonb_path_exists(filter, ${AUDIENCE_CONDITIONS})`;
 
 /**
  * activityRuleRepo.activityRules' rows as one JSON text value (a scalar subquery), for the
- * statement of the member lock that an ingest reads them with (membership-service.ts
+ * statement of the member lock that an ingest reads them with (membership-writer.ts
  * readActivityRules); JSON.parse reads it back.
  */
 export const activityRulesJson = (workspaceId: string) => Prisma.sql`(

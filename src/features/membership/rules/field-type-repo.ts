@@ -37,7 +37,7 @@ export const declaredTypesSql = (workspaceId: Prisma.Sql) => Prisma.sql`(
 
 /**
  * The same as JSON text, for the statement of the member lock that a rule's change reads them with
- * (membership-service.ts readFieldTypes); typesOf(JSON.parse(…)) reads it back.
+ * (membership-writer.ts readFieldTypes); typesOf(JSON.parse(…)) reads it back.
  */
 export const declaredTypesJson = (workspaceId: string) =>
   Prisma.sql`(${declaredTypesSql(Prisma.sql`${workspaceId}`)}::text)`;

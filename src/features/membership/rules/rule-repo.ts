@@ -44,7 +44,7 @@ export const memberJson = Prisma.sql`json_build_object('id', m.id, 'createdAt', 
 /**
  * ruleRepo.namingAudiences' rows as one JSON text value (a scalar subquery), for a statement that
  * reads them beside other things: the lock of an audience whose members are changed by hand reads
- * the rules that follow it (membership-service.ts `writable`). namingOf reads it back.
+ * the rules that follow it (membership-writer.ts `writable`). namingOf reads it back.
  */
 export const namingAudiencesJson = (workspaceId: string) => Prisma.sql`(
   SELECT coalesce(json_agg(json_build_object('id', id, 'filter', filter, 'isArchived', is_archived) ORDER BY id), '[]')::text
@@ -55,7 +55,7 @@ export const namingOf = (json: string): { id: string; filter: Filter; isArchived
 
 /**
  * ruleRepo.ruleMatches' read as one JSON text value (a scalar subquery), for the statement that
- * takes the member lock to read it too (membership-service.ts readMembers); ruleReadOf reads it back.
+ * takes the member lock to read it too (membership-writer.ts readMembers); ruleReadOf reads it back.
  */
 export const ruleMatchesJson = (
   workspaceId: string,

@@ -33,7 +33,7 @@ export function movements(changes: SetChange[]): Map<string, number[] | "many"> 
   return moved;
 }
 
-/** Reports a write's membership changes with their reason (membership-service.ts). */
+/** Reports a write's membership changes with their reason (membership-writer.ts). */
 export type Report = (reason: ChangeReason, changes: SetChange[]) => MembershipChange[];
 
 /** One write's view: its transaction, workspace, locks, and where its changes are reported. */

@@ -21,7 +21,7 @@ export interface Candidates {
 
 /**
  * An upsert's candidates as one JSON text value (a scalar subquery), for the statement that takes
- * the member lock to read them too (membership-service.ts readCandidates); candidatesOf reads it back.
+ * the member lock to read them too (membership-writer.ts readCandidates); candidatesOf reads it back.
  */
 export const candidatesJson = (workspaceId: string, ids: string[], keys: string[]): Prisma.Sql => Prisma.sql`(
   WITH owners AS MATERIALIZED (
