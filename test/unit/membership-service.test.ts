@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
+import type { Prisma } from "../../generated/prisma/client.ts";
 import { type MembershipChange, membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
+import { activityRulesJson } from "../../src/features/membership/rules/activity-rule-repo.ts";
+import { declaredTypesJson } from "../../src/features/membership/rules/field-type-repo.ts";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
+import { ruleMatchesJson } from "../../src/features/membership/rules/rule-repo.ts";
+import { candidatesJson } from "../../src/features/membership/upsert/member-candidates-repo.ts";
 import { LockOrderError } from "../../src/features/membership/write-locks.ts";
 import { SENT_WITH_COMMIT } from "../../src/platform/db/sql-client.ts";
 import { fakeMembership, fakeTxStatements } from "./fakes/fake-stores.ts";
@@ -495,10 +500,16 @@ describe("the membership module refuses writes without their locks", () => {
       ],
       folded: null,
     };
-    audiences.locks.memberWritesReading = async () => JSON.stringify(answer);
+    const sent: Prisma.Sql[] = [];
+    audiences.locks.memberWritesReading = async (_tx, _ws, alongside) => {
+      sent.push(alongside);
+      return JSON.stringify(answer);
+    };
     const read = await membership.workspaceWrite("ws", { memberWrites: true, lockWithFirstRead: true }, (w) =>
       w.readMembers(["ada"]),
     );
+    // The lock's statement reads what ruleMatches reads: the members and the evaluation's rules.
+    expect(sent).toEqual([ruleMatchesJson("ws", ["ada"], { rowsOf: ["ada"] })]);
     expect(read).toEqual({
       types: new Map([["score", "number"]]),
       rules: [{ id: "aud_acme", filter: ACME, matched: [0] }],
@@ -529,13 +540,17 @@ describe("the membership module refuses writes without their locks", () => {
     });
     expect([audiences.taken, reads]).toEqual([["members", "update aud_orders"], 1]);
     // The lock's statement answers them: followActivities takes them as read.
-    audiences.locks.memberWritesReading = async () =>
-      JSON.stringify([{ id: "aud_orders", filter: counting, counts: true, names: false }]);
+    const sent: Prisma.Sql[] = [];
+    audiences.locks.memberWritesReading = async (_tx, _ws, alongside) => {
+      sent.push(alongside);
+      return JSON.stringify([{ id: "aud_orders", filter: counting, counts: true, names: false }]);
+    };
     await membership.workspaceWrite("ws", first, async (w) => {
       await w.readActivityRules();
       await w.followActivities(stored);
     });
     expect(reads).toBe(1);
+    expect(sent).toEqual([activityRulesJson("ws")]);
     expect(sets.memberIds("aud_orders")).toEqual(["ada"]);
     // Without the member lock, nothing is read.
     await expect(
@@ -573,8 +588,13 @@ describe("the membership module refuses writes without their locks", () => {
       ],
       types: { score: "number" },
     };
-    audiences.locks.memberWritesReading = async () => JSON.stringify(answer);
+    const sent: Prisma.Sql[] = [];
+    audiences.locks.memberWritesReading = async (_tx, _ws, alongside) => {
+      sent.push(alongside);
+      return JSON.stringify(answer);
+    };
     const answered = await membership.workspaceWrite("ws", first, (w) => w.readCandidates(["ada"], ["a@x.io"]));
+    expect(sent).toEqual([candidatesJson("ws", ["ada"], ["a@x.io"])]);
     expect(answered).toEqual({
       owners: new Map([["a@x.io", "ada"]]),
       rows: [{ ...answer.rows[0], createdAt: new Date("2026-11-21T09:41:00.000Z") }],
@@ -602,8 +622,13 @@ describe("the membership module refuses writes without their locks", () => {
     const again = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
     expect([again, audiences.taken, reads]).toEqual([new Map([["score", "number"]]), ["members"], 1]);
     // The lock's statement answers them: not read again.
-    audiences.locks.memberWritesReading = async () => JSON.stringify({ score: "number", born: "date" });
+    const sent: Prisma.Sql[] = [];
+    audiences.locks.memberWritesReading = async (_tx, _ws, alongside) => {
+      sent.push(alongside);
+      return JSON.stringify({ score: "number", born: "date" });
+    };
     const answered = await membership.workspaceWrite("ws", first, (w) => w.readFieldTypes());
+    expect(sent).toEqual([declaredTypesJson("ws")]);
     expect([answered, reads]).toEqual([
       new Map([
         ["score", "number"],
