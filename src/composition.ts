@@ -34,6 +34,7 @@ import { createSizeInsight } from "./features/insight/size-insight.ts";
 import { createMemberService } from "./features/members/member-service.ts";
 import { activityRepo } from "./features/membership/activity-repo.ts";
 import { audienceRepo } from "./features/membership/audience-repo.ts";
+import { filterPreviewRepo } from "./features/membership/filter-preview-repo.ts";
 import { lockRepo } from "./features/membership/lock-repo.ts";
 import { createMemberInputCheck } from "./features/membership/member-input-check.ts";
 import { memberRepo } from "./features/membership/member-repo.ts";
@@ -218,7 +219,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
       cache,
       membership,
       audiences: audienceRepo,
-      members: memberRepo,
+      preview: filterPreviewRepo,
       fieldTypes: fieldTypeRepo,
       rules: ruleRepo,
       activityRetentionDays: settings.activities.retentionDays,

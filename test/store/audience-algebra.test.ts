@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
+import { filterPreviewRepo } from "../../src/features/membership/filter-preview-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { membershipRepo } from "../../src/features/membership/membership-repo.ts";
 import { audienceAlgebraSql } from "../../src/features/membership/rules/audience-algebra-sql.ts";
@@ -147,10 +148,10 @@ it("previews rules mixing audience and other conditions, and counts their nodes,
       async (rule, shape) => {
         const label = JSON.stringify(rule);
         const want = expected(rule);
-        const preview = await memberRepo.matching(store.db, ws, rule, context, SEQS.length);
+        const preview = await filterPreviewRepo.matching(store.db, ws, rule, context, SEQS.length);
         expect(preview.totalCount, label).toBe(want.length);
         expect(preview.rows.map((row) => row.id).sort(), label).toEqual(want.map((seq) => `m${seq}`).sort());
-        const counts = await memberRepo.nodeCounts(store.db, ws, rule, context, shape);
+        const counts = await filterPreviewRepo.nodeCounts(store.db, ws, rule, context, shape);
         expect(counts, label).toEqual(filterNodes(rule).map(({ node }) => expected(node).length));
       },
     ),

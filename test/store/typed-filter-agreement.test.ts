@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FieldType } from "../../src/domain/field-types.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
+import { filterPreviewRepo } from "../../src/features/membership/filter-preview-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { type Filter, foldMember, parseFilter } from "../../src/features/membership/rules/filter.ts";
 import { filterNodes } from "../../src/features/membership/rules/filter-explain.ts";
@@ -132,9 +133,15 @@ describe("typed rules in SQL and in process", () => {
       fc.asyncProperty(filter, async (f) => {
         const rule = parseFilter(f, { types });
         // With the workspace known (its values are cast behind it) and without (behind a pattern).
-        const { rows } = await memberRepo.matching(store.db, ws, rule, { types, now: NOW, workspaceId: ws }, 1000);
+        const { rows } = await filterPreviewRepo.matching(
+          store.db,
+          ws,
+          rule,
+          { types, now: NOW, workspaceId: ws },
+          1000,
+        );
         const bySql = rows.map((row) => row.id).sort();
-        const unguarded = await memberRepo.matching(store.db, ws, rule, { types, now: NOW }, 1000);
+        const unguarded = await filterPreviewRepo.matching(store.db, ws, rule, { types, now: NOW }, 1000);
         expect(unguarded.rows.map((row) => row.id).sort()).toEqual(bySql);
         const inProcess = members.filter((m) => matches(rule, foldMember(m), m.createdAt, context)).map((m) => m.id);
         const byReference = members.filter((m) => referenceMatches(rule, m, reference)).map((m) => m.id);
@@ -158,7 +165,7 @@ describe("typed rules in SQL and in process", () => {
         fc.asyncProperty(filter, fc.boolean(), async (f, guarded) => {
           const rule = parseFilter(f, { types });
           const sqlContext = { types, now: NOW, ...(guarded ? { workspaceId: ws } : {}) };
-          const counts = await memberRepo.nodeCounts(store.db, ws, rule, sqlContext, shape);
+          const counts = await filterPreviewRepo.nodeCounts(store.db, ws, rule, sqlContext, shape);
           const expected = filterNodes(rule).map(
             ({ node }) => members.filter((m) => matches(node, foldMember(m), m.createdAt, context)).length,
           );

@@ -5,7 +5,7 @@ import { newId } from "../../domain/ids.ts";
 import { normalizeName } from "../../domain/names.ts";
 import type { Store } from "../../platform/db/database.ts";
 import type { AudienceRepo } from "../membership/audience-repo.ts";
-import type { MemberRepo } from "../membership/member-repo.ts";
+import type { FilterPreviewRepo } from "../membership/filter-preview-repo.ts";
 import { countDelta } from "../membership/member-set.ts";
 import { toMember } from "../membership/member-view.ts";
 import type { MembershipService } from "../membership/membership-service.ts";
@@ -42,7 +42,7 @@ export interface AudienceServiceDeps {
     AudienceRepo,
     "create" | "find" | "findName" | "findWithStats" | "list" | "archive" | "restore" | "rename"
   >;
-  members: Pick<MemberRepo, "matching" | "nodeCounts">;
+  preview: FilterPreviewRepo;
   fieldTypes: Pick<FieldTypeRepo, "types" | "unheld">;
   rules: Pick<RuleRepo, "rules">;
   /** Refuses a filter too costly to evaluate over the workspace (filter-cost.ts). */
@@ -56,7 +56,7 @@ export function createAudienceService({
   cache,
   membership,
   audiences,
-  members,
+  preview,
   fieldTypes,
   rules,
   checkCost,
@@ -215,14 +215,14 @@ export function createAudienceService({
       const warnings = await filterWarnings(filter, (keys) => fieldTypes.unheld(store.db, workspaceId, keys));
       const warned = warnings.length > 0 ? { warnings } : {};
       if (request.nodeCounts !== true) {
-        const { totalCount, rows } = await members.matching(store.db, workspaceId, filter, context, limit);
+        const { totalCount, rows } = await preview.matching(store.db, workspaceId, filter, context, limit);
         return { totalCount, results: rows.map(toMember), ...warned };
       }
       // The root's count is the total: one scan counts every node, and the page is read beside it.
       const nodes = filterNodes(filter);
       const [counts, { rows }] = await Promise.all([
-        members.nodeCounts(store.db, workspaceId, filter, context, store.kind),
-        members.matching(store.db, workspaceId, filter, context, limit, { count: false }),
+        preview.nodeCounts(store.db, workspaceId, filter, context, store.kind),
+        preview.matching(store.db, workspaceId, filter, context, limit, { count: false }),
       ]);
       return {
         totalCount: counts[0] ?? 0,

@@ -1,16 +1,12 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 import type { MemberData } from "../../domain/member-merge.ts";
-import type { Store } from "../../platform/db/database.ts";
 import { jsonRows } from "../../platform/db/json-rows.ts";
 import { isUniqueViolation, RetryTransaction } from "../../platform/db/pg-errors.ts";
-import { PLANNED_PER_RUN } from "../../platform/db/prepared-statements.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { forgetActivities } from "./activity-repo.ts";
 import { fieldTypeRepo } from "./rules/field-type-repo.ts";
-import { type Filter, type FoldedMember, fold, foldMember } from "./rules/filter.ts";
-import { filterSql, type SqlContext } from "./rules/filter-sql.ts";
+import { type FoldedMember, fold, foldMember } from "./rules/filter.ts";
 import { forgetMemberDates, syncMemberDates } from "./rules/member-dates-sql.ts";
-import { nodeCountsSql } from "./rules/node-counts-sql.ts";
 
 export interface MemberRow extends MemberData {
   id: string;
@@ -123,41 +119,6 @@ export const memberRepo = {
     await tx.$executeRaw`
       DELETE FROM member_emails
       WHERE workspace_id = ${workspaceId} AND member_id = ${memberId} AND NOT (email_key = ANY(${keep}::text[]))`;
-  },
-
-  /** How many members a filter matches, and the most recent of them. */
-  async matching(
-    db: SqlClient,
-    workspaceId: string,
-    filter: Filter,
-    context: SqlContext,
-    limit: number,
-    options: { count?: boolean } = {},
-  ) {
-    const condition = filterSql(filter, context);
-    // Without the count when the caller counts otherwise (nodeCounts counts the root too).
-    const [count] =
-      options.count === false
-        ? [undefined]
-        : await db.$queryRaw<{ total: number }[]>`
-      SELECT count(*)::int AS total FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}`;
-    const rows = await db.$queryRaw<MemberRow[]>`
-      SELECT ${MEMBER_COLUMNS} FROM members AS m WHERE m.workspace_id = ${workspaceId} AND ${condition}
-      ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
-    return { totalCount: count?.total ?? 0, rows };
-  },
-
-  /** How many members every node of the filter matches (in filterNodes' order), in one scan. */
-  async nodeCounts(
-    db: SqlClient,
-    workspaceId: string,
-    filter: Filter,
-    context: SqlContext,
-    store: Store["kind"],
-  ): Promise<number[]> {
-    const [row] = await db.$queryRaw<{ counts: number[] }[]>`
-      ${PLANNED_PER_RUN} ${nodeCountsSql(filter, context, Prisma.sql`m.workspace_id = ${workspaceId}`, store)}`;
-    return row?.counts ?? [];
   },
 
   /** Which member owns each of these case-folded e-mail addresses. */
@@ -273,11 +234,6 @@ const numberOf = (alias: string) =>
   Prisma.sql`tick.first + (row_number() OVER (ORDER BY ${Prisma.raw(alias)}.id COLLATE "C"))::int - 1`;
 
 /**
- * Members with data as rows `v(id, email, fields, alternatives, folded)`, sent as one JSON
- * parameter: a bulk write of 10,000 members costs one string, not five arrays of 10,000 strings
- * each escaped into an array literal (a third of such a request's garbage).
- */
-/**
  * The members' new data written, as WITH items (named updated and date_*), for a statement that
  * writes them beside other things: a PATCH's data rides in the statement that moves its audiences
  * (membership-repo.ts applyMatches), a round trip less. Nothing in that statement reads members.
@@ -295,6 +251,11 @@ export function updateDataSql(workspaceId: string, members: { id: string; data: 
     ${syncMemberDates(workspaceId, "updated")}`;
 }
 
+/**
+ * Members with data as rows `v(id, email, fields, alternatives, folded)`, sent as one JSON
+ * parameter: a bulk write of 10,000 members costs one string, not five arrays of 10,000 strings
+ * each escaped into an array literal (a third of such a request's garbage).
+ */
 function dataRows(members: { id: string; data: MemberData }[]): Prisma.Sql {
   const rows = members.map((m) => ({
     id: m.id,
