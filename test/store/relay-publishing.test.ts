@@ -161,6 +161,54 @@ describe("the relay, when another relay published what it read", () => {
   });
 });
 
+describe("two relays at once, on PostgreSQL", () => {
+  /**
+   * A relay on the store whose transactions that failed as published meanwhile are counted: the
+   * race is real here (one relay's lock statement between its snapshot and its lock while the
+   * other commits), so it happens now and then, not on cue.
+   */
+  function countingRelay(meanwhile: { count: number }) {
+    const transaction: Store["transaction"] = (fn) =>
+      store.transaction(fn).catch((error: unknown) => {
+        if (publishedMeanwhile(error)) meanwhile.count++;
+        throw error;
+      });
+    return createEventRelay({ store: { db: store.db, transaction }, events: eventRepo });
+  }
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "publish every entry once, in the order recorded, while a writer records more, also when one's read was stale",
+    async () => {
+      const ws = await workspace();
+      await webhook(ws, "whk_all", {});
+      const meanwhile = { count: 0 };
+      const recorded: string[] = [];
+      // Rounds until the race has happened at least once (it does about once in 50 entries).
+      for (let round = 0; meanwhile.count === 0; round++) {
+        expect(round, "no relay read entries published meanwhile").toBeLessThan(40);
+        const names = Array.from({ length: 30 }, (_, i) => `r${round}_${i}`);
+        let writing = true;
+        const writer = (async () => {
+          for (const name of names) await record(ws, [name]);
+          writing = false;
+        })();
+        // Each relay publishes until the writer is done and nothing is left: no sleep, no timer.
+        const relays = [0, 1].map(async () => {
+          const relay = countingRelay(meanwhile);
+          while (writing || (await count("event_outbox", ws)) > 0) await relay.publish(ws);
+        });
+        await Promise.all([writer, ...relays]);
+        recorded.push(...names);
+      }
+      const page = await eventFeedRepo.page(store.db, ws, { after: 0, limit: recorded.length });
+      expect(page.events.map((e) => [e.sequence, (e.data as { audienceId: string }).audienceId])).toEqual(
+        recorded.map((name, i) => [i + 1, `aud_${name}`]),
+      );
+      expect(await count("webhook_deliveries", ws)).toBe(recorded.length);
+    },
+  );
+});
+
 describe("the relay's publishing, failing for another reason", () => {
   it("fails the relay with that error, committing nothing of it, and the next run publishes", async () => {
     const ws = await workspace();
