@@ -6,7 +6,8 @@
 // and its lock after (the head's row as it stands, the outbox as it was): a window of
 // microseconds between two steps of one statement, which no test can hold open, so the second
 // relay is handed a read made before the first published, with the head it locked. On the
-// embedded store, and on PostgreSQL when TEST_DATABASE_URL is set.
+// embedded store, and on PostgreSQL when TEST_DATABASE_URL is set; there two relays also race for
+// real, until one's read was stale.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
