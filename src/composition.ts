@@ -12,6 +12,7 @@ import { type AudienceCache, createAudienceCache } from "./features/audiences/au
 import { checkPreviewRule } from "./features/audiences/audience-conditions.ts";
 import { createAudienceMemberService } from "./features/audiences/audience-member-service.ts";
 import { createAudienceService } from "./features/audiences/audience-service.ts";
+import { eventFeedRepo } from "./features/events/event-feed-repo.ts";
 import { createEventFeed } from "./features/events/event-feed-service.ts";
 import { createEventRelay } from "./features/events/event-relay.ts";
 import { eventRepo } from "./features/events/event-repo.ts";
@@ -203,7 +204,7 @@ export function createServices(store: Store, given: PartialSettings = {}, hooks:
     },
     /** Each webhook's pending and failed deliveries, read when /metrics is scraped. */
     webhookBacklog: () => webhookRepo.backlog(store.db),
-    events: createEventFeed({ store, events: eventRepo }),
+    events: createEventFeed({ store, events: eventFeedRepo }),
     webhooks: createWebhookService({
       store,
       webhooks: webhookRepo,

@@ -145,6 +145,6 @@ describe("round trips of a write", () => {
     await relay.publish(ws.id);
     await addMembers(ws, manual, { memberIds: ["ada"] });
     const trips = await tripsOf(() => relay.publish(ws.id));
-    expect(counted(trips)).toEqual(roundTrips(3, 4));
+    expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 });

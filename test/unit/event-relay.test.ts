@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createEventRelay, type EventRelayDeps } from "../../src/features/events/event-relay.ts";
-import type { OutboxRow, PublishedEvent } from "../../src/features/events/event-repo.ts";
+import { type OutboxRow, PUBLISHED_MEANWHILE, type PublishedEvent } from "../../src/features/events/event-repo.ts";
 import { CHUNK_BITS } from "../../src/features/membership/member-set.ts";
 import { fakeStore } from "./fakes/fake-stores.ts";
 
@@ -13,8 +13,11 @@ const oneMember = (chunk: number, part = 0): Chunk => {
   return { part, chunk, bytes };
 };
 
-/** An outbox in memory with the relay's statements, counting the statements each kind took. */
-function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
+/**
+ * An outbox in memory with the relay's statements, counting the statements each kind took;
+ * `webhooks` is what the read says of the workspace's webhooks.
+ */
+function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[], webhooks = false) {
   const outbox = [...entries];
   const feed: PublishedEvent[] = [];
   const statements = { lockAndRead: 0, transactions: 0 };
@@ -32,7 +35,7 @@ function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
       // The members of the first namedChunks chunks, each chunk's first number (oneMember's).
       const seqs = chunks.slice(0, limits.namedChunks).map(({ chunk }) => chunk.chunk * CHUNK_BITS);
       const names = new Map(seqs.map((seq) => [seq, `m${seq / CHUNK_BITS}`]));
-      return { lastSequence, entries: read.map((entry) => entry.row), chunks: byEntry, names };
+      return { lastSequence, entries: read.map((entry) => entry.row), chunks: byEntry, names, webhooks };
     },
     publish: async (_tx, _ws, published, { done, taken }) => {
       feed.push(...published);
@@ -46,7 +49,6 @@ function fakeOutbox(entries: { row: OutboxRow; chunks: Chunk[] }[]) {
       if (entry && taken) {
         entry.chunks = entry.chunks.filter((c) => !taken.chunks.some((d) => d.part === c.part && d.chunk === c.chunk));
       }
-      return { deliveries: 0, intact: true };
     },
     dropTombstonesIfIdle: async () => {},
   };
@@ -105,13 +107,41 @@ describe("event relay, when another relay published the entries it read", () => 
     const outbox = fakeOutbox([changed(1, "aud_a", range(0, 2))]);
     const publish = outbox.events.publish;
     let refused = 0;
-    // The first publishing finds its entries gone (another relay committed them after the read).
+    // The first publishing finds its entries gone (another relay committed them after the read):
+    // its statement fails with the code of its own, as the database reports it.
     outbox.events.publish = async (...args) => {
-      if (refused++ === 0) return { deliveries: 0, intact: false };
+      if (refused++ === 0) throw Object.assign(new Error("published meanwhile"), { code: PUBLISHED_MEANWHILE });
       return publish(...args);
     };
     await createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws");
     expect(outbox.statements.transactions).toBe(2);
     expect(outbox.feed.map((e) => [e.sequence, e.audienceId, e.data.entered])).toEqual([[1, "aud_a", ["m0", "m1"]]]);
+  });
+
+  it("lets any other failure of the publishing through, reading nothing again", async () => {
+    const outbox = fakeOutbox([changed(1, "aud_a", range(0, 2))]);
+    const failure = Object.assign(new Error("duplicate key"), { code: "23505" });
+    outbox.events.publish = async () => {
+      throw failure;
+    };
+    await expect(createEventRelay({ store: fakeStore, events: outbox.events }).publish("ws")).rejects.toBe(failure);
+    expect([outbox.statements.transactions, outbox.feed]).toEqual([1, []]);
+  });
+});
+
+describe("event relay, telling the deliverer", () => {
+  const publishWith = async (webhooks: boolean) => {
+    const outbox = fakeOutbox([changed(1, "aud_a", range(0, 1))], webhooks);
+    let pokes = 0;
+    await createEventRelay({ store: fakeStore, events: outbox.events, onDeliveries: () => pokes++ }).publish("ws");
+    return pokes;
+  };
+
+  it("pokes it after publishing events that a webhook of the workspace may select", async () => {
+    expect(await publishWith(true)).toBe(1);
+  });
+
+  it("leaves it alone when no webhook selects them", async () => {
+    expect(await publishWith(false)).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import type { components } from "../../../generated/api.d.ts";
 import { decodeSequenceCursor, encodeSequenceCursor } from "../../domain/cursor.ts";
 import { BadRequestError, cursorExpired } from "../../domain/errors.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { EventRepo } from "./event-repo.ts";
+import type { EventFeedRepo } from "./event-feed-repo.ts";
 
 type Schemas = components["schemas"];
 
@@ -20,7 +20,7 @@ export function createEventFeed({
   events,
 }: {
   store: Pick<Store, "db" | "primaryDb" | "replicated">;
-  events: Pick<EventRepo, "page" | "head">;
+  events: Pick<EventFeedRepo, "page" | "head">;
 }) {
   // A cursor names its workspace, so another workspace's feed refuses it.
   const scope = (workspaceId: string) => `events:${workspaceId}`;

@@ -1,15 +1,21 @@
 import { newId } from "../../domain/ids.ts";
 import type { Store } from "../../platform/db/database.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import { eventsPublished } from "../../platform/metrics.ts";
 import { type ChangeReason, membersOf } from "../membership/member-set.ts";
 import { createdEvents, type EventDraft, membersChangedEvents, plainEvents } from "../membership/outbox-entries.ts";
-import type { EventRepo, OutboxChunk, OutboxRow, PublishedEvent } from "./event-repo.ts";
+import {
+  type EventRepo,
+  type OutboxChunk,
+  type OutboxRow,
+  type PublishedEvent,
+  publishedMeanwhile,
+} from "./event-repo.ts";
 
 export interface EventRelayDeps {
   store: Pick<Store, "transaction" | "db">;
   events: Pick<EventRepo, "pendingWorkspaces" | "lockAndRead" | "publish" | "dropTombstonesIfIdle">;
-  /** Told when deliveries were queued. */
+  /** Told when deliveries may have been queued (the deliverer looks for due ones). */
   onDeliveries?: () => void;
 }
 
@@ -33,9 +39,6 @@ interface Taken {
   finished: boolean;
 }
 
-/** Thrown in a relay transaction that found entries it read published meanwhile: it rolls back. */
-class PublishedMeanwhile extends Error {}
-
 /**
  * Publishes outbox entries as the workspace's event feed. One relay at a time per workspace (the
  * head's row lock; another process's relay skips a workspace being published), each transaction
@@ -44,9 +47,10 @@ class PublishedMeanwhile extends Error {}
  * sets are published a few chunks per transaction, so that the store stays free for requests
  * meanwhile, and a large set's events stay consecutive (its entry is the oldest until it is
  * done). A transaction is two statements: the lock with the entries, their chunks and the ids of
- * the members it publishes, and the publishing. The entries are read in the lock's statement, from a
- * snapshot that may predate another relay's commit; the publishing deletes what it publishes and
- * rolls the transaction back when some of it was gone (published meanwhile), to read again.
+ * the members it publishes, and the publishing, sent with the COMMIT on PostgreSQL (withCommit):
+ * two round trips. The entries are read in the lock's statement, from a snapshot that may predate
+ * another relay's commit; the publishing deletes what it publishes and fails when some of it was
+ * gone (published meanwhile, event-repo.ts), which rolls the transaction back, to read again.
  */
 export function createEventRelay(deps: EventRelayDeps) {
   const { store, events } = deps;
@@ -78,17 +82,18 @@ export function createEventRelay(deps: EventRelayDeps) {
 
   /** Publishes one bounded part of the workspace's outbox; true when more may be pending. */
   async function publishSome(workspaceId: string): Promise<boolean> {
-    let outcome: { more: boolean; deliveries: number; published: string[] };
+    let outcome: { more: boolean; tellDeliverer: boolean; published: string[] };
     try {
       outcome = await store.transaction((tx) => publishIn(tx, workspaceId));
     } catch (error) {
-      if (error instanceof PublishedMeanwhile) return true;
+      // Rolled back (not retried by store.transaction): read again what is left.
+      if (publishedMeanwhile(error)) return true;
       throw error;
     }
-    const { more, deliveries, published } = outcome;
+    const { more, tellDeliverer, published } = outcome;
     for (const type of published) eventsPublished.inc({ type });
     // Only once committed can another connection (the deliverer's) see the deliveries.
-    if (deliveries > 0) deps.onDeliveries?.();
+    if (tellDeliverer) deps.onDeliveries?.();
     return more;
   }
 
@@ -98,11 +103,11 @@ export function createEventRelay(deps: EventRelayDeps) {
       chunks: CHUNKS_PER_TRANSACTION + 1,
       namedChunks: CHUNKS_PER_TRANSACTION,
     });
-    if (!read) return { more: false, deliveries: 0, published: [] };
+    if (!read) return { more: false, tellDeliverer: false, published: [] };
     const { entries } = read;
     if (entries.length === 0) {
-      await events.dropTombstonesIfIdle(tx, workspaceId);
-      return { more: false, deliveries: 0, published: [] };
+      await events.dropTombstonesIfIdle(withCommit(tx), workspaceId);
+      return { more: false, tellDeliverer: false, published: [] };
     }
     const taken = takeMembers(entries, read.chunks);
     // A number without a name cannot happen (tombstones outlive every entry naming them); skip it.
@@ -143,13 +148,21 @@ export function createEventRelay(deps: EventRelayDeps) {
     }
     // Everything read is published: end here (drained) rather than in a second transaction that
     // would find the outbox empty (entries recorded meanwhile come with a poke of their own).
-    const { deliveries, intact } = await events.publish(tx, workspaceId, publishing, {
+    // Nobody reads the publishing's answer: it goes with the COMMIT, its failure the commit's.
+    await events.publish(withCommit(tx), workspaceId, publishing, {
       done,
       drained,
       ...(partly ? { taken: partly } : {}),
     });
-    if (!intact) throw new PublishedMeanwhile();
-    return { more: !drained, deliveries, published: publishing.map((event) => event.type) };
+    // Whether to poke the deliverer is told by the read (an enabled webhook selects an entry's
+    // type and audience), not by a count of the deliveries queued, which the COMMIT's pipeline
+    // does not answer. A poke for nothing costs the deliverer one statement that finds nothing
+    // due; a delivery for a webhook created since the read waits for its sweep (every second).
+    return {
+      more: !drained,
+      tellDeliverer: read.webhooks && publishing.length > 0,
+      published: publishing.map((event) => event.type),
+    };
   }
 
   /** Publishes everything the workspace has pending. Returns whether it published anything. */

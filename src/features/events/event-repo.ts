@@ -1,6 +1,7 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 
 import { jsonRows } from "../../platform/db/json-rows.ts";
+import { sqlState } from "../../platform/db/pg-errors.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import { base64Of, chunkBytes } from "../membership/member-bits-sql.ts";
 import { CHUNK_BITS } from "../membership/member-set.ts";
@@ -38,18 +39,23 @@ export interface RelayRead {
   chunks: Map<bigint, OutboxChunk[]>;
   /** The ids of the member numbers of the chunks to publish now. */
   names: Map<number, string>;
-}
-
-export interface FeedPage {
-  /** The events, in sequence order, as the feed shows them. */
-  events: (Record<string, unknown> & { sequence: number })[];
-  lastSequence: number;
-  firstRetained: number;
+  /** Whether an enabled webhook may select events of the entries read (see lockAndRead). */
+  webhooks: boolean;
 }
 
 /**
- * The event feed: the relay's statements, which publish outbox entries as events under the
- * workspace's head lock, and the feed's reads.
+ * The SQLSTATE publish fails with when some of what it was to delete is gone: another relay
+ * published it after this one read it (migration relay_published_meanwhile). Of no class of
+ * PostgreSQL's, so neither a retry of store.transaction (pg-errors.ts isRetryable) nor a fault.
+ */
+export const PUBLISHED_MEANWHILE = "EV001";
+
+/** Whether a relay transaction failed because entries it read were published meanwhile. */
+export const publishedMeanwhile = (error: unknown): boolean => sqlState(error) === PUBLISHED_MEANWHILE;
+
+/**
+ * The relay's statements, which publish outbox entries as events under the workspace's head
+ * lock, and the retention of events (the feed's reads are event-feed-repo.ts's).
  */
 export const eventRepo = {
   /** Workspaces with entries to publish (at most `limit` of them). */
@@ -73,6 +79,11 @@ export const eventRepo = {
    * statement: a chunk with few members is looked up number by number in the primary key, a
    * fuller one read as its range of numbers; they come back as two JSON arrays (the same rows, in
    * the same order), not a row each, which on the embedded store cost 3–5× the query.
+   *
+   * `webhooks` says whether an enabled webhook selects the type and audience of any entry read:
+   * an event has its entry's type and audience (outbox-entries.ts), and what is published is a
+   * prefix of the entries read, so it is true whenever publish queues a delivery, save for a
+   * webhook created between the two statements (the deliverer's sweep finds that delivery).
    */
   async lockAndRead(
     tx: SqlClient,
@@ -82,7 +93,7 @@ export const eventRepo = {
     const bitsOf = Prisma.raw(String(CHUNK_BITS));
     // A member number's place in its chunk's bits, for the range read.
     const inChunk = (seq: Prisma.Sql) => Prisma.sql`get_bit(c.bits, ${seq} - c.chunk * ${bitsOf}) = 1`;
-    type Row = { lastSequence: number | null; entries: string | null; chunks: string | null };
+    type Row = { lastSequence: number | null; entries: string | null; chunks: string | null; webhooks: boolean };
     const [row] = await tx.$queryRaw<(Row & { seqs: string | null; ids: string | null })[]>`
       WITH head AS MATERIALIZED (
         SELECT last_sequence FROM event_heads WHERE workspace_id = ${workspaceId} FOR UPDATE SKIP LOCKED
@@ -134,7 +145,12 @@ export const eventRepo = {
            floor(extract(epoch FROM e.created_at) * 1000)) ORDER BY e.id)::text FROM entries AS e) AS entries,
         (SELECT json_agg(json_build_array(c.outbox_id::text, c.part, c.chunk, ${base64Of(Prisma.sql`c.bits`)})
            ORDER BY c.outbox_id, c.part, c.chunk)::text FROM chunks AS c) AS chunks,
-        nm.seqs, nm.ids
+        nm.seqs, nm.ids,
+        EXISTS (
+          SELECT 1 FROM webhooks AS w WHERE w.workspace_id = ${workspaceId} AND w.enabled
+            AND (w.types IS NULL OR w.types && ARRAY(SELECT e.type FROM entries AS e))
+            AND (w.audience_ids IS NULL OR w.audience_ids && ARRAY(SELECT e.audience_id FROM entries AS e))
+        ) AS webhooks
       FROM (SELECT json_agg(n.seq)::text AS seqs, json_agg(n.id)::text AS ids FROM names AS n) AS nm`;
     if (row?.lastSequence === null || row?.lastSequence === undefined) return undefined;
     const entries = (
@@ -156,7 +172,7 @@ export const eventRepo = {
     const numbers = JSON.parse(row.seqs ?? "[]") as number[];
     const ids = JSON.parse(row.ids ?? "[]") as string[];
     const names = new Map(numbers.map((seq, i) => [seq, ids[i] as string]));
-    return { lastSequence: row.lastSequence, entries, chunks, names };
+    return { lastSequence: row.lastSequence, entries, chunks, names, webhooks: row.webhooks };
   },
 
   /**
@@ -164,9 +180,10 @@ export const eventRepo = {
    * enabled webhook that selects it, moves the head, and deletes the outbox entries `done` they
    * came from, with their member chunks, and the chunks `taken` of an entry published in part;
    * when the relay has `drained` the outbox, also what dropTombstonesIfIdle drops. One statement:
-   * the relay runs after every write. Returns how many deliveries it queued, and whether it
-   * deleted everything it was to delete: when not, another relay published some of it after this
-   * one's entries were read, and the transaction must not commit.
+   * the relay runs after every write. It answers nothing, so that it can be sent with the COMMIT
+   * (withCommit): when it did not delete everything it was to delete, another relay published
+   * some of it after this one's entries were read, and it fails (publishedMeanwhile), so that the
+   * transaction does not commit.
    */
   async publish(
     tx: SqlClient,
@@ -177,7 +194,7 @@ export const eventRepo = {
       drained,
       taken,
     }: { done: bigint[]; drained: boolean; taken?: { outboxId: bigint; chunks: { part: number; chunk: number }[] } },
-  ): Promise<{ deliveries: number; intact: boolean }> {
+  ): Promise<void> {
     const last = events.at(-1);
     const rows = events.map((e) => ({
       sequence: e.sequence,
@@ -189,7 +206,7 @@ export const eventRepo = {
     }));
     const doneIds = done.map(String);
     const takenChunks = taken?.chunks ?? [];
-    const [row] = await tx.$queryRaw<{ deliveries: number; removed: number; removedTaken: number }[]>`
+    await tx.$executeRaw`
       WITH ev AS MATERIALIZED (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
           AS e(sequence bigint, id text, type text, audience_id text, data jsonb, created_at timestamptz)
@@ -204,7 +221,6 @@ export const eventRepo = {
         FROM ev JOIN webhooks AS w ON w.workspace_id = ${workspaceId} AND w.enabled
           AND (w.types IS NULL OR ev.type = ANY(w.types))
           AND (w.audience_ids IS NULL OR ev.audience_id = ANY(w.audience_ids))
-        RETURNING 1
       ),
       moved AS (
         UPDATE event_heads SET last_sequence = ${last?.sequence ?? 0}::bigint
@@ -232,10 +248,10 @@ export const eventRepo = {
             SELECT 1 FROM event_outbox WHERE workspace_id = ${workspaceId} AND id <> ALL(${doneIds}::bigint[])
           )
       )
-      SELECT (SELECT count(*)::int FROM queued) AS deliveries, (SELECT count(*)::int FROM removed) AS removed,
-        (SELECT count(*)::int FROM removed_taken) AS "removedTaken"`;
-    const intact = row?.removed === done.length && row?.removedTaken === takenChunks.length;
-    return { deliveries: row?.deliveries ?? 0, intact };
+      -- Called only when something was gone: the whole statement fails, and with it the commit.
+      SELECT relay_published_meanwhile()
+      WHERE (SELECT count(*) FROM removed) <> ${done.length}::int
+        OR (SELECT count(*) FROM removed_taken) <> ${takenChunks.length}::int`;
   },
 
   /** With nothing left to publish, no entry can name a deleted member: forget their numbers. */
@@ -243,55 +259,6 @@ export const eventRepo = {
     await tx.$executeRaw`
       DELETE FROM member_tombstones WHERE workspace_id = ${workspaceId}
         AND NOT EXISTS (SELECT 1 FROM event_outbox WHERE workspace_id = ${workspaceId})`;
-  },
-
-  /** A page of the feed after a sequence, with the head and the first event still kept. */
-  async page(
-    db: SqlClient,
-    workspaceId: string,
-    query: {
-      after: number;
-      /** Instead of after: the events up to this sequence, newest first. */
-      before?: number | undefined;
-      limit: number;
-      types?: readonly string[] | undefined;
-      audienceId?: string | undefined;
-    },
-  ): Promise<FeedPage> {
-    const newestFirst = query.before !== undefined;
-    const range = newestFirst
-      ? Prisma.sql`e.sequence <= ${query.before}::bigint`
-      : Prisma.sql`e.sequence > ${query.after}::bigint`;
-    const order = newestFirst ? Prisma.sql`DESC` : Prisma.sql`ASC`;
-    const types = query.types ? Prisma.sql`AND e.type = ANY(${[...query.types]}::text[])` : Prisma.empty;
-    const audience = query.audienceId ? Prisma.sql`AND e.audience_id = ${query.audienceId}` : Prisma.empty;
-    // The page is built as one JSON document by the database: a hundred events with their id
-    // lists cost less as one text value than as rows converted column by column.
-    const [row] = await db.$queryRaw<
-      { lastSequence: number | null; firstRetained: number | null; events: string | null }[]
-    >`
-      SELECT h.last_sequence::float8 AS "lastSequence", h.first_retained::float8 AS "firstRetained",
-        (SELECT json_agg(json_build_object('id', p.id, 'type', p.type, 'sequence', p.sequence,
-                 'createdAt', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                 'data', p.data) ORDER BY p.sequence ${order})::text
-         FROM (
-           SELECT e.id, e.type, e.sequence, e.created_at, e.data FROM events AS e
-           WHERE e.workspace_id = ${workspaceId} AND ${range} ${types} ${audience}
-           ORDER BY e.sequence ${order} LIMIT ${query.limit + 1}
-         ) AS p) AS events
-      FROM event_heads AS h WHERE h.workspace_id = ${workspaceId}`;
-    return {
-      events: row?.events ? JSON.parse(row.events) : [],
-      lastSequence: row?.lastSequence ?? 0,
-      firstRetained: row?.firstRetained ?? 1,
-    };
-  },
-
-  /** The workspace's head: the last sequence published. */
-  async head(db: SqlClient, workspaceId: string): Promise<number> {
-    const [row] = await db.$queryRaw<{ lastSequence: number }[]>`
-      SELECT last_sequence::float8 AS "lastSequence" FROM event_heads WHERE workspace_id = ${workspaceId}`;
-    return row?.lastSequence ?? 0;
   },
 
   /**
