@@ -49,6 +49,8 @@ async function main(): Promise<number> {
     await runScenarios(planned, ctx, resources, recorded);
   } catch (error) {
     if (recorded.length > 0) await report(opts, recorded, stores, started, loadAtStart);
+    // What the server said last: a failed request is often the server's failure, told only there.
+    log(`the service's last output lines:\n${ctx.service.tail()}`);
     throw error;
   }
   await report(opts, recorded, stores, started, loadAtStart);
