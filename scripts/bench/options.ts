@@ -65,7 +65,7 @@ Options:
   --cpu-prof=DIR       run the server under test with node --cpu-prof, profiles in DIR
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
-  --max-minutes=M      give up after M minutes (default 60, --quick 5)
+  --max-minutes=M      give up after M minutes (default 180, --quick 5)
   --skip=a,b           leave out scenarios (e.g. to keep a database for EXPLAIN ANALYZE quickly); one of
                        ${names.join(", ")}
                        (a scenario needing what a left-out one makes is left out too)
@@ -148,7 +148,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, names: read
     rateLimitedRun: values["rate-limited"] ?? !quick,
     cpuProfDir: values["cpu-prof"],
     keep: values.keep,
-    maxMinutes: int("max-minutes", values["max-minutes"], quick ? 5 : 60, 1, 24 * 60),
+    maxMinutes: int("max-minutes", values["max-minutes"], quick ? 5 : 180, 1, 24 * 60),
     skip: scenarioNames("skip", values.skip, names),
     only: scenarioNames("only", values.only, names),
     out: values.out,
