@@ -50,6 +50,16 @@ export interface RelayRead {
  */
 export const PUBLISHED_MEANWHILE = "EV001";
 
+/**
+ * Whether webhook w receives an event of `row`'s type and audience: the one statement of which
+ * webhooks select an event, used by the queueing of deliveries and by the read that says whether
+ * the deliverer is to be told (an event has its outbox entry's type and audience).
+ */
+const selects = (workspaceId: string, row: Prisma.Sql) => Prisma.sql`
+  w.workspace_id = ${workspaceId} AND w.enabled
+  AND (w.types IS NULL OR ${row}.type = ANY(w.types))
+  AND (w.audience_ids IS NULL OR ${row}.audience_id = ANY(w.audience_ids))`;
+
 /** Whether a relay transaction failed because entries it read were published meanwhile. */
 export const publishedMeanwhile = (error: unknown): boolean => sqlState(error) === PUBLISHED_MEANWHILE;
 
@@ -147,9 +157,7 @@ export const eventRepo = {
            ORDER BY c.outbox_id, c.part, c.chunk)::text FROM chunks AS c) AS chunks,
         nm.seqs, nm.ids,
         EXISTS (
-          SELECT 1 FROM webhooks AS w WHERE w.workspace_id = ${workspaceId} AND w.enabled
-            AND (w.types IS NULL OR w.types && ARRAY(SELECT e.type FROM entries AS e))
-            AND (w.audience_ids IS NULL OR w.audience_ids && ARRAY(SELECT e.audience_id FROM entries AS e))
+          SELECT 1 FROM entries AS e JOIN webhooks AS w ON ${selects(workspaceId, Prisma.sql`e`)}
         ) AS webhooks
       FROM (SELECT json_agg(n.seq)::text AS seqs, json_agg(n.id)::text AS ids FROM names AS n) AS nm`;
     if (row?.lastSequence === null || row?.lastSequence === undefined) return undefined;
@@ -218,9 +226,7 @@ export const eventRepo = {
       queued AS (
         INSERT INTO webhook_deliveries (workspace_id, id, webhook_id, event_sequence, event_id, event_type, next_attempt_at)
         SELECT ${workspaceId}, 'dlv_' || substr(w.id, 5) || '_' || ev.sequence, w.id, ev.sequence, ev.id, ev.type, now()
-        FROM ev JOIN webhooks AS w ON w.workspace_id = ${workspaceId} AND w.enabled
-          AND (w.types IS NULL OR ev.type = ANY(w.types))
-          AND (w.audience_ids IS NULL OR ev.audience_id = ANY(w.audience_ids))
+        FROM ev JOIN webhooks AS w ON ${selects(workspaceId, Prisma.sql`ev`)}
       ),
       moved AS (
         UPDATE event_heads SET last_sequence = ${last?.sequence ?? 0}::bigint
