@@ -34,7 +34,7 @@ describe("activity partitions and the retention", () => {
     let now = Date.UTC(2026, 10, 15, 12);
     const clock = () => now;
     const membership = storeMembership(store, {
-      records: { record: async () => {} },
+      records: { record: async () => {}, inStatement: () => undefined },
       clock,
     });
     const activities = createActivityService({

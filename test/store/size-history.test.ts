@@ -11,15 +11,26 @@ import { historyRepo } from "../../src/features/insight/history-repo.ts";
 import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import type { SizeChange } from "../../src/features/membership/membership-service.ts";
 import type { Store } from "../../src/platform/db/database.ts";
+import { jsonRows } from "../../src/platform/db/json-rows.ts";
 import type { SqlClient } from "../../src/platform/db/sql-client.ts";
 import { openTestStore } from "../support/live-server.ts";
 
 const ws = "ws_size_history";
 const at = (iso: string) => new Date(iso);
 
-/** The size history's part of a write's closing statement, as a statement of its own at `when`. */
+/**
+ * The size history's part of a write's closing statement, as a statement of its own at `when`,
+ * reading the write's sizes (rec_siz) as the closing statement has them: the audiences' sizes
+ * after the write.
+ */
 const recordSizes = (tx: SqlClient, workspaceId: string, changes: SizeChange[], when: Date) =>
-  tx.$executeRaw`WITH ${historyRepo.recordSql(workspaceId, changes, Prisma.sql`${when}::timestamptz`)} SELECT 1`;
+  tx.$executeRaw`
+    WITH rec_siz AS (
+      SELECT a.id AS audience_id, v.entered::int AS entered, v.exited::int AS exited, a.member_count
+      FROM ${jsonRows("v", { id: changes.map((c) => c.audienceId), entered: changes.map((c) => c.entered), exited: changes.map((c) => c.left) })}
+      JOIN audiences AS a ON a.workspace_id = ${workspaceId} AND a.id = v.id
+    ),
+    ${historyRepo.recordSql(workspaceId, Prisma.sql`${when}::timestamptz`)} SELECT 1`;
 
 describe("the size history", () => {
   let store: Store;

@@ -87,7 +87,7 @@ describe("round trips of a write", () => {
       });
     await patch("r3");
     const trips = await tripsOf(() => patch("r7"));
-    expect(counted(trips)).toEqual(roundTrips(3, 5));
+    expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 
   it("adding a member to an audience by hand", async () => {

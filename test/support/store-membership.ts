@@ -47,6 +47,11 @@ export function storeMembership(
         await events?.record(tx, workspaceId, entries);
         await recordsWithoutOutbox.record(tx, workspaceId, entries, sizes);
       },
+      inStatement(workspaceId, entries, fromDiff) {
+        // What a write's last statement records never passes through the process.
+        if (events) throw new Error("an events sink cannot see the entries of a write's last statement");
+        return recordsWithoutOutbox.inStatement(workspaceId, entries, fromDiff);
+      },
     },
     ...rest,
   });

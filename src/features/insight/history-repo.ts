@@ -1,8 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { Prisma } from "../../../generated/prisma/client.ts";
-import { jsonRows } from "../../platform/db/json-rows.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
-import type { SizeChange } from "../membership/membership-service.ts";
 
 /** How long the size history is kept, whatever the event retention (the contract says 400 days). */
 export const HISTORY_DAYS = 400;
@@ -46,27 +44,18 @@ export const historyRepo = {
    * later write's hour is never earlier, and the latest row's member_count (read here, after the
    * changes) is the current size.
    */
-  recordSql(workspaceId: string, changes: SizeChange[], at: Prisma.Sql): Prisma.Sql {
-    const columns = {
-      audience_id: changes.map((c) => c.audienceId),
-      entered: changes.map((c) => c.entered),
-      exited: changes.map((c) => c.left),
-    };
+  recordSql(workspaceId: string, at: Prisma.Sql): Prisma.Sql {
+    // The write's sizes are its statement's rec_siz (transition-repo.ts WriteRecordParts).
     return Prisma.sql`
-      hist_c AS MATERIALIZED (
-        SELECT a.workspace_id, a.id, v.entered::int AS entered, v.exited::int AS exited, a.member_count
-        FROM ${jsonRows("v", columns)}
-        JOIN audiences AS a ON a.workspace_id = ${workspaceId} AND a.id = v.audience_id
-      ),
       hist_h AS (
         INSERT INTO audience_history AS h (workspace_id, audience_id, hour, entered, "left", member_count)
-        SELECT c.workspace_id, c.id, ${bucketOf("hour", at)}, c.entered, c.exited, c.member_count FROM hist_c AS c
+        SELECT ${workspaceId}, c.audience_id, ${bucketOf("hour", at)}, c.entered, c.exited, c.member_count FROM rec_siz AS c
         ON CONFLICT (workspace_id, audience_id, hour) DO UPDATE
         SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count
       ),
       hist_d AS (
         INSERT INTO audience_history_day AS h (workspace_id, audience_id, day, entered, "left", member_count)
-        SELECT c.workspace_id, c.id, ${bucketOf("day", at)}, c.entered, c.exited, c.member_count FROM hist_c AS c
+        SELECT ${workspaceId}, c.audience_id, ${bucketOf("day", at)}, c.entered, c.exited, c.member_count FROM rec_siz AS c
         ON CONFLICT (workspace_id, audience_id, day) DO UPDATE
         SET entered = h.entered + EXCLUDED.entered, "left" = h."left" + EXCLUDED."left", member_count = EXCLUDED.member_count
       )`;

@@ -97,9 +97,9 @@ export function createMemberService({
         // Rules see only a member's data (and creation time): unchanged data moves no audience.
         if (changed.length > 0) {
           w.publish({ type: "members.updated", members: [{ id: memberId, changed }] });
-          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }], { read, writes });
+          await w.followMembers([memberId], [{ ...existing, folded: foldMember(after) }], { read, writes, last: true });
         } else {
-          await w.followMembers([], [], { writes });
+          await w.followMembers([], [], { writes, last: true });
         }
         return toMember(after);
       });

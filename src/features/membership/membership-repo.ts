@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import {
   bitOf,
   chunkOf,
@@ -27,6 +27,7 @@ import {
   seqsOf,
   setBits,
   upsertChanged,
+  type WriteClosing,
 } from "./membership-sql.ts";
 import { matchingChunks } from "./rules/audience-algebra-sql.ts";
 import type { Filter } from "./rules/filter.ts";
@@ -167,18 +168,23 @@ export const membershipRepo = {
    *
    * `along`, to save round trips: `lock`, the audiences' row lock (write-locks.ts
    * followingInStatement), taken before the statement reads or writes a chunk; `writes`, WITH items
-   * that ride in the same statement (a member's new data), run alone when nothing is evaluated.
+   * that ride in the same statement (a member's new data), run alone when nothing is evaluated;
+   * `closing`, the write's closing parts when this is its last statement (changesOf).
    */
   async applyMatches(
     tx: SqlClient,
     workspaceId: string,
     changed: number[] | "own",
     matched: { audienceId: string; seqs: number[]; among?: number[] }[],
-    along: { lock?: Prisma.Sql | undefined; writes?: Prisma.Sql | undefined } = {},
+    along: { lock?: Prisma.Sql | undefined; writes?: Prisma.Sql | undefined; closing?: WriteClosing | undefined } = {},
   ): Promise<SetChange[]> {
     const evaluated = evaluatedChunks(changed, matched);
     if (!evaluated) {
-      if (along.writes) await tx.$executeRaw`WITH ${along.writes} SELECT 1`;
+      const { writes, closing } = along;
+      const parts = closing?.sql("nothing");
+      const items = [writes, parts].filter((item): item is Prisma.Sql => item !== undefined);
+      if (items.length > 0) await (closing ? withCommit(tx) : tx).$executeRaw`WITH ${Prisma.join(items, ",")} SELECT 1`;
+      closing?.sent();
       return [];
     }
     const byKey = readsByKey(evaluated.count);
@@ -217,6 +223,7 @@ export const membershipRepo = {
       d AS (SELECT audience_id, chunk, old, bits AS new FROM m),
       r_put AS (${upsertChanged(workspaceId, "match", "r")}),
       m_put AS (${upsertChanged(workspaceId, "member", "m")})`,
+      along.closing,
     );
   },
 

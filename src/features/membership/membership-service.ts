@@ -63,7 +63,9 @@ export function createMembershipService(deps: MembershipDeps) {
    * change or delete members, set a rule or merge. With `lockWithFirstRead` too, it is taken by
    * fn's first statement, which must be `readMembers`, `writable`, `readCandidates`,
    * `readFieldTypes` or `readActivityRules` (anything else before it throws LockOrderError): the
-   * lock and what the write reads first in one round trip.
+   * lock and what the write reads first in one round trip. A write whose last statement is
+   * followMembers' with `last` has its events, record and size history ride there: one round trip
+   * less.
    */
   async function workspaceWrite<T>(
     workspaceId: string,
@@ -75,7 +77,14 @@ export function createMembershipService(deps: MembershipDeps) {
       const lockFirst = options.memberWrites && options.lockWithFirstRead === true;
       if (options.memberWrites && !lockFirst) await locks.members();
       const recorded: OutboxEntry[] = [];
-      const value = await fn(createMembershipWriter(writerDeps, { tx, workspaceId, locks, recorded, lockFirst }));
+      const closed: { entries?: number } = {};
+      const write = { tx, workspaceId, locks, recorded, lockFirst, closed };
+      const value = await fn(createMembershipWriter(writerDeps, write));
+      if (closed.entries !== undefined) {
+        // Its last statement recorded them: nothing may have come after.
+        if (recorded.length !== closed.entries) throw new Error("a write recorded events after its closing statement");
+        return value;
+      }
       // What the commit changes, not each step on the way: a member moved in and out again by one
       // write never held that membership at any commit.
       const entries = netChanges(recorded);

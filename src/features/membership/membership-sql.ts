@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import {
   base64Of,
   CHUNK_SHIFT,
@@ -26,18 +26,40 @@ export interface SetChange {
 }
 
 /**
+ * The write's closing statement's parts (its events, record and size history), to ride in its
+ * last membership statement instead of a statement of their own: a round trip less
+ * (membership-writer.ts `closing`).
+ */
+export interface WriteClosing {
+  /**
+   * The parts as WITH items. `diff`: they ride in changesOf's statement, whose `diff` and
+   * `counted` they read; otherwise in a statement that moves nobody. Undefined: nothing to record.
+   */
+  sql(into: "diff" | "nothing"): Prisma.Sql | undefined;
+  /** Told once the statement that carries them is sent: the write records nothing more. */
+  sent(): void;
+}
+
+/**
  * Runs a membership statement and reads back what it changed. `statement` is a WITH list, one of
  * whose queries, `d`, holds (audience_id, chunk, old, new): each touched chunk's member bits
  * before and after (NULL: no such chunk). The end appended here works out who entered and who
  * left, moves each audience's member_count by the difference (and its updated_at, also when one
  * member entered as another left), and returns the changed chunks,
  * audience by audience in id order (so events of one write come in a stable order).
+ *
+ * With `closing`, the statement is the write's last and carries its closing parts, which read its
+ * changes: it is sent with the COMMIT (withCommit), its answer unread, and nothing is returned.
  */
-export async function changesOf(tx: SqlClient, workspaceId: string, statement: Prisma.Sql): Promise<SetChange[]> {
-  const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
-    ${statement},
+export async function changesOf(
+  tx: SqlClient,
+  workspaceId: string,
+  statement: Prisma.Sql,
+  closing?: WriteClosing,
+): Promise<SetChange[]> {
+  const end = Prisma.sql`
     diff AS MATERIALIZED (
-      SELECT d.audience_id, d.chunk,
+      SELECT d.audience_id, d.chunk, d.new,
              coalesce(d.new, ${NO_BITS}) & ~coalesce(d.old, ${NO_BITS}) AS entered,
              coalesce(d.old, ${NO_BITS}) & ~coalesce(d.new, ${NO_BITS}) AS exited
       FROM d WHERE coalesce(d.old, ${NO_BITS}) <> coalesce(d.new, ${NO_BITS})
@@ -46,11 +68,21 @@ export async function changesOf(tx: SqlClient, workspaceId: string, statement: P
       UPDATE audiences AS a SET member_count = a.member_count + s.delta, updated_at = now()
       FROM (SELECT audience_id, sum(bit_count(entered) - bit_count(exited))::int AS delta FROM diff GROUP BY audience_id) AS s
       WHERE a.workspace_id = ${workspaceId} AND a.id = s.audience_id
-    )
+      RETURNING a.id, a.member_count
+    )`;
+  if (closing) {
+    const parts = closing.sql("diff");
+    await withCommit(tx).$executeRaw`${statement}, ${end}${parts ? Prisma.sql`, ${parts}` : Prisma.empty} SELECT 1`;
+    closing.sent();
+    return [];
+  }
+  // Ids in the order of their characters (as the process sorts them), whatever the database's collation.
+  const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
+    ${statement}, ${end}
     SELECT audience_id AS "audienceId", chunk,
            CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
            CASE WHEN exited <> ${NO_BITS} THEN ${base64Of(Prisma.sql`exited`)} END AS "left"
-    FROM diff ORDER BY audience_id, chunk`;
+    FROM diff ORDER BY audience_id COLLATE "C", chunk`;
   const changes = new Map<
     string,
     { audienceId: string; entered: Map<number, Uint8Array>; left: Map<number, Uint8Array> }

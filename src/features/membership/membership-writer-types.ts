@@ -71,7 +71,9 @@ export interface MembershipWriter {
   /**
    * After members were created or changed: every rule-based audience follows (member lock).
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
-   * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts).
+   * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts);
+   * with `last`, nothing follows in the write: its events ride in the statement too, and nothing
+   * is returned.
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**

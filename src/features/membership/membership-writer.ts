@@ -2,6 +2,7 @@ import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import { type ChangeReason, EMPTY_SET, type MembershipChange } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
+import type { WriteClosing } from "./membership-sql.ts";
 import type { MembershipWriter, NamingRule } from "./membership-writer-types.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
@@ -9,6 +10,7 @@ import { declaredTypesJson, type FieldTypeRepo, typesOf } from "./rules/field-ty
 import { audiencesOf, followsClock } from "./rules/filter.ts";
 import type { RuleFollowing } from "./rules/rule-following.ts";
 import { namingAudiencesJson, namingOf, type RuleRepo, ruleMatchesJson, ruleReadOf } from "./rules/rule-repo.ts";
+import type { WriteRecords } from "./transition-repo.ts";
 import { candidatesJson, candidatesOf, type MemberCandidateRepo } from "./upsert/member-candidates-repo.ts";
 import { LockOrderError, type WriteLocks } from "./write-locks.ts";
 
@@ -28,6 +30,8 @@ export interface WriterDeps {
   activities: Pick<ActivityRuleRepo, "activityRules">;
   /** ACTIVITY_RETENTION_DAYS: activity conditions count no activity older (none when absent: tests). */
   activityRetentionDays?: number | undefined;
+  /** Where a write's last statement gets its closing parts from (transition-repo.ts). */
+  records: Pick<WriteRecords, "inStatement">;
   /** The time rules are evaluated at. */
   clock: () => number;
   /** How rule-based audiences follow the writer's changes (rule-following.ts). */
@@ -41,6 +45,11 @@ export interface WriteTransaction {
   locks: WriteLocks;
   /** Collects the write's events, in order; workspaceWrite records them before it commits. */
   recorded: OutboxEntry[];
+  /**
+   * Set when the write's last statement carried its closing parts (`closing`): how many entries
+   * they recorded; workspaceWrite then records nothing itself.
+   */
+  closed: { entries?: number };
   /** The member lock is still to be taken, by the write's first read (lockWithFirstRead). */
   lockFirst: boolean;
 }
@@ -64,7 +73,7 @@ function membershipChanged(recorded: OutboxEntry[], reason: ChangeReason, setCha
  */
 export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction): MembershipWriter {
   const { sets, following, clock } = deps;
-  const { tx, workspaceId, locks, recorded, lockFirst } = write;
+  const { tx, workspaceId, locks, recorded, lockFirst, closed } = write;
   /** Whether the member lock is still to be taken by the read being made. */
   const lockingRead = () => lockFirst && !locks.holdsMembers();
   const requireAudience = (audienceId: string, mode: "update" | "share", what: string) => {
@@ -88,7 +97,37 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
     followingRules ??= deps.activities.activityRules(tx, workspaceId);
     return followingRules;
   };
-  const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules };
+  /**
+   * The closing parts for the write's last statement, which may move `moving` (each an
+   * audience.members_changed entry after the write's others, standing for that statement's change
+   * of it). Only while the write has moved nobody before: its entries would have to be netted with
+   * that statement's, which only the process does (net-changes.ts).
+   */
+  const closing = (moving: { audienceId: string; reason: ChangeReason }[]): WriteClosing | undefined => {
+    if (closed.entries !== undefined || recorded.some((entry) => entry.type === "audience.members_changed")) {
+      return undefined;
+    }
+    return {
+      sql: (into) => {
+        const changes = into === "diff" ? moving : [];
+        const entries: OutboxEntry[] = [
+          ...recorded,
+          ...changes.map(({ audienceId, reason }) => ({
+            type: "audience.members_changed" as const,
+            audienceId,
+            reason,
+            entered: EMPTY_SET,
+            left: EMPTY_SET,
+          })),
+        ];
+        return deps.records.inStatement(workspaceId, entries, into === "diff");
+      },
+      sent: () => {
+        closed.entries = recorded.length;
+      },
+    };
+  };
+  const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules, closing };
 
   return {
     get tx() {
@@ -186,7 +225,10 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
     async followMembers(memberIds, known = [], along = {}) {
       requireMembers("following member changes");
       if (memberIds.length === 0) {
-        if (along.writes) await sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+        if (along.writes) {
+          const last = along.last ? closing([]) : undefined;
+          await sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes, closing: last });
+        }
         return [];
       }
       return following.followMembers(w, memberIds, known, along);

@@ -412,6 +412,9 @@ export function fakeMembership(
         const at = await transitions.record(tx, workspaceId, entries);
         await history.record(tx, workspaceId, sizes, at ?? new Date());
       },
+      // The fake sets take no closing parts (they have no statement to carry them): every write
+      // closes with its own record.
+      inStatement: () => undefined,
     },
   });
   return { sets, audiences, membership, fieldTypes, candidates };

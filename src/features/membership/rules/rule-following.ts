@@ -1,6 +1,6 @@
 import type { FoldedMemberRow, MemberRepo } from "../member-repo.ts";
 import type { MembershipChange } from "../member-set.ts";
-import type { MembershipRepo, SetChange } from "../membership-repo.ts";
+import type { MembershipRepo } from "../membership-repo.ts";
 import { type ActivityCondition, type ActivityTally, DAY_MS, slidingEdges } from "./activity-condition.ts";
 import type { StoredActivity } from "./activity-ingest/activity-batch.ts";
 import { createActivityFollowing } from "./activity-ingest/activity-following.ts";
@@ -59,7 +59,10 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       const { types, rules, held } = read;
       // The writes that ride in the statement moving the audiences, alone when none moves.
       const alone = async () => {
-        if (along.writes) await deps.sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes });
+        if (along.writes) {
+          const closing = along.last ? w.closing([]) : undefined;
+          await deps.sets.applyMatches(tx, workspaceId, [], [], { writes: along.writes, closing });
+        }
         return [];
       };
       if (rules.length === 0) return alone();
@@ -86,8 +89,26 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
       if (moving.length === 0) return alone();
       // The moving audiences' lock, and the writes riding along, in the statement that moves them.
       const lock = w.locks.followingInStatement(moving.map((m) => m.audienceId));
-      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving, { lock, writes: along.writes });
-      const byDependency = (c: SetChange) => (graph.uses.get(c.audienceId) ?? []).some((named) => moved.has(named));
+      const byDependency = (c: { audienceId: string }) =>
+        (graph.uses.get(c.audienceId) ?? []).some((named) => moved.has(named));
+      // As the changes are reported below: by reason, then in id order (changesOf's).
+      const byId = (a: { audienceId: string }, b: { audienceId: string }) =>
+        a.audienceId < b.audienceId ? -1 : a.audienceId > b.audienceId ? 1 : 0;
+      const reasons = [...moving].sort(byId).map(({ audienceId }) => ({
+        audienceId,
+        reason: byDependency({ audienceId }) ? ("dependency" as const) : ("member_changed" as const),
+      }));
+      const closing = along.last
+        ? w.closing([
+            ...reasons.filter((m) => m.reason === "member_changed"),
+            ...reasons.filter((m) => m.reason === "dependency"),
+          ])
+        : undefined;
+      const changes = await deps.sets.applyMatches(tx, workspaceId, changed, moving, {
+        lock,
+        writes: along.writes,
+        closing,
+      });
       return [
         ...w.report(
           "member_changed",

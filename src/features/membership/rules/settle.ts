@@ -4,6 +4,7 @@ import type { SqlClient } from "../../../platform/db/sql-client.ts";
 import type { FoldedMemberRow } from "../member-repo.ts";
 import { type ChangeReason, isMember, type MembershipChange, membersOf, sizeOf } from "../member-set.ts";
 import type { MembershipRepo, SetChange } from "../membership-repo.ts";
+import type { WriteClosing } from "../membership-sql.ts";
 import type { WriteLocks } from "../write-locks.ts";
 import type { ActivityCondition, ActivityTally } from "./activity-condition.ts";
 import type { FollowingRule } from "./activity-rule-repo.ts";
@@ -46,6 +47,12 @@ export interface Following {
   naming: () => Promise<{ id: string; filter: Filter }[]>;
   /** The rules that follow activities (activityRuleRepo.activityRules, read once per write). */
   activityRules: () => Promise<FollowingRule[]>;
+  /**
+   * The write's closing parts, for a statement that is its last and may move these audiences,
+   * each reported under its reason, in this order (membership-writer.ts); undefined when the
+   * write must close with a statement of its own.
+   */
+  closing: (moving: { audienceId: string; reason: ChangeReason }[]) => WriteClosing | undefined;
 }
 
 /**
@@ -57,6 +64,8 @@ export interface Following {
 export interface FollowAlong {
   read?: RuleRead | undefined;
   writes?: Prisma.Sql | undefined;
+  /** Nothing follows in the write: its events, record and size history ride in this statement. */
+  last?: boolean | undefined;
 }
 
 export interface SettleDeps {
