@@ -4,7 +4,7 @@
 // runs one statement at a time in this process and has neither setting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/platform/db/database.ts";
-import { withCommit } from "../../src/platform/db/sql-client.ts";
+import { committing, withCommit } from "../../src/platform/db/sql-client.ts";
 import { createDatabase } from "../support/live-server.ts";
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -82,6 +82,41 @@ describe.skipIf(!serverUrl)("write transactions on PostgreSQL", () => {
       FROM closing_test`,
     );
     expect(after).toEqual({ ns: [1, 2, 3], others: 0 });
+  });
+
+  it("commit with a last statement whose answer is read, and roll back when it fails", async () => {
+    await store.primaryDb.$executeRaw`CREATE TABLE IF NOT EXISTS committing_test (n int PRIMARY KEY)`;
+    const others = async () => {
+      const [row] = await store.primaryDb.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`;
+      return row?.n;
+    };
+    // Its answer is the statement's, and the transaction has committed when it comes.
+    const answered = await store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO committing_test VALUES (1)`;
+      const rows = await committing(tx).$queryRaw<{ n: number }[]>`INSERT INTO committing_test VALUES (2) RETURNING n`;
+      expect(await others()).toBe(0);
+      return rows;
+    });
+    expect(answered).toEqual([{ n: 2 }]);
+    // As a transaction's first statement, it carries the BEGIN too.
+    await store.transaction((tx) => committing(tx).$executeRaw`INSERT INTO committing_test VALUES (3)`);
+    // Its error: nothing of the transaction is kept, and no transaction is left open.
+    const failing = store.transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO committing_test VALUES (4)`;
+      await committing(tx).$executeRaw`INSERT INTO committing_test VALUES (1)`;
+    });
+    await expect(failing).rejects.toThrow(/unique|duplicate/i);
+    // A statement after it has no transaction to run in: it fails, and sends nothing.
+    const after = store.transaction(async (tx) => {
+      await committing(tx).$executeRaw`INSERT INTO committing_test VALUES (5)`;
+      await tx.$executeRaw`INSERT INTO committing_test VALUES (6)`;
+    });
+    await expect(after).rejects.toThrow("a statement was sent after its transaction committed with its last statement");
+    const kept = await store.primaryDb.$queryRaw<{ n: number }[]>`SELECT n FROM committing_test ORDER BY n`;
+    expect(kept.map((row) => row.n)).toEqual([1, 2, 3, 5]);
+    expect(await others()).toBe(0);
   });
 
   it("have a statement that runs past the timeout cancelled by the server", async () => {

@@ -92,7 +92,7 @@ describe("round trips of a write", () => {
 
   it("adding a member to an audience by hand", async () => {
     const trips = await tripsOf(() => addMembers(ws, manual, { memberIds: ["bob"] }));
-    expect(counted(trips)).toEqual(roundTrips(4, 6));
+    expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 
   it("removing a member from an audience by hand", async () => {
@@ -103,7 +103,7 @@ describe("round trips of a write", () => {
         body: { memberIds: ["ada"] },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(3, 5));
+    expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 
   it("a rule's follow-up (PUT filter)", async () => {

@@ -53,14 +53,16 @@ export function createAudienceMemberService({
         );
       }
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
-        await w.writable(audienceId);
+        const { seqs: bareSeqs } = await w.writableWithSeqs(audienceId, bareIds);
         // An id also listed in members is created with its data.
-        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds);
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds, { bareSeqs });
         w.publish(...resolved.events);
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
-        const added = sizeOf((await w.include(audienceId, resolved.seqs)).entered);
+        const follow = [...resolved.changedIds, ...resolved.createdBare];
+        // With no member to follow, the addition is the write's last statement.
+        const added = sizeOf((await w.include(audienceId, resolved.seqs, { last: follow.length === 0 })).entered);
         // After the include: a member added by hand is in this audience whatever its rule says.
-        await w.followMembers([...resolved.changedIds, ...resolved.createdBare]);
+        await w.followMembers(follow);
         return {
           added,
           alreadyMembers: memberIds.length - added,
@@ -79,7 +81,7 @@ export function createAudienceMemberService({
       // The member lock: the audiences whose rules name this one follow it in the same write.
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         await w.writable(audienceId);
-        const removed = sizeOf((await w.exclude(audienceId, memberIds)).left);
+        const removed = sizeOf((await w.exclude(audienceId, memberIds, { last: true })).left);
         return { removed, notMembers: memberIds.length - removed };
       });
     },

@@ -1,6 +1,6 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
 
-import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
+import { committing, type SqlClient } from "../../platform/db/sql-client.ts";
 import {
   bitOf,
   chunkOf,
@@ -44,8 +44,8 @@ export type { SetChange } from "./membership-sql.ts";
  * it drives), holding the locks src/features/membership/write-locks.ts describes.
  */
 export const membershipRepo = {
-  /** Adds the members with these numbers by hand: include, no longer exclude. */
-  async include(tx: SqlClient, workspaceId: string, audienceId: string, seqs: number[]): Promise<SetChange[]> {
+  /** Adds the members with these numbers by hand: include, no longer exclude (`closing`: changesOf's). */
+  async include(tx: SqlClient, workspaceId: string, audienceId: string, seqs: number[], closing?: WriteClosing) {
     if (seqs.length === 0) return [];
     const target = { workspaceId, audienceId };
     return changesOf(
@@ -61,11 +61,12 @@ export const membershipRepo = {
       i AS (${setBits(target, "include")}),
       e AS (${clearBits(target, "exclude")}),
       m AS (${setBits(target, "member")})`,
+      closing,
     );
   },
 
   /** Removes these members by hand: exclude (a rule cannot bring them back), no longer include. */
-  async exclude(tx: SqlClient, workspaceId: string, audienceId: string, memberIds: string[]): Promise<SetChange[]> {
+  async exclude(tx: SqlClient, workspaceId: string, audienceId: string, memberIds: string[], closing?: WriteClosing) {
     if (memberIds.length === 0) return [];
     const target = { workspaceId, audienceId };
     return changesOf(
@@ -81,6 +82,7 @@ export const membershipRepo = {
       e AS (${setBits(target, "exclude")}),
       i AS (${clearBits(target, "include")}),
       m AS (${clearBits(target, "member")})`,
+      closing,
     );
   },
 
@@ -183,7 +185,7 @@ export const membershipRepo = {
       const { writes, closing } = along;
       const parts = closing?.sql("nothing");
       const items = [writes, parts].filter((item): item is Prisma.Sql => item !== undefined);
-      if (items.length > 0) await (closing ? withCommit(tx) : tx).$executeRaw`WITH ${Prisma.join(items, ",")} SELECT 1`;
+      if (items.length > 0) await (closing ? committing(tx) : tx).$executeRaw`WITH ${Prisma.join(items, ",")} SELECT 1`;
       closing?.sent();
       return [];
     }

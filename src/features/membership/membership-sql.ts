@@ -1,5 +1,5 @@
 import { Prisma } from "../../../generated/prisma/client.ts";
-import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
+import { committing, type SqlClient } from "../../platform/db/sql-client.ts";
 import {
   base64Of,
   CHUNK_SHIFT,
@@ -36,7 +36,7 @@ export interface WriteClosing {
    * `counted` they read; otherwise in a statement that moves nobody. Undefined: nothing to record.
    */
   sql(into: "diff" | "nothing"): Prisma.Sql | undefined;
-  /** Told once the statement that carries them is sent: the write records nothing more. */
+  /** Told once the statement that carries them has run: what the write reports now is recorded. */
   sent(): void;
 }
 
@@ -49,7 +49,7 @@ export interface WriteClosing {
  * audience by audience in id order (so events of one write come in a stable order).
  *
  * With `closing`, the statement is the write's last and carries its closing parts, which read its
- * changes: it is sent with the COMMIT (withCommit), its answer unread, and nothing is returned.
+ * changes: it commits the transaction (committing), and what it returns is recorded already.
  */
 export async function changesOf(
   tx: SqlClient,
@@ -70,19 +70,17 @@ export async function changesOf(
       WHERE a.workspace_id = ${workspaceId} AND a.id = s.audience_id
       RETURNING a.id, a.member_count
     )`;
-  if (closing) {
-    const parts = closing.sql("diff");
-    await withCommit(tx).$executeRaw`${statement}, ${end}${parts ? Prisma.sql`, ${parts}` : Prisma.empty} SELECT 1`;
-    closing.sent();
-    return [];
-  }
+  const parts = closing?.sql("diff");
   // Ids in the order of their characters (as the process sorts them), whatever the database's collation.
-  const rows = await tx.$queryRaw<{ audienceId: string; chunk: number; entered: string | null; left: string | null }[]>`
-    ${statement}, ${end}
+  const rows = await (closing ? committing(tx) : tx).$queryRaw<
+    { audienceId: string; chunk: number; entered: string | null; left: string | null }[]
+  >`
+    ${statement}, ${end}${parts ? Prisma.sql`, ${parts}` : Prisma.empty}
     SELECT audience_id AS "audienceId", chunk,
            CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
            CASE WHEN exited <> ${NO_BITS} THEN ${base64Of(Prisma.sql`exited`)} END AS "left"
     FROM diff ORDER BY audience_id COLLATE "C", chunk`;
+  closing?.sent();
   const changes = new Map<
     string,
     { audienceId: string; entered: Map<number, Uint8Array>; left: Map<number, Uint8Array> }

@@ -35,10 +35,23 @@ export interface MembershipWriter {
    * that statement as the write's first).
    */
   writable(audienceId: string): Promise<AudienceRow>;
-  /** Adds members (by number) by hand to an audience locked with locks.writable. */
-  include(audienceId: string, seqs: number[]): Promise<MembershipChange>;
-  /** Removes members by hand from an audience locked with locks.writable. */
-  exclude(audienceId: string, memberIds: string[]): Promise<MembershipChange>;
+  /**
+   * As writable, reading in the same statement the numbers of these members (of those that
+   * exist): they change only under the member lock. `seqs` undefined when they could not be read so
+   * (a member write committed while this one waited for the lock).
+   */
+  writableWithSeqs(
+    audienceId: string,
+    memberIds: string[],
+  ): Promise<{ row: AudienceRow; seqs: Map<string, number> | undefined }>;
+  /**
+   * Adds members (by number) by hand to an audience locked with locks.writable. With `last`,
+   * nothing follows in the write: when no rule follows the audience, the write's events ride in
+   * this statement, which commits it (a round trip less).
+   */
+  include(audienceId: string, seqs: number[], options?: { last?: boolean }): Promise<MembershipChange>;
+  /** Removes members by hand from an audience locked with locks.writable (`last` as in include). */
+  exclude(audienceId: string, memberIds: string[], options?: { last?: boolean }): Promise<MembershipChange>;
   /**
    * What an upsert matches its inputs against (member-resolution.ts): the owners of these e-mail
    * keys, the members of these ids and the owners, and the field types, in one statement (member
@@ -72,8 +85,8 @@ export interface MembershipWriter {
    * After members were created or changed: every rule-based audience follows (member lock).
    * `known`: some of them as they now stand, when the caller has them (they are not read again).
    * `along`: readMembers' read (no audience changed since) and writes to ride along (settle.ts);
-   * with `last`, nothing follows in the write: its events ride in the statement too, and nothing
-   * is returned.
+   * with `last`, nothing follows in the write: its events ride in the statement too, which
+   * commits it.
    */
   followMembers(memberIds: string[], known?: FoldedMemberRow[], along?: FollowAlong): Promise<MembershipChange[]>;
   /**

@@ -1,3 +1,4 @@
+import type { Prisma } from "../../../generated/prisma/client.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import { type ChangeReason, EMPTY_SET, type MembershipChange } from "./member-set.ts";
@@ -6,10 +7,19 @@ import type { WriteClosing } from "./membership-sql.ts";
 import type { MembershipWriter, NamingRule } from "./membership-writer-types.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
 import { type ActivityRuleRepo, activityRulesJson, type FollowingRule } from "./rules/activity-rule-repo.ts";
+import { audienceGraph, followersInOrder } from "./rules/audience-graph.ts";
 import { declaredTypesJson, type FieldTypeRepo, typesOf } from "./rules/field-type-repo.ts";
 import { audiencesOf, followsClock } from "./rules/filter.ts";
 import type { RuleFollowing } from "./rules/rule-following.ts";
-import { namingAudiencesJson, namingOf, type RuleRepo, ruleMatchesJson, ruleReadOf } from "./rules/rule-repo.ts";
+import {
+  namingAndSeqsJson,
+  namingAndSeqsOf,
+  namingAudiencesJson,
+  namingOf,
+  type RuleRepo,
+  ruleMatchesJson,
+  ruleReadOf,
+} from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { candidatesJson, candidatesOf, type MemberCandidateRepo } from "./upsert/member-candidates-repo.ts";
 import { LockOrderError, type WriteLocks } from "./write-locks.ts";
@@ -47,7 +57,8 @@ export interface WriteTransaction {
   recorded: OutboxEntry[];
   /**
    * Set when the write's last statement carried its closing parts (`closing`): how many entries
-   * they recorded; workspaceWrite then records nothing itself.
+   * they recorded. workspaceWrite then records nothing itself, and the changes reported after
+   * are that statement's, which it recorded.
    */
   closed: { entries?: number };
   /** The member lock is still to be taken, by the write's first read (lockWithFirstRead). */
@@ -60,9 +71,15 @@ export interface WriteTransaction {
  * audience.members_changed events (recorded before it commits); this is the place to make
  * something else happen when membership changes.
  */
-function membershipChanged(recorded: OutboxEntry[], reason: ChangeReason, setChanges: SetChange[]): MembershipChange[] {
+function membershipChanged(
+  write: Pick<WriteTransaction, "recorded" | "closed">,
+  reason: ChangeReason,
+  setChanges: SetChange[],
+): MembershipChange[] {
   const changes = setChanges.map((change) => ({ ...change, reason }));
-  for (const change of changes) recorded.push({ type: "audience.members_changed", ...change });
+  // A write's last statement records its own changes (WriteTransaction.closed).
+  if (write.closed.entries !== undefined) return changes;
+  for (const change of changes) write.recorded.push({ type: "audience.members_changed", ...change });
   return changes;
 }
 
@@ -86,7 +103,7 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
   const one = (audienceId: string, reason: ChangeReason, changes: MembershipChange[]): MembershipChange =>
     // Stryker disable next-line ConditionalExpression: equivalent, the repositories report only the audience they were given
     changes.find((c) => c.audienceId === audienceId) ?? { audienceId, reason, entered: EMPTY_SET, left: EMPTY_SET };
-  const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(recorded, reason, setChanges);
+  const report = (reason: ChangeReason, setChanges: SetChange[]) => membershipChanged(write, reason, setChanges);
   let naming: Promise<NamingRule[]> | undefined;
   const namingAudiences = () => {
     naming ??= deps.rules.namingAudiences(tx, workspaceId);
@@ -127,6 +144,17 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
       },
     };
   };
+  /** Locks an audience whose members change by hand, reading `alongside` (write-locks.ts writableReading). */
+  const lockWritable = (audienceId: string, alongside: Prisma.Sql) => {
+    const memberLock = lockingRead();
+    if (!memberLock) requireMembers("locking an audience with the rules that follow it");
+    return locks.writableReading(audienceId, alongside, { memberLock });
+  };
+  /** The closing parts for a change by hand of an audience no rule follows (its change is the write's last). */
+  const closingUnfollowed = async (audienceId: string) => {
+    const followed = followersInOrder(audienceGraph(await namingAudiences()), [audienceId]).length > 0;
+    return followed ? undefined : closing([{ audienceId, reason: "manual" }]);
+  };
   const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules, closing };
 
   return {
@@ -141,26 +169,34 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
       recorded.push(...entries);
     },
     async writable(audienceId) {
-      const memberLock = lockingRead();
-      if (!memberLock) requireMembers("locking an audience with the rules that follow it");
-      const { row, read } = await locks.writableReading(audienceId, namingAudiencesJson(workspaceId), { memberLock });
+      const { row, read } = await lockWritable(audienceId, namingAudiencesJson(workspaceId));
       if (read !== undefined && !naming) naming = Promise.resolve(namingOf(read));
       return row;
     },
-    async include(audienceId, seqs) {
+    async writableWithSeqs(audienceId, memberIds) {
+      if (memberIds.length === 0) return { row: await this.writable(audienceId), seqs: new Map() };
+      const { row, read } = await lockWritable(audienceId, namingAndSeqsJson(workspaceId, memberIds));
+      if (read === undefined) return { row, seqs: undefined };
+      const both = namingAndSeqsOf(read);
+      if (!naming) naming = Promise.resolve(both.naming);
+      return { row, seqs: both.seqs };
+    },
+    async include(audienceId, seqs, { last = false } = {}) {
       // Stryker disable next-line StringLiteral: equivalent, a lock is held for update or share, so any mode but "share" means update
       requireAudience(audienceId, "update", "adding members");
       // The member lock: the audiences whose rules name this one follow it, locked as they do.
       requireMembers("adding members");
-      const changes = report("manual", await sets.include(tx, workspaceId, audienceId, seqs));
+      const close = last ? await closingUnfollowed(audienceId) : undefined;
+      const changes = report("manual", await sets.include(tx, workspaceId, audienceId, seqs, close));
       await following.followAudiences(w, changes);
       return one(audienceId, "manual", changes);
     },
-    async exclude(audienceId, memberIds) {
+    async exclude(audienceId, memberIds, { last = false } = {}) {
       // Stryker disable next-line StringLiteral: equivalent, as in include
       requireAudience(audienceId, "update", "removing members");
       requireMembers("removing members");
-      const changes = report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds));
+      const close = last ? await closingUnfollowed(audienceId) : undefined;
+      const changes = report("manual", await sets.exclude(tx, workspaceId, audienceId, memberIds, close));
       await following.followAudiences(w, changes);
       return one(audienceId, "manual", changes);
     },

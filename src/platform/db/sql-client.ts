@@ -69,6 +69,32 @@ export function withCommit(tx: SqlClient): SqlClient {
 }
 
 /**
+ * What a statement that commits its transaction starts with (committing). A comment: a store that
+ * cannot pipeline runs it as it is, and commits when the transaction ends.
+ */
+export const COMMITTING = "/* committing */";
+
+/**
+ * The transaction's client for its last statement, when its answer is read: on PostgreSQL the
+ * statement is sent with the COMMIT, in one round trip (pg/pg-pipeline.ts), and answers once the
+ * transaction has committed (its error: nothing was committed); on the embedded store it runs as it
+ * is, and the transaction commits when it ends. Nothing may be sent in the transaction after it
+ * (on PostgreSQL a statement after it fails: its transaction is over), nor may the transaction's
+ * function fail after it.
+ */
+export function committing(tx: SqlClient): SqlClient {
+  const marked = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
+    const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
+    return Prisma.sql`${Prisma.raw(COMMITTING)} ${sql}`;
+  };
+  return {
+    ...tx,
+    $queryRaw: (query, ...values) => tx.$queryRaw(marked(query, values)),
+    $executeRaw: (query, ...values) => tx.$executeRaw(marked(query, values)),
+  };
+}
+
+/**
  * Runs fn in one transaction on its own connection: COMMIT when fn resolves, ROLLBACK when it
  * throws (fn's error is what the caller hears of, not a failed ROLLBACK's). An adapter whose
  * driver ends transactions itself (PGlite's, "phantom" queries) is told to commit or roll back.

@@ -54,6 +54,11 @@ export interface ResolveOptions extends PlanOptions {
    * `types`, when given, are the field types the caller read under the member lock.
    */
   deferUpdates?: boolean;
+  /**
+   * The numbers of the bare ids that exist, read by the caller under the member lock: when every
+   * bare id has one (and there are no inputs), nothing is written or read.
+   */
+  bareSeqs?: Map<string, number> | undefined;
 }
 
 const NAMED = new Set<string>(NAMED_FIELDS);
@@ -97,7 +102,11 @@ export async function resolveMemberInputs(
   options: ResolveOptions = {},
 ): Promise<ResolvedMembers> {
   if (inputs.length === 0) {
-    const { createdBare, seqs } = await members.insert(tx, workspaceId, [], bareIds);
+    const known = options.bareSeqs;
+    const { createdBare, seqs } =
+      known && bareIds.every((id) => known.has(id))
+        ? { createdBare: [], seqs: new Map(bareIds.map((id) => [id, known.get(id) as number])) }
+        : await members.insert(tx, workspaceId, [], bareIds);
     return {
       memberIds: [],
       createdBare,

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { SENT_WITH_COMMIT } from "../sql-client.ts";
+import { COMMITTING, SENT_WITH_COMMIT } from "../sql-client.ts";
 
 /**
  * Round trips saved on PostgreSQL by pipelining (pg-pools.ts sends through these): a transaction's
@@ -10,11 +10,16 @@ import { SENT_WITH_COMMIT } from "../sql-client.ts";
 
 export type Callback = (error: Error | null, result: unknown) => void;
 
-/** Whether a query (as pg takes it) is one to send with the COMMIT. */
-export function sentWithCommit(query: unknown): boolean {
+const startsWith = (query: unknown, mark: string): boolean => {
   const text = typeof query === "string" ? query : (query as { text?: unknown } | null)?.text;
-  return typeof text === "string" && text.startsWith(SENT_WITH_COMMIT);
-}
+  return typeof text === "string" && text.startsWith(mark);
+};
+
+/** Whether a query (as pg takes it) is one to send with the COMMIT, unanswered until then. */
+export const sentWithCommit = (query: unknown): boolean => startsWith(query, SENT_WITH_COMMIT);
+
+/** Whether a query (as pg takes it) commits its transaction: sent at once, with the COMMIT after it. */
+export const committingQuery = (query: unknown): boolean => startsWith(query, COMMITTING);
 
 /** A query's text, as pg takes it (text, or a config with text), when it has no parameters. */
 export function textOf(query: unknown): string | undefined {

@@ -1,7 +1,15 @@
 import net from "node:net";
 import pg from "pg";
 import { StoreTimeoutError } from "../pg-errors.ts";
-import { answer, type Callback, Pipelined, sentWithCommit, statementsOf, textOf } from "./pg-pipeline.ts";
+import {
+  answer,
+  type Callback,
+  committingQuery,
+  Pipelined,
+  sentWithCommit,
+  statementsOf,
+  textOf,
+} from "./pg-pipeline.ts";
 
 /**
  * How long a timed-out statement's cancel request may take to be delivered before its connection
@@ -41,6 +49,8 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
     beginPending = false;
     /** A statement answered but not yet sent: it goes with the COMMIT (sentWithCommit). */
     held: unknown[] | undefined;
+    /** The transaction committed with its last statement (committingQuery): its COMMIT sends nothing. */
+    committed = false;
 
     constructor(config?: pg.ClientConfig) {
       super(config);
@@ -51,6 +61,8 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
     override query(...args: unknown[]): never {
       if (opening === undefined) return this.send(args) as never;
       const text = textOf(args[0]);
+      if (this.committed) return this.afterCommitted(text, args) as never;
+      if (committingQuery(args[0])) return this.committing(args) as never;
       if (text === "BEGIN") {
         // Answered at once, sent with the transaction's first statement: a round trip less.
         this.beginPending = true;
@@ -76,6 +88,40 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       // A ROLLBACK drops it; any other statement follows it, each on its own.
       if (text === "ROLLBACK") return this.send(args) as never;
       return this.send(held).then(() => this.send(args)) as never;
+    }
+
+    /**
+     * A statement that commits its transaction: sent at once, with the BEGIN before it when that is
+     * still to go and the COMMIT after it, in one pipeline; its answer is the statement's. When it
+     * fails, nothing was committed: the transaction is rolled back before the error is told.
+     */
+    private async committing(args: unknown[]): Promise<unknown> {
+      const before = this.beginPending ? (opening ?? []) : [];
+      this.beginPending = false;
+      const held = this.held;
+      this.held = undefined;
+      try {
+        if (held !== undefined) await this.send(held);
+        const result = await this.pipelined(args, { before, after: ["COMMIT"] });
+        this.committed = true;
+        return result;
+      } catch (error) {
+        await this.send(["ROLLBACK"]).catch(() => {});
+        throw error;
+      }
+    }
+
+    /** After a committing statement: its transaction's end sends nothing; any other statement fails. */
+    private afterCommitted(text: string | undefined, args: unknown[]): Promise<unknown> {
+      this.committed = false;
+      if (text === "COMMIT" || text === "ROLLBACK") {
+        return answer(args, { command: text, rowCount: null, rows: [], fields: [] });
+      }
+      const error = new Error("a statement was sent after its transaction committed with its last statement");
+      const callback = args[args.length - 1];
+      if (typeof callback !== "function") return Promise.reject(error);
+      queueMicrotask(() => (callback as Callback)(error, undefined));
+      return Promise.resolve(undefined);
     }
 
     /**
@@ -232,7 +278,7 @@ export function createPool({
   // A client back in the pool has no transaction: a BEGIN never sent is forgotten (the adapter
   // always ends a transaction with COMMIT or ROLLBACK, which forgets it too; this is for safety).
   pool.on("release", (_error: unknown, client: pg.PoolClient) => {
-    Object.assign(client, { beginPending: false, held: undefined });
+    Object.assign(client, { beginPending: false, held: undefined, committed: false });
   });
   return pool;
 }

@@ -1,9 +1,10 @@
-// A member's PATCH records its events, membership record and size history in the statement that
-// moves its audiences (issue 47: two round trips): what it records must be what a write that
-// records them in a statement of its own records. An audience whose rule now matches but which
-// holds the member out by hand does not change, and tells nothing; an audience naming a moved one
-// follows as `dependency`, after the others. On the embedded store, and on PostgreSQL when
-// TEST_DATABASE_URL is set.
+// A member's PATCH, and an add or a remove by hand of an audience no rule follows, record their
+// events, membership record and size history in the statement that moves the audiences, which
+// commits them (issue 47: two round trips): what they record must be what a write that records
+// them in a statement of its own records. An audience whose rule now matches but which holds the
+// member out by hand does not change, and tells nothing; an audience naming a moved one follows as
+// `dependency`, after the others. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL
+// is set.
 
 import { describe, expect } from "vitest";
 import type { Filter } from "../../src/features/membership/rules/filter.ts";
@@ -36,7 +37,7 @@ const history = async (ws: TestWorkspace, audienceId: string) => {
   return rows.results.map(({ memberCount, entered, left }) => ({ memberCount, entered, left }));
 };
 
-describe("a member's PATCH", () => {
+describe("a write whose last statement records it", () => {
   it("records what it moved, in order, as a write of its own record would", async ({ ws }) => {
     const acme = await createAudience(ws, "Acme");
     const held = await createAudience(ws, "Acme, but not Ada");
@@ -103,5 +104,42 @@ describe("a member's PATCH", () => {
     expect(shapes(last)).toEqual([
       { type: "members.updated", data: { members: [{ id: "ada", changed: ["fields.nickname"] }] } },
     ]);
+  });
+
+  it("records an add and a remove by hand, with what follows them when a rule does", async ({ ws }) => {
+    const alone = await createAudience(ws, "By hand");
+    const followed = await createAudience(ws, "By hand, followed");
+    const follower = await createAudience(ws, "Following");
+    await setFilter(ws, follower, { field: "audience", op: "in", value: followed });
+    await upsertMembers(ws, [{ id: "ada" }, { id: "bob" }]);
+    const from = new Date().toISOString();
+    const add = (audienceId: string, memberIds: string[]) =>
+      ws.api.POST(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
+    const remove = (audienceId: string, memberIds: string[]) =>
+      ws.api.DELETE(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
+    expect(await add(alone, ["ada", "bob"])).toMatchObject({ added: 2, alreadyMembers: 0, created: 0 });
+    expect(await add(alone, ["ada"])).toMatchObject({ added: 0, alreadyMembers: 1 });
+    expect(await remove(alone, ["bob", "cy"])).toEqual({ removed: 1, notMembers: 1 });
+    expect(await add(followed, ["bob"])).toMatchObject({ added: 1 });
+    expect(await remove(followed, ["bob"])).toEqual({ removed: 1, notMembers: 0 });
+
+    // Three audiences created, one rule set, the members created, then the changes above.
+    const events = (await settledFeed(ws.api, ws.id, 11)).slice(5);
+    expect(membershipChanges(events)).toEqual([
+      { audienceId: alone, reason: "manual", entered: ["ada", "bob"], left: [] },
+      { audienceId: alone, reason: "manual", entered: [], left: ["bob"] },
+      { audienceId: followed, reason: "manual", entered: ["bob"], left: [] },
+      { audienceId: follower, reason: "dependency", entered: ["bob"], left: [] },
+      { audienceId: followed, reason: "manual", entered: [], left: ["bob"] },
+      { audienceId: follower, reason: "dependency", entered: [], left: ["bob"] },
+    ]);
+    const page = await ws.api.GET(`${AUDIENCE}/changes`, {
+      params: { path: { workspaceId: ws.id, audienceId: alone }, query: { from } },
+    });
+    expect(page.results.map(({ memberId, change, reason }) => ({ memberId, change, reason }))).toEqual([
+      { memberId: "ada", change: "entered", reason: "manual" },
+    ]);
+    expect(page.moves).toEqual({ entered: 2, left: 1 });
+    expect((await history(ws, alone)).at(-1)).toEqual({ memberCount: 1, entered: 2, left: 1 });
   });
 });
