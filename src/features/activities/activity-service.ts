@@ -64,8 +64,14 @@ export function createActivityService(deps: ActivityServiceDeps) {
    * ingest); otherwise that statement wrote nothing and said which ids are stored, and the members
    * of the entries left are resolved (created as addAudienceMembers creates them: a duplicate or
    * expired entry creates none) before they are stored. Every way activities come in stores them here.
+   * `last`: nothing follows in the write (membership-writer-types.ts followActivities).
    */
-  async function store(w: MembershipWriter, checked: CheckedActivity[], now: number): Promise<IngestCounts> {
+  async function store(
+    w: MembershipWriter,
+    checked: CheckedActivity[],
+    now: number,
+    { last = false }: { last?: boolean } = {},
+  ): Promise<IngestCounts> {
     const workspaceId = w.workspaceId;
     const cutoff = now - deps.retentionDays * DAY_MS;
     let expired = 0;
@@ -91,7 +97,7 @@ export function createActivityService(deps: ActivityServiceDeps) {
       : undefined;
     if (first?.written) {
       // The audiences whose rules count these activities follow, in this transaction (`activity`).
-      await w.followActivities(first.stored);
+      await w.followActivities(first.stored, { last });
       return counts(first.accepted, 0);
     }
     const stored = first?.storedIds ?? (await activities.storedIds(w.tx, workspaceId, [...ids]));
@@ -132,7 +138,8 @@ export function createActivityService(deps: ActivityServiceDeps) {
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         // The member lock with the rules that follow activities: one statement.
         await w.readActivityRules();
-        return store(w, checked, now);
+        // Nothing follows the ingest in its write: it may commit with its last statement.
+        return store(w, checked, now, { last: true });
       });
     },
 

@@ -40,7 +40,7 @@ export function createMemberService({
         const candidates = await w.readCandidates(ids, emailKeys);
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members, [], { candidates });
         w.publish(...resolved.events);
-        await w.followMembers(resolved.changedIds);
+        await w.followMembers(resolved.changedIds, [], { last: true });
         return { results: resolved.outcomes };
       });
     },

@@ -98,9 +98,11 @@ export interface MembershipWriter {
   /**
    * After activities were stored (each one's member number and type, and when it occurred and its
    * properties, which let a rule skip the members none of whose new activities it counts): the
-   * audiences whose rules count such activities follow, for those members (member lock).
+   * audiences whose rules count such activities follow, for those members (member lock). With
+   * `last`, nothing follows in the write: when no rule names those audiences, the write's events
+   * ride in the statement that moves them, which commits it.
    */
-  followActivities(stored: StoredActivity[]): Promise<MembershipChange[]>;
+  followActivities(stored: StoredActivity[], options?: { last?: boolean }): Promise<MembershipChange[]>;
   /**
    * Relative-time rules catch up with the clock: the members whose dates crossed a window's edge
    * since their audience was last brought up to date enter or leave (member lock).

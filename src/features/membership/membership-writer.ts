@@ -278,9 +278,9 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
       });
       followingRules = Promise.resolve(rules);
     },
-    async followActivities(stored) {
+    async followActivities(stored, { last = false } = {}) {
       requireMembers("following activities");
-      return following.followActivities(w, stored);
+      return following.followActivities(w, stored, last);
     },
     async followClock() {
       requireMembers("following the clock");

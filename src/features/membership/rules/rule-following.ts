@@ -139,8 +139,8 @@ export function createRuleFollowing(deps: RuleFollowingDeps) {
      * has them its occurredAt and properties): the audiences whose rules count them follow
      * (activity-following.ts).
      */
-    followActivities: (w: Following, stored: StoredActivity[]): Promise<MembershipChange[]> =>
-      followActivities(w, stored),
+    followActivities: (w: Following, stored: StoredActivity[], last?: boolean): Promise<MembershipChange[]> =>
+      followActivities(w, stored, last),
 
     /**
      * Relative-time rules catch up with the clock. A `withinLast` window [now − d, now] moved from

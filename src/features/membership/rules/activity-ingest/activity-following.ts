@@ -186,7 +186,11 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
    * rules name one of them, in dependency order; each change reported as `activity`, or
    * `dependency`.
    */
-  return async function followActivities(w: Following, stored: StoredActivity[]): Promise<MembershipChange[]> {
+  return async function followActivities(
+    w: Following,
+    stored: StoredActivity[],
+    last = false,
+  ): Promise<MembershipChange[]> {
     if (stored.length === 0) return [];
     // The rules that count activities and those that name audiences, read together: the naming
     // rules were a round trip of their own (w.naming), and every ingest under activity audiences needs both.
@@ -202,10 +206,14 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
     const graph = audienceGraph(rules);
     const order = inDependencyOrder(graph, new Set([...own.keys(), ...followersInOrder(graph, own.keys())]));
     const filters = new Map([...rules, ...audiences].map((rule) => [rule.id, rule.filter]));
-    await w.locks.following(order);
     // The audiences whose rules name none are evaluated together and written in one statement: a
     // round trip each for twenty audiences cost more than the ingest's own statements.
     const together = order.filter((id) => own.has(id) && !graph.uses.has(id));
+    const rest = order.filter((id) => !together.includes(id));
+    // With nothing to settle after it, that statement takes their locks (and, when it is the
+    // write's last, records the write): the evaluation reads nothing an audience's lock guards.
+    const alone = rest.length === 0;
+    if (!alone) await w.locks.following(order);
     const asked = together.map((id) => ({
       audienceId: id,
       filter: filters.get(id) as Filter,
@@ -225,13 +233,20 @@ export function createActivityFollowing(deps: ActivityFollowingDeps, settle: Ret
             activityRetentionDays: deps.activityRetentionDays,
           });
     const moved = new Map<string, number[] | "many">();
-    const changes = w.report("activity", await deps.sets.applyMatches(tx, workspaceId, "own", matched));
+    const lock = alone ? w.locks.followingInStatement(together) : undefined;
+    const closing =
+      alone && last
+        ? w.closing([...together].sort().map((audienceId) => ({ audienceId, reason: "activity" })))
+        : undefined;
+    const changes = w.report(
+      "activity",
+      await deps.sets.applyMatches(tx, workspaceId, "own", matched, { lock, closing }),
+    );
     for (const change of changes) {
       if (graph.usedBy.has(change.audienceId)) {
         for (const [audienceId, who] of movements([change])) moved.set(audienceId, who);
       }
     }
-    const rest = order.filter((id) => !together.includes(id));
     return [...changes, ...(await settle(w, { graph, order: rest, filters, moved, own, ownReason: "activity", now }))];
   };
 }
