@@ -62,10 +62,11 @@ describe.skipIf(!serverUrl)("write transactions on PostgreSQL", () => {
       await tx.$executeRaw`INSERT INTO closing_test VALUES (1)`;
       await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (2)`;
     });
-    // A statement after it sends it first, on its own.
+    // A statement after it takes it along, before it in one round trip: with its values, and
+    // its rows (when it has any) dropped.
     const seen = await store.transaction(async (tx) => {
-      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (3)`;
-      return tx.$queryRaw<{ n: number }[]>`SELECT n FROM closing_test ORDER BY n`;
+      await withCommit(tx).$executeRaw`INSERT INTO closing_test VALUES (${3}) RETURNING n`;
+      return tx.$queryRaw<{ n: number }[]>`SELECT n FROM closing_test WHERE n > ${0} ORDER BY n`;
     });
     expect(seen.map((row) => row.n)).toEqual([1, 2, 3]);
     // Its error is the commit's: nothing of the transaction is kept, and no transaction is left open.

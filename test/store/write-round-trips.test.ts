@@ -114,7 +114,7 @@ describe("round trips of a write", () => {
         body: { filter: { field: "fields.region", op: "eq", value: "r2" } as never },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(7, 9));
+    expect(counted(trips)).toEqual(roundTrips(2, 5));
   });
 
   it("upserting a member by e-mail under 100 rules (POST members)", async () => {

@@ -185,17 +185,20 @@ export function createAudienceService({
     setFilter(workspaceId: string, id: string, rawFilter: unknown): Promise<Schemas["AudienceFilter"]> {
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         // Checked under the member lock, which a field's declaration takes too: the types the
-        // rule is read with are the ones it is stored with. The lock and the types: one statement.
-        const types = await w.readFieldTypes();
+        // rule is read with are the ones it is stored with. The member lock, the audience's, the
+        // types, the rules (which check this one and follow its change) and the workspace's size:
+        // one statement.
+        const read = await w.readRuleChange(id);
+        const { types } = read;
         const filter = rawFilter === null ? null : parseFilter(rawFilter, { types, activityRetentionDays });
-        // Locked with the rules that name audiences, which check the rule and follow its change.
-        const audience = await w.writable(id);
+        // A bad rule is told before an unknown or archived audience.
+        const audience = read.writable();
         await checkNamedAudiences(w, id, filter);
-        await checkCost(w.tx, workspaceId, filter, types, "rule");
-        await checkWorkspaceBounds(() => rules.rules(w.tx, workspaceId), id, filter);
+        await checkCost(w.tx, workspaceId, filter, types, "rule", read.memberNumbers);
+        await checkWorkspaceBounds(async () => read.rules ?? rules.rules(w.tx, workspaceId), id, filter);
         // The rule first, then who entered and left because of it.
         w.publish({ type: "audience.filter_changed", audienceId: id, filter });
-        const change = await w.setRule(id, filter, types);
+        const change = await w.setRule(id, filter, types, { last: true });
         return { filter, memberCount: audience.memberCount + countDelta(change) };
       });
     },

@@ -93,6 +93,7 @@ export const membershipRepo = {
     audienceId: string,
     filter: Filter | null,
     context: SqlContext,
+    closing?: WriteClosing,
   ): Promise<SetChange[]> {
     const target = { workspaceId, audienceId };
     return changesOf(
@@ -121,6 +122,7 @@ export const membershipRepo = {
       r_put AS (${replaceChunks(target, "match", Prisma.sql`SELECT chunk, bits FROM r`)}),
       m_drop AS (${dropChunksOutside(target, "member", Prisma.sql`SELECT chunk FROM nm WHERE bits <> ${NO_BITS}`)}),
       m_put AS (${replaceChunks(target, "member", Prisma.sql`SELECT chunk, bits FROM nm WHERE bits <> ${NO_BITS}`)})`,
+      closing,
     );
   },
 

@@ -1,6 +1,7 @@
 import type { FieldTypes } from "../../domain/field-types.ts";
 import type { SqlClient } from "../../platform/db/sql-client.ts";
 import type { AudienceRow } from "./audience-repo.ts";
+import type { RuleChangeRead } from "./lock-reads-sql.ts";
 import type { FoldedMemberRow } from "./member-repo.ts";
 import type { MembershipChange } from "./member-set.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
@@ -65,10 +66,25 @@ export interface MembershipWriter {
    */
   readFieldTypes(): Promise<FieldTypes>;
   /**
-   * Stores the audience's rule and recomputes its members (member lock, audience locked).
-   * `types`: the workspace's field types, when the caller read them under the member lock.
+   * For a change of an audience's rule: the member lock and the audience's lock, and what the rule
+   * is checked against (the field types, the rules that name audiences, every rule, the member
+   * numbers handed out), in one statement as the write's first (`lockWithFirstRead`); under a
+   * member lock taken before, the audience's lock and the types. The audience's 404 and 409 wait
+   * for `writable()`, so that a bad rule is told first.
    */
-  setRule(audienceId: string, filter: Filter | null, types?: FieldTypes): Promise<MembershipChange>;
+  readRuleChange(audienceId: string): Promise<RuleChangeRead>;
+  /**
+   * Stores the audience's rule and recomputes its members (member lock, audience locked).
+   * `types`: the workspace's field types, when the caller read them under the member lock. With
+   * `last`, nothing follows in the write: when no rule follows the audience, its row's update and
+   * the write's events ride with the recompute, which commits it.
+   */
+  setRule(
+    audienceId: string,
+    filter: Filter | null,
+    types?: FieldTypes,
+    options?: { last?: boolean },
+  ): Promise<MembershipChange>;
   /**
    * The audiences whose rules name other audiences (ruleRepo.namingAudiences), read once per write
    * and kept current by setRule: checking a new rule and following its change need it both.

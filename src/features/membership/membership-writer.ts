@@ -1,6 +1,7 @@
 import type { Prisma } from "../../../generated/prisma/client.ts";
-import type { SqlClient } from "../../platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
+import { namingAndSeqsJson, namingAndSeqsOf, ruleChangeRead } from "./lock-reads-sql.ts";
 import { type ChangeReason, EMPTY_SET, type MembershipChange } from "./member-set.ts";
 import type { MembershipRepo, SetChange } from "./membership-repo.ts";
 import type { WriteClosing } from "./membership-sql.ts";
@@ -11,15 +12,7 @@ import { audienceGraph, followersInOrder } from "./rules/audience-graph.ts";
 import { declaredTypesJson, type FieldTypeRepo, typesOf } from "./rules/field-type-repo.ts";
 import { audiencesOf, followsClock } from "./rules/filter.ts";
 import type { RuleFollowing } from "./rules/rule-following.ts";
-import {
-  namingAndSeqsJson,
-  namingAndSeqsOf,
-  namingAudiencesJson,
-  namingOf,
-  type RuleRepo,
-  ruleMatchesJson,
-  ruleReadOf,
-} from "./rules/rule-repo.ts";
+import { namingAudiencesJson, namingOf, type RuleRepo, ruleMatchesJson, ruleReadOf } from "./rules/rule-repo.ts";
 import type { WriteRecords } from "./transition-repo.ts";
 import { candidatesJson, candidatesOf, type MemberCandidateRepo } from "./upsert/member-candidates-repo.ts";
 import { LockOrderError, type WriteLocks } from "./write-locks.ts";
@@ -151,9 +144,9 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
     return locks.writableReading(audienceId, alongside, { memberLock });
   };
   /** The closing parts for a change by hand of an audience no rule follows (its change is the write's last). */
-  const closingUnfollowed = async (audienceId: string) => {
+  const closingUnfollowed = async (audienceId: string, reason: ChangeReason = "manual") => {
     const followed = followersInOrder(audienceGraph(await namingAudiences()), [audienceId]).length > 0;
-    return followed ? undefined : closing([{ audienceId, reason: "manual" }]);
+    return followed ? undefined : closing([{ audienceId, reason }]);
   };
   const w = { tx, workspaceId, locks, report, naming: namingAudiences, activityRules, closing };
 
@@ -212,8 +205,16 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
         parse: (json) => typesOf(JSON.parse(json)),
         read: () => deps.fieldTypes.types(tx, workspaceId),
       }),
+    async readRuleChange(audienceId) {
+      const first = lockingRead();
+      if (!first) requireMembers("reading a rule's change");
+      const types = () => deps.fieldTypes.types(tx, workspaceId);
+      const read = await ruleChangeRead(locks, first, audienceId, { workspaceId, types });
+      if (read.naming && !naming) naming = Promise.resolve(read.naming);
+      return read;
+    },
     namingAudiences,
-    async setRule(audienceId, filter, types) {
+    async setRule(audienceId, filter, types, { last = false } = {}) {
       // The member lock first: a member created meanwhile is either seen by the evaluation or
       // evaluated against the new rule by its own request afterwards.
       requireMembers("setting a rule");
@@ -225,8 +226,12 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
         workspaceId,
         activityRetentionDays: deps.activityRetentionDays,
       };
+      // The rule's change is the write's last when nothing follows the audience: then its row's
+      // update goes with the recompute, which commits the write (withCommit: unanswered, sent with
+      // the next statement).
+      const close = last ? await closingUnfollowed(audienceId, "rule") : undefined;
       await deps.audiences.setFilter(
-        tx,
+        close ? withCommit(tx) : tx,
         workspaceId,
         audienceId,
         filter,
@@ -239,7 +244,7 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
         const named = filter !== null && audiencesOf(filter).length > 0;
         naming = Promise.resolve(named ? [...others, { id: audienceId, filter }] : others);
       }
-      const changes = report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context));
+      const changes = report("rule", await sets.recompute(tx, workspaceId, audienceId, filter, context, close));
       await following.followAudiences(w, changes);
       return one(audienceId, "rule", changes);
     },

@@ -25,6 +25,13 @@ export interface MembersRead<T> {
   read: () => Promise<T>;
 }
 
+/** An audience a write changes: it must exist (404) and be unarchived (409). */
+export function writableOrRefused(id: string, row: AudienceRow | undefined): AudienceRow {
+  if (!row) throw audienceNotFound(id);
+  if (row.isArchived) throw audienceArchived(id, row.name);
+  return row;
+}
+
 /** A write asked for its locks in an order that could deadlock: a bug, not a client error. */
 export class LockOrderError extends Error {
   override name = "LockOrderError";
@@ -113,10 +120,7 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
 
     /** Locks an audience to change it; it must exist (404) and be unarchived (409). */
     async writable(id: string): Promise<AudienceRow> {
-      const row = await audience(id);
-      if (!row) throw audienceNotFound(id);
-      if (row.isArchived) throw audienceArchived(id, row.name);
-      return row;
+      return writableOrRefused(id, await audience(id));
     },
 
     audience,
@@ -131,16 +135,28 @@ export function createWriteLocks(repo: LockRows, tx: SqlClient, workspaceId: str
     async writableReading(
       id: string,
       alongside: Prisma.Sql,
-      { memberLock: withMembers = false }: { memberLock?: boolean } = {},
+      options: { memberLock?: boolean } = {},
     ): Promise<{ row: AudienceRow; read: string | undefined }> {
+      const { writable, read } = await this.writableReadingLater(id, alongside, options);
+      return { row: writable(), read };
+    },
+
+    /**
+     * As `writableReading`, the audience's 404 and 409 told only when the caller calls `writable`
+     * (the audience, if there is one, is locked either way): a rule's change answers a bad rule
+     * (400) before an unknown or archived audience.
+     */
+    async writableReadingLater(
+      id: string,
+      alongside: Prisma.Sql,
+      { memberLock: withMembers = false }: { memberLock?: boolean } = {},
+    ): Promise<{ writable: () => AudienceRow; read: string | undefined }> {
       if (withMembers) beforeMembers();
       else if (!held.has(id)) beforeAudiences(1, "audience");
       const { row, read } = await repo.audienceReading(tx, workspaceId, id, alongside, withMembers);
       if (withMembers) memberLock = true;
-      if (!row) throw audienceNotFound(id);
-      hold([row], "update");
-      if (row.isArchived) throw audienceArchived(id, row.name);
-      return { row, read };
+      if (row) hold([row], "update");
+      return { writable: () => writableOrRefused(id, row), read };
     },
 
     /**

@@ -128,7 +128,7 @@ export function checkFilterCost(
   );
 }
 
-/** The check as the services call it: the workspace's size read, then checkFilterCost. */
+/** The check as the services call it: the workspace's size read (unless given), then checkFilterCost. */
 export function createFilterCostCheck({
   repo,
   budget,
@@ -136,9 +136,16 @@ export function createFilterCostCheck({
   repo: Pick<FilterCostRepo, "memberNumbers">;
   budget: number;
 }) {
-  return async (db: SqlClient, workspaceId: string, filter: Filter | null, types: FieldTypes, work: FilterWork) => {
+  return async (
+    db: SqlClient,
+    workspaceId: string,
+    filter: Filter | null,
+    types: FieldTypes,
+    work: FilterWork,
+    memberNumbers?: number,
+  ) => {
     if (filter === null || budget <= 0) return;
-    checkFilterCost(filter, types, await repo.memberNumbers(db, workspaceId), work, budget);
+    checkFilterCost(filter, types, memberNumbers ?? (await repo.memberNumbers(db, workspaceId)), work, budget);
   };
 }
 

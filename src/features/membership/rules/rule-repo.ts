@@ -54,20 +54,6 @@ export const namingAudiencesJson = (workspaceId: string) => Prisma.sql`(
 export const namingOf = (json: string): { id: string; filter: Filter; isArchived: boolean }[] => JSON.parse(json);
 
 /**
- * namingAudiencesJson and the numbers of these members (of those that exist) as one JSON text
- * value: the lock of an audience that members are added to by id reads both
- * (membership-writer.ts `writableWithSeqs`); namingAndSeqsOf reads it back.
- */
-export const namingAndSeqsJson = (workspaceId: string, memberIds: string[]) => Prisma.sql`json_build_object(
-  'naming', ${namingAudiencesJson(workspaceId)}::json,
-  'seqs', (SELECT json_agg(json_build_array(m.id, m.seq)) FROM ${byIds(workspaceId, memberIds)}))::text`;
-
-export const namingAndSeqsOf = (json: string) => {
-  const read = JSON.parse(json) as { naming: ReturnType<typeof namingOf>; seqs: [string, number][] | null };
-  return { naming: read.naming, seqs: new Map(read.seqs ?? []) };
-};
-
-/**
  * ruleRepo.ruleMatches' read as one JSON text value (a scalar subquery), for the statement that
  * takes the member lock to read it too (membership-writer.ts readMembers); ruleReadOf reads it back.
  */

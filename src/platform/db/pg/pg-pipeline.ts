@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import pg from "pg";
 import { COMMITTING, SENT_WITH_COMMIT } from "../sql-client.ts";
 
@@ -46,9 +47,25 @@ export const statementsOf = (list: string) =>
 type Connection = {
   parse(message: { text: string; name: string; types: unknown[] }): void;
   bind(message: object): void;
+  describe(message: { type: "P"; name: string }): void;
   execute(message: object): void;
   sync(): void;
 };
+
+/** A statement sent before or after a Pipelined query's own: parameterless text, or text and values. */
+export type Around = string | { text: string; values: unknown[] };
+
+/** pg's own conversion of a value for the wire (what its Query binds values with). */
+const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
+  prepareValue: (value: unknown) => unknown;
+};
+
+/** A query as pg takes it (text, or a config, with values beside it or in it) as a statement to send around another. */
+export function aroundOf(args: unknown[]): Around {
+  const config = (typeof args[0] === "string" ? { text: args[0] } : args[0]) as { text: string; values?: unknown[] };
+  const values = Array.isArray(args[1]) ? args[1] : (config.values ?? []);
+  return values.length === 0 ? config.text : { text: config.text, values };
+}
 
 /** What Pipelined uses of pg's Query (its typings leave the protocol's steps out). */
 interface PgQuery {
@@ -66,12 +83,13 @@ interface PgQuery {
 const Query = pg.Query as unknown as new (config: pg.QueryConfig) => PgQuery;
 
 /**
- * One statement with parameterless statements before it (BEGIN and the settings) and after it
- * (COMMIT), in one pipeline of the extended protocol: each a Parse, Bind and Execute, the
- * statement's own in between, then one Sync: one round trip. The server runs them in order; an
- * error in any skips the rest and is the query's error. The answer is the statement's: the
- * others' are dropped. Until the ones before have answered, the query goes without its name, so
- * that pg records a named statement as parsed only on the statement's own ParseComplete.
+ * One statement with statements before it (BEGIN and the settings, a statement whose answer is
+ * not read) and after it (COMMIT), in one pipeline of the extended protocol: each a Parse, Bind and
+ * Execute, the statement's own in between, then one Sync: one round trip. The server runs them in
+ * order; an error in any skips the rest and is the query's error. The answer is the statement's:
+ * the others' are dropped (each is one result of pg's). Until the ones before have answered, the
+ * query goes without its name, so that pg records a named statement as parsed only on the
+ * statement's own ParseComplete.
  */
 export class Pipelined extends Query {
   private before: number;
@@ -79,7 +97,7 @@ export class Pipelined extends Query {
 
   constructor(
     config: pg.QueryConfig,
-    private readonly around: { before: string[]; after: string[] },
+    private readonly around: { before: Around[]; after: Around[] },
   ) {
     super(config);
     this.before = around.before.length;
@@ -116,8 +134,16 @@ export class Pipelined extends Query {
   }
 }
 
-function send(connection: Connection, text: string): void {
-  connection.parse({ text, name: "", types: [] });
-  connection.bind({});
+function send(connection: Connection, statement: Around): void {
+  if (typeof statement === "string") {
+    connection.parse({ text: statement, name: "", types: [] });
+    connection.bind({});
+    connection.execute({});
+    return;
+  }
+  // Described, so that rows it may answer are read (and dropped) as pg reads any.
+  connection.parse({ text: statement.text, name: "", types: [] });
+  connection.bind({ statement: "", values: statement.values, valueMapper: prepareValue });
+  connection.describe({ type: "P", name: "" });
   connection.execute({});
 }

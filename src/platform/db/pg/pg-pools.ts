@@ -2,7 +2,9 @@ import net from "node:net";
 import pg from "pg";
 import { StoreTimeoutError } from "../pg-errors.ts";
 import {
+  type Around,
   answer,
+  aroundOf,
   type Callback,
   committingQuery,
   Pipelined,
@@ -85,9 +87,9 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
       if (held === undefined) return this.send(args) as never;
       this.held = undefined;
       if (text === "COMMIT") return this.commitWith(held, args) as never;
-      // A ROLLBACK drops it; any other statement follows it, each on its own.
+      // A ROLLBACK drops it; any other statement follows it in one pipeline.
       if (text === "ROLLBACK") return this.send(args) as never;
-      return this.send(held).then(() => this.send(args)) as never;
+      return this.pipelined(args, { before: [aroundOf(held)], after: [] }) as never;
     }
 
     /**
@@ -96,12 +98,11 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
      * fails, nothing was committed: the transaction is rolled back before the error is told.
      */
     private async committing(args: unknown[]): Promise<unknown> {
-      const before = this.beginPending ? (opening ?? []) : [];
-      this.beginPending = false;
       const held = this.held;
+      const before = [...(this.beginPending ? (opening ?? []) : []), ...(held === undefined ? [] : [aroundOf(held)])];
+      this.beginPending = false;
       this.held = undefined;
       try {
-        if (held !== undefined) await this.send(held);
         const result = await this.pipelined(args, { before, after: ["COMMIT"] });
         this.committed = true;
         return result;
@@ -140,7 +141,7 @@ function clientWithTimeout(timeoutMs: number, beginWith: string | undefined): ty
     }
 
     /** Sends one statement in a pipeline with others (pg-pipeline.ts), under the statement timeout. */
-    private pipelined(args: unknown[], around: { before: string[]; after: string[] }): Promise<unknown> {
+    private pipelined(args: unknown[], around: { before: Around[]; after: Around[] }): Promise<unknown> {
       const config = (typeof args[0] === "string" ? { text: args[0] } : args[0]) as pg.QueryConfig;
       const values = Array.isArray(args[1]) ? args[1] : config.values;
       const last = args[args.length - 1];
