@@ -142,4 +142,35 @@ describe("a write whose last statement records it", () => {
     expect(page.moves).toEqual({ entered: 2, left: 1 });
     expect((await history(ws, alone)).at(-1)).toEqual({ memberCount: 1, entered: 2, left: 1 });
   });
+
+  it("records an upsert of members found by e-mail and new ones, evaluated with their new data", async ({ ws }) => {
+    const acme = await createAudience(ws, "Acme");
+    await setFilter(ws, acme, acmeRule);
+    await upsertMembers(ws, [{ id: "ada", email: "ada@example.com", fields: { company: "Initech" } }]);
+    await ws.api.POST("/v0/workspaces/{workspaceId}/members", {
+      params: { path: { workspaceId: ws.id } },
+      body: {
+        members: [
+          { email: "ADA@example.com", fields: { company: "Acme" } },
+          { id: "bob", fields: { company: "Acme" } },
+        ],
+      },
+    });
+    // The audience created and given its rule, Ada created; then Bob created, Ada updated, both in.
+    const events = (await settledFeed(ws.api, ws.id, 6)).slice(3);
+    expect(shapes(events).map((event) => event.type)).toEqual([
+      "members.created",
+      "members.updated",
+      "audience.members_changed",
+    ]);
+    expect(membershipChanges(events)).toEqual([
+      { audienceId: acme, reason: "member_changed", entered: ["ada", "bob"], left: [] },
+    ]);
+    expect(await allMemberIds(ws, acme).then((ids) => ids.sort())).toEqual(["ada", "bob"]);
+    expect((await history(ws, acme)).at(-1)).toEqual({ memberCount: 2, entered: 2, left: 0 });
+    const ada = await ws.api.GET("/v0/workspaces/{workspaceId}/members/{memberId}", {
+      params: { path: { workspaceId: ws.id, memberId: "ada" } },
+    });
+    expect(ada.fields).toMatchObject({ company: "Acme" });
+  });
 });

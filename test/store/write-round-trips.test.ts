@@ -124,7 +124,7 @@ describe("round trips of a write", () => {
         body: { members: [{ email: "ADA@example.com", fields: { region: "r4", tier: "t4" } }] },
       }),
     );
-    expect(counted(trips)).toEqual(roundTrips(4, 6));
+    expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 
   it("an activity ingest, with a rule that counts activities", async () => {

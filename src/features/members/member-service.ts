@@ -37,10 +37,21 @@ export function createMemberService({
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
         // The member lock and everything the inputs could match: one statement.
         const { ids, emailKeys } = candidatesOfInputs(request.members);
-        const candidates = await w.readCandidates(ids, emailKeys);
-        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members, [], { candidates });
+        const candidates = await w.readCandidates(ids, emailKeys, { rules: true });
+        const resolved = await resolveMemberInputs(members, w.tx, workspaceId, request.members, [], {
+          candidates,
+          deferUpdates: true,
+        });
         w.publish(...resolved.events);
-        await w.followMembers(resolved.changedIds, [], { last: true });
+        // The changed members' new data, written in the statement that moves their audiences, which
+        // evaluates them as the candidates' read left them (created members are read after).
+        const rows = new Map(candidates.rows.map((row) => [row.id, row]));
+        const known = resolved.updates.flatMap(({ id, data }) => {
+          const row = rows.get(id);
+          return row ? [{ id, seq: row.seq, createdAt: row.createdAt, folded: foldMember({ id, ...data }) }] : [];
+        });
+        const writes = resolved.updates.length > 0 ? members.updateDataSql(workspaceId, resolved.updates) : undefined;
+        await w.followMembers(resolved.changedIds, known, { read: candidates.rules, writes, last: true });
         return { results: resolved.outcomes };
       });
     },

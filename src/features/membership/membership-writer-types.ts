@@ -56,9 +56,10 @@ export interface MembershipWriter {
   /**
    * What an upsert matches its inputs against (member-resolution.ts): the owners of these e-mail
    * keys, the members of these ids and the owners, and the field types, in one statement (member
-   * lock; with `lockWithFirstRead`, that statement takes it as the write's first).
+   * lock; with `lockWithFirstRead`, that statement takes it as the write's first). With `rules`,
+   * that statement reads what following the candidates' change evaluates too (`rules`).
    */
-  readCandidates(ids: string[], emailKeys: string[]): Promise<Candidates>;
+  readCandidates(ids: string[], emailKeys: string[], options?: { rules?: boolean }): Promise<Candidates>;
   /**
    * The workspace's field types, read under the member lock (which a field's declaration takes
    * too: they cannot change before the write commits); with `lockWithFirstRead`, in the member

@@ -193,9 +193,9 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
       await following.followAudiences(w, changes);
       return one(audienceId, "manual", changes);
     },
-    readCandidates: (ids, emailKeys) =>
+    readCandidates: (ids, emailKeys, { rules = false } = {}) =>
       locks.readUnderMembers(lockFirst, "reading an upsert's candidates", {
-        alongside: () => candidatesJson(workspaceId, ids, emailKeys),
+        alongside: () => candidatesJson(workspaceId, ids, emailKeys, { rules }),
         parse: candidatesOf,
         read: () => deps.candidates.candidates(tx, workspaceId, ids, emailKeys),
       }),

@@ -55,12 +55,13 @@ export const namingOf = (json: string): { id: string; filter: Filter; isArchived
 
 /**
  * ruleRepo.ruleMatches' read as one JSON text value (a scalar subquery), for the statement that
- * takes the member lock to read it too (membership-writer.ts readMembers); ruleReadOf reads it back.
+ * takes the member lock to read it too (membership-writer.ts readMembers, readCandidates);
+ * ruleReadOf reads it back. `seqsFrom`: the members as a query of their numbers, not by id.
  */
 export const ruleMatchesJson = (
   workspaceId: string,
   memberIds: string[],
-  members: { rowsOf?: string[]; foldedOf?: string[] } = {},
+  members: { rowsOf?: string[]; foldedOf?: string[]; seqsFrom?: Prisma.Sql } = {},
 ): Prisma.Sql => {
   const seq = Prisma.sql`n.seq`;
   // A few members (their count bounds their chunks'): each rule audience's chunk of each, by
@@ -90,7 +91,7 @@ export const ruleMatchesJson = (
       : Prisma.sql`(SELECT json_agg(json_build_object('id', m.id, 'seq', m.seq, 'createdAt', m.created_at, 'folded', m.folded))
             FROM ${byIds(workspaceId, foldedOf)})`;
   return Prisma.sql`(
-      WITH n AS MATERIALIZED (${seqsOf(workspaceId, memberIds)}),
+      WITH n AS MATERIALIZED (${members.seqsFrom ?? seqsOf(workspaceId, memberIds)}),
       rules AS MATERIALIZED (
         SELECT id, filter FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL
       ),
