@@ -116,7 +116,10 @@ describe("a write whose last statement records it", () => {
     const add = (audienceId: string, memberIds: string[]) =>
       ws.api.POST(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
     const remove = (audienceId: string, memberIds: string[]) =>
-      ws.api.DELETE(`${AUDIENCE}/members`, { params: { path: { workspaceId: ws.id, audienceId } }, body: { memberIds } });
+      ws.api.DELETE(`${AUDIENCE}/members`, {
+        params: { path: { workspaceId: ws.id, audienceId } },
+        body: { memberIds },
+      });
     expect(await add(alone, ["ada", "bob"])).toMatchObject({ added: 2, alreadyMembers: 0, created: 0 });
     expect(await add(alone, ["ada"])).toMatchObject({ added: 0, alreadyMembers: 1 });
     expect(await remove(alone, ["bob", "cy"])).toEqual({ removed: 1, notMembers: 1 });

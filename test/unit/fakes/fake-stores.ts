@@ -13,10 +13,12 @@ import {
   type MembershipDeps,
   type SizeChange,
 } from "../../../src/features/membership/membership-service.ts";
+import type { WriteClosing } from "../../../src/features/membership/membership-sql.ts";
+import { sizeChangesOf } from "../../../src/features/membership/net-changes.ts";
 import type { OutboxEntry } from "../../../src/features/membership/outbox-entries.ts";
 import { type Filter, type FoldedMember, foldMember } from "../../../src/features/membership/rules/filter.ts";
 import type { LockRows } from "../../../src/features/membership/write-locks.ts";
-import type { SqlClient } from "../../../src/platform/db/sql-client.ts";
+import { type SqlClient, withCommit } from "../../../src/platform/db/sql-client.ts";
 import type { EventSink } from "../../support/event-sink.ts";
 import {
   type PlainActivity,
@@ -119,16 +121,45 @@ export class FakeSets {
     return changes;
   }
 
+  /**
+   * What a write's closing parts record, as its last statement would: set by fakeMembership to
+   * record these entries as the write's own record would.
+   */
+  recordClosing: (tx: SqlClient, entries: OutboxEntry[]) => Promise<void> = async () => {};
+  /** The entries of the closing parts last asked for (the fake records' inStatement). */
+  closingEntries: OutboxEntry[] | undefined;
+
+  /**
+   * A statement that carries the write's closing parts (membership-sql.ts changesOf): each of
+   * their audience.members_changed entries stands for this statement's change of its audience,
+   * and is recorded only if it changed.
+   */
+  private async closeWith(tx: SqlClient, changes: SetChange[], closing: WriteClosing | undefined) {
+    if (!closing) return changes;
+    this.closingEntries = undefined;
+    closing.sql("diff");
+    // Set by closing.sql (TypeScript does not see the call set it).
+    const asked = this.closingEntries as OutboxEntry[] | undefined;
+    const entries = (asked ?? []).flatMap((entry): OutboxEntry[] => {
+      if (entry.type !== "audience.members_changed") return [entry];
+      const change = changes.find((c) => c.audienceId === entry.audienceId);
+      return change ? [{ ...entry, entered: change.entered, left: change.left }] : [];
+    });
+    if (entries.length > 0) await this.recordClosing(tx, entries);
+    closing.sent();
+    return changes;
+  }
+
   readonly repo: MembershipDeps["sets"] = {
-    include: async (_tx, _ws, audienceId, seqs) => {
+    include: async (tx, _ws, audienceId, seqs, closing) => {
       const sets = this.of(audienceId);
       for (const seq of seqs) {
         sets.include.add(seq);
         sets.exclude.delete(seq);
       }
-      return this.settle([audienceId]);
+      return this.closeWith(tx, this.settle([audienceId]), closing);
     },
-    exclude: async (_tx, _ws, audienceId, memberIds) => {
+    exclude: async (tx, _ws, audienceId, memberIds, closing) => {
       const sets = this.of(audienceId);
       for (const id of memberIds) {
         const member = this.members.get(id);
@@ -136,11 +167,11 @@ export class FakeSets {
         sets.exclude.add(member.seq);
         sets.include.delete(member.seq);
       }
-      return this.settle([audienceId]);
+      return this.closeWith(tx, this.settle([audienceId]), closing);
     },
-    recompute: async (_tx, _ws, audienceId, filter) => {
+    recompute: async (tx, _ws, audienceId, filter, _context, closing) => {
       this.of(audienceId).match = new Set(this.matching(filter));
-      return this.settle([audienceId]);
+      return this.closeWith(tx, this.settle([audienceId]), closing);
     },
     copyUnion: async (_tx, _ws, targetId, sourceIds) => {
       const sources = sourceIds.map((id) => this.of(id));
@@ -154,13 +185,13 @@ export class FakeSets {
       if (target.member.size === 0) return [];
       return [{ audienceId: targetId, entered: memberSetOf(target.member), left: memberSetOf([]) }];
     },
-    applyMatches: async (_tx, _ws, changed, matched) => {
+    applyMatches: async (tx, _ws, changed, matched, along = {}) => {
       for (const { audienceId, seqs, among = [] } of matched) {
         const match = this.of(audienceId).match;
         for (const seq of changed === "own" ? among : changed) match.delete(seq);
         for (const seq of seqs) match.add(seq);
       }
-      return this.settle(matched.map((m) => m.audienceId));
+      return this.closeWith(tx, this.settle(matched.map((m) => m.audienceId)), along.closing);
     },
     forget: async (_tx, _ws, seqs) => {
       const changes: SetChange[] = [];
@@ -391,6 +422,20 @@ export function fakeMembership(
       types: new Map(sets.types),
     }),
   };
+  const records: MembershipDeps["records"] = {
+    async record(tx, workspaceId, entries, sizes) {
+      await events.record(tx, workspaceId, entries);
+      // A write that moved nobody has no record (its statement would have no rows of it).
+      if (sizes.length === 0) return;
+      const at = await transitions.record(tx, workspaceId, entries);
+      await history.record(tx, workspaceId, sizes, at ?? new Date());
+    },
+    // The parts a statement carries: the fake sets record them once that statement has run.
+    inStatement: (_ws, entries) => {
+      sets.closingEntries = entries;
+      return Prisma.sql`SELECT 1`;
+    },
+  };
   const membership = createMembershipService({
     store: fakeStore,
     locks: audiences.locks,
@@ -404,18 +449,10 @@ export function fakeMembership(
     activityRetentionDays,
     clock: () => sets.now,
     events,
-    records: {
-      async record(tx, workspaceId, entries, sizes) {
-        await events.record(tx, workspaceId, entries);
-        // A write that moved nobody has no record (its statement would have no rows of it).
-        if (sizes.length === 0) return;
-        const at = await transitions.record(tx, workspaceId, entries);
-        await history.record(tx, workspaceId, sizes, at ?? new Date());
-      },
-      // The fake sets take no closing parts (they have no statement to carry them): every write
-      // closes with its own record.
-      inStatement: () => undefined,
-    },
+    records,
   });
+  // A write's last statement records what it carries as a record of its own would, and as the
+  // last statement before the COMMIT.
+  sets.recordClosing = (tx, entries) => records.record(withCommit(tx), "ws", entries, sizeChangesOf(entries));
   return { sets, audiences, membership, fieldTypes, candidates };
 }
