@@ -46,33 +46,32 @@ export function sqlClient(queryable: SqlQueryable): SqlClient {
 }
 
 /**
- * What a statement that is to be sent with its transaction's COMMIT starts with (withCommit). A
- * comment: a store that cannot pipeline (the embedded one) runs it as it is.
+ * What a statement whose answer is not read starts with (withCommit). A comment: a store that
+ * cannot pipeline (the embedded one) runs it as it is.
  */
 export const SENT_WITH_COMMIT = "/* sent with COMMIT */";
-
-/**
- * The transaction's client for its last statement, when nobody reads that statement's answer:
- * on PostgreSQL the statement is answered at once (0 rows) and sent with the COMMIT, in one round
- * trip (pg/pg-pipeline.ts), so its error is the commit's; on the embedded store it runs as it is.
- * Nothing may be sent in the transaction after it but the COMMIT (or a ROLLBACK, which drops it).
- */
-export function withCommit(tx: SqlClient): SqlClient {
-  const marked = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
-    const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
-    return Prisma.sql`${Prisma.raw(SENT_WITH_COMMIT)} ${sql}`;
-  };
-  return {
-    ...tx,
-    $executeRaw: (query, ...values) => tx.$executeRaw(marked(query, values)),
-  };
-}
 
 /**
  * What a statement that commits its transaction starts with (committing). A comment: a store that
  * cannot pipeline runs it as it is, and commits when the transaction ends.
  */
 export const COMMITTING = "/* committing */";
+
+/** A statement with a mark in front (a comment the PostgreSQL pool reads, pg/pg-pools.ts). */
+const marked = (mark: string, query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
+  const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
+  return Prisma.sql`${Prisma.raw(mark)} ${sql}`;
+};
+
+/**
+ * The transaction's client for a statement whose answer nobody reads: on PostgreSQL it is
+ * answered at once (0 rows) and sent in the pipeline of what follows it in the transaction (pg/
+ * pg-pipeline.ts), before it: the COMMIT, in one round trip, or the next statement; its error is
+ * theirs. On the embedded store it runs as it is. A ROLLBACK drops it.
+ */
+export function withCommit(tx: SqlClient): SqlClient {
+  return { ...tx, $executeRaw: (query, ...values) => tx.$executeRaw(marked(SENT_WITH_COMMIT, query, values)) };
+}
 
 /**
  * The transaction's client for its last statement, when its answer is read: on PostgreSQL the
@@ -83,14 +82,10 @@ export const COMMITTING = "/* committing */";
  * function fail after it.
  */
 export function committing(tx: SqlClient): SqlClient {
-  const marked = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
-    const sql = query instanceof Prisma.Sql ? query : new Prisma.Sql(query, values);
-    return Prisma.sql`${Prisma.raw(COMMITTING)} ${sql}`;
-  };
   return {
     ...tx,
-    $queryRaw: (query, ...values) => tx.$queryRaw(marked(query, values)),
-    $executeRaw: (query, ...values) => tx.$executeRaw(marked(query, values)),
+    $queryRaw: (query, ...values) => tx.$queryRaw(marked(COMMITTING, query, values)),
+    $executeRaw: (query, ...values) => tx.$executeRaw(marked(COMMITTING, query, values)),
   };
 }
 
