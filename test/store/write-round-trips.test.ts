@@ -1,5 +1,5 @@
 // How many round trips a write sends the database (issue 47): a member's PATCH under 100 rules,
-// an add and a remove by hand, a rule's follow-up and the relay's publishing, counted where the
+// an add and a remove by hand, a rule's change, an upsert, an activity and the relay's publishing, counted where the
 // composition meets the store (test/support/round-trips.ts). Counts, not timings: a statement
 // added to a write's path fails here, with the statements listed. On the embedded store, and on
 // PostgreSQL when TEST_DATABASE_URL is set. Background work is off (workers: false) and so is
@@ -65,8 +65,9 @@ afterAll(async () => {
 
 /**
  * The round trips expected: on PostgreSQL a transaction's BEGIN rides with its first statement,
- * and a write's closing statement (its events and record) with its COMMIT (pg/pg-pipeline.ts); on
- * the embedded store each is a call of its own.
+ * and its COMMIT with its last (the write's closing statement, or the statement that carries it
+ * and commits), a statement whose answer is not read with the one after it (pg/pg-pipeline.ts);
+ * on the embedded store each is a call of its own.
  */
 const roundTrips = (postgres: number, embedded: number) => ({
   count: server.store.kind === "postgres" ? postgres : embedded,
