@@ -1,9 +1,10 @@
 // How many round trips a write sends the database (issue 47): a member's PATCH under 100 rules,
-// an add and a remove by hand, a rule's change, an upsert, an activity and the relay's publishing, counted where the
-// composition meets the store (test/support/round-trips.ts). Counts, not timings: a statement
-// added to a write's path fails here, with the statements listed. On the embedded store, and on
-// PostgreSQL when TEST_DATABASE_URL is set. Background work is off (workers: false) and so is
-// the rate limit (its flush writes through the store), so that only the request is counted.
+// an add and a remove by hand, a rule's change, an upsert, an activity and the relay's
+// publishing, counted where the composition meets the store (test/support/round-trips.ts).
+// Counts, not timings: a statement added to a write's path fails here, with the statements
+// listed. On the embedded store, and on PostgreSQL when TEST_DATABASE_URL is set. Background
+// work is off (workers: false) and so is the rate limit (its flush writes through the store), so
+// that only the request is counted.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventRelay } from "../../src/features/events/event-relay.ts";
