@@ -4,6 +4,7 @@
 // write would have recorded on its own, and only when nothing needs netting or follows.
 
 import { describe, expect, it } from "vitest";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { membersOf } from "../../src/features/membership/member-set.ts";
 import type { MembershipWriter } from "../../src/features/membership/membership-service.ts";
 import type { OutboxEntry } from "../../src/features/membership/outbox-entries.ts";
@@ -126,6 +127,27 @@ describe("a write closed by its last statement", () => {
     });
     await expect(late).rejects.toThrow("a write recorded events after its closing statement");
     expect(writes).toEqual([["audience.filter_changed", "aud_a rule +ada -"], ["aud_a rule + -ada"]]);
+    expect(closings()).toBe(2);
+  });
+
+  it("closes a write whose last statement moves nobody, and refuses a change after it", async () => {
+    const { sets, audiences, writes, write, closings } = setUp();
+    audiences.add("aud_a");
+    audiences.add("aud_b");
+    const ada = sets.addMember("ada");
+    // No rule-based audience: the member's new data is written alone, with the write's events.
+    await write(async (w) => {
+      w.publish({ type: "members.updated", members: [{ id: "ada", changed: ["fields.plan"] }] });
+      await w.followMembers([], [], { writes: Prisma.sql`updated AS (SELECT 1)`, last: true });
+    });
+    const after = write(async (w) => {
+      await w.locks.writable("aud_a");
+      await w.locks.writable("aud_b");
+      await w.include("aud_a", [ada.seq], { last: true });
+      await w.include("aud_b", [ada.seq]);
+    });
+    await expect(after).rejects.toThrow("a write changed members after its closing statement");
+    expect(writes).toEqual([["members.updated"], ["aud_a manual +ada -"]]);
     expect(closings()).toBe(2);
   });
 });

@@ -188,7 +188,7 @@ export const membershipRepo = {
       const parts = closing?.sql("nothing");
       const items = [writes, parts].filter((item): item is Prisma.Sql => item !== undefined);
       if (items.length > 0) await (closing ? committing(tx) : tx).$executeRaw`WITH ${Prisma.join(items, ",")} SELECT 1`;
-      closing?.sent();
+      closing?.sent([]);
       return [];
     }
     const byKey = readsByKey(evaluated.count);

@@ -3,7 +3,7 @@ import { withCommit } from "../../platform/db/sql-client.ts";
 import type { AudienceRepo } from "./audience-repo.ts";
 import type { MemberRepo } from "./member-repo.ts";
 import type { MembershipRepo } from "./membership-repo.ts";
-import { createMembershipWriter } from "./membership-writer.ts";
+import { createMembershipWriter, type WriteTransaction } from "./membership-writer.ts";
 import type { MembershipWriter, WriteOptions } from "./membership-writer-types.ts";
 import { netChanges, sizeChangesOf } from "./net-changes.ts";
 import type { OutboxEntry } from "./outbox-entries.ts";
@@ -77,7 +77,7 @@ export function createMembershipService(deps: MembershipDeps) {
       const lockFirst = options.memberWrites && options.lockWithFirstRead === true;
       if (options.memberWrites && !lockFirst) await locks.members();
       const recorded: OutboxEntry[] = [];
-      const closed: { entries?: number } = {};
+      const closed: WriteTransaction["closed"] = {};
       const write = { tx, workspaceId, locks, recorded, lockFirst, closed };
       const value = await fn(createMembershipWriter(writerDeps, write));
       if (closed.entries !== undefined) {

@@ -36,8 +36,8 @@ export interface WriteClosing {
    * `counted` they read; otherwise in a statement that moves nobody. Undefined: nothing to record.
    */
   sql(into: "diff" | "nothing"): Prisma.Sql | undefined;
-  /** Told once the statement that carries them has run: what the write reports now is recorded. */
-  sent(): void;
+  /** Told once the statement that carries them has run, with its changes: they are recorded. */
+  sent(changes: SetChange[]): void;
 }
 
 /**
@@ -80,7 +80,6 @@ export async function changesOf(
            CASE WHEN entered <> ${NO_BITS} THEN ${base64Of(Prisma.sql`entered`)} END AS entered,
            CASE WHEN exited <> ${NO_BITS} THEN ${base64Of(Prisma.sql`exited`)} END AS "left"
     FROM diff ORDER BY audience_id COLLATE "C", chunk`;
-  closing?.sent();
   const changes = new Map<
     string,
     { audienceId: string; entered: Map<number, Uint8Array>; left: Map<number, Uint8Array> }
@@ -94,7 +93,9 @@ export async function changesOf(
     if (row.entered !== null) change.entered.set(row.chunk, chunkBytes(row.entered));
     if (row.left !== null) change.left.set(row.chunk, chunkBytes(row.left));
   }
-  return [...changes.values()];
+  const setChanges = [...changes.values()];
+  closing?.sent(setChanges);
+  return setChanges;
 }
 
 export interface Target {

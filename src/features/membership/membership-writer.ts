@@ -50,10 +50,10 @@ export interface WriteTransaction {
   recorded: OutboxEntry[];
   /**
    * Set when the write's last statement carried its closing parts (`closing`): how many entries
-   * they recorded. workspaceWrite then records nothing itself, and the changes reported after
-   * are that statement's, which it recorded.
+   * they recorded, and that statement's changes. workspaceWrite then records nothing itself, and
+   * no other change may be reported after.
    */
-  closed: { entries?: number };
+  closed: { entries?: number; changes?: Set<SetChange> };
   /** The member lock is still to be taken, by the write's first read (lockWithFirstRead). */
   lockFirst: boolean;
 }
@@ -70,9 +70,15 @@ function membershipChanged(
   setChanges: SetChange[],
 ): MembershipChange[] {
   const changes = setChanges.map((change) => ({ ...change, reason }));
-  // A write's last statement records its own changes (WriteTransaction.closed).
-  if (write.closed.entries !== undefined) return changes;
-  for (const change of changes) write.recorded.push({ type: "audience.members_changed", ...change });
+  const { closed } = write;
+  if (closed.entries === undefined) {
+    for (const change of changes) write.recorded.push({ type: "audience.members_changed", ...change });
+    return changes;
+  }
+  // A write's last statement recorded its own changes; any other would go unrecorded.
+  if (setChanges.some((change) => !closed.changes?.has(change))) {
+    throw new Error("a write changed members after its closing statement");
+  }
   return changes;
 }
 
@@ -132,8 +138,9 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
         ];
         return deps.records.inStatement(workspaceId, entries, into === "diff");
       },
-      sent: () => {
+      sent: (changes) => {
         closed.entries = recorded.length;
+        closed.changes = new Set(changes);
       },
     };
   };

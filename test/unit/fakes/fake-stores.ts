@@ -134,10 +134,15 @@ export class FakeSets {
    * their audience.members_changed entries stands for this statement's change of its audience,
    * and is recorded only if it changed.
    */
-  private async closeWith(tx: SqlClient, changes: SetChange[], closing: WriteClosing | undefined) {
+  private async closeWith(
+    tx: SqlClient,
+    changes: SetChange[],
+    closing: WriteClosing | undefined,
+    into: "diff" | "nothing" = "diff",
+  ) {
     if (!closing) return changes;
     this.closingEntries = undefined;
-    closing.sql("diff");
+    closing.sql(into);
     // Set by closing.sql (TypeScript does not see the call set it).
     const asked = this.closingEntries as OutboxEntry[] | undefined;
     const entries = (asked ?? []).flatMap((entry): OutboxEntry[] => {
@@ -146,7 +151,7 @@ export class FakeSets {
       return change ? [{ ...entry, entered: change.entered, left: change.left }] : [];
     });
     if (entries.length > 0) await this.recordClosing(tx, entries);
-    closing.sent();
+    closing.sent(changes);
     return changes;
   }
 
@@ -191,7 +196,9 @@ export class FakeSets {
         for (const seq of changed === "own" ? among : changed) match.delete(seq);
         for (const seq of seqs) match.add(seq);
       }
-      return this.closeWith(tx, this.settle(matched.map((m) => m.audienceId)), along.closing);
+      // Nothing evaluated: the statement moves nobody (membership-repo.ts applyMatches).
+      const into = matched.length === 0 ? "nothing" : "diff";
+      return this.closeWith(tx, this.settle(matched.map((m) => m.audienceId)), along.closing, into);
     },
     forget: async (_tx, _ws, seqs) => {
       const changes: SetChange[] = [];
@@ -430,8 +437,12 @@ export function fakeMembership(
       const at = await transitions.record(tx, workspaceId, entries);
       await history.record(tx, workspaceId, sizes, at ?? new Date());
     },
-    // The parts a statement carries: the fake sets record them once that statement has run.
-    inStatement: (_ws, entries) => {
+    // The parts a statement carries: the fake sets record them once that statement has run. In
+    // a statement that moves nobody, an entry standing for its changes has nothing to read.
+    inStatement: (_ws, entries, fromDiff) => {
+      if (!fromDiff && entries.some((entry) => entry.type === "audience.members_changed")) {
+        throw new Error("closing parts that read a statement's changes, in one that has none");
+      }
       sets.closingEntries = entries;
       return Prisma.sql`SELECT 1`;
     },
