@@ -97,6 +97,13 @@ describe("round trips of a write", () => {
     expect(counted(trips)).toEqual(roundTrips(2, 4));
   });
 
+  it("adding new ids by hand where no audience has a rule", async () => {
+    const plain = await createWorkspace(server);
+    const audienceId = await createAudience(plain);
+    const trips = await tripsOf(() => addMembers(plain, audienceId, { memberIds: ["new1", "new2"] }));
+    expect(counted(trips)).toEqual(roundTrips(3, 5));
+  });
+
   it("removing a member from an audience by hand", async () => {
     await addMembers(ws, manual, { memberIds: ["ada"] });
     const trips = await tripsOf(() =>

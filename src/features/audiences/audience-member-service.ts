@@ -53,13 +53,14 @@ export function createAudienceMemberService({
         );
       }
       return membership.workspaceWrite(workspaceId, { memberWrites: true, lockWithFirstRead: true }, async (w) => {
-        const { seqs: bareSeqs } = await w.writableWithSeqs(audienceId, bareIds);
+        const { seqs: bareSeqs, ruled } = await w.writableWithSeqs(audienceId, bareIds);
         // An id also listed in members is created with its data.
         const resolved = await resolveMemberInputs(members, w.tx, workspaceId, inputs, bareIds, { bareSeqs });
         w.publish(...resolved.events);
         const memberIds = [...new Set([...resolved.memberIds, ...bareIds])];
-        const follow = [...resolved.changedIds, ...resolved.createdBare];
-        // With no member to follow, the addition is the write's last statement.
+        // Members created or changed follow the rules; with no rule-based audience (read with the
+        // lock, and rules change only under it) or no such member, the addition is the write's last.
+        const follow = ruled === false ? [] : [...resolved.changedIds, ...resolved.createdBare];
         const added = sizeOf((await w.include(audienceId, resolved.seqs, { last: follow.length === 0 })).entered);
         // After the include: a member added by hand is in this audience whatever its rule says.
         await w.followMembers(follow);

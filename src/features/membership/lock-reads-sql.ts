@@ -12,17 +12,22 @@ import { type WriteLocks, writableOrRefused } from "./write-locks.ts";
 // back by its *Of function. Everything read so changes only under the member lock.
 
 /**
- * namingAudiencesJson and the numbers of these members (of those that exist) as one JSON text
- * value: the lock of an audience that members are added to by id reads both
- * (membership-writer.ts `writableWithSeqs`); namingAndSeqsOf reads it back.
+ * namingAudiencesJson, the numbers of these members (of those that exist) and whether any
+ * audience has a rule, as one JSON text value: the lock of an audience that members are added to
+ * by id reads them (membership-writer.ts `writableWithSeqs`); namingAndSeqsOf reads it back.
  */
 export const namingAndSeqsJson = (workspaceId: string, memberIds: string[]) => Prisma.sql`json_build_object(
   'naming', ${namingAudiencesJson(workspaceId)}::json,
-  'seqs', (SELECT json_agg(json_build_array(m.id, m.seq)) FROM ${byIds(workspaceId, memberIds)}))::text`;
+  'seqs', (SELECT json_agg(json_build_array(m.id, m.seq)) FROM ${byIds(workspaceId, memberIds)}),
+  'ruled', EXISTS (SELECT 1 FROM audiences WHERE workspace_id = ${workspaceId} AND filter IS NOT NULL))::text`;
 
 export const namingAndSeqsOf = (json: string) => {
-  const read = JSON.parse(json) as { naming: ReturnType<typeof namingOf>; seqs: [string, number][] | null };
-  return { naming: read.naming, seqs: new Map(read.seqs ?? []) };
+  const read = JSON.parse(json) as {
+    naming: ReturnType<typeof namingOf>;
+    seqs: [string, number][] | null;
+    ruled: boolean;
+  };
+  return { naming: read.naming, seqs: new Map(read.seqs ?? []), ruled: read.ruled };
 };
 
 /**

@@ -38,13 +38,14 @@ export interface MembershipWriter {
   writable(audienceId: string): Promise<AudienceRow>;
   /**
    * As writable, reading in the same statement the numbers of these members (of those that
-   * exist): they change only under the member lock. `seqs` undefined when they could not be read so
-   * (a member write committed while this one waited for the lock).
+   * exist) and whether any audience has a rule (`ruled`): they change only under the member lock.
+   * Undefined when they were not read so (no members named, or a member write committed while
+   * this one waited for the lock).
    */
   writableWithSeqs(
     audienceId: string,
     memberIds: string[],
-  ): Promise<{ row: AudienceRow; seqs: Map<string, number> | undefined }>;
+  ): Promise<{ row: AudienceRow; seqs: Map<string, number> | undefined; ruled: boolean | undefined }>;
   /**
    * Adds members (by number) by hand to an audience locked with locks.writable. With `last`,
    * nothing follows in the write: when no rule follows the audience, the write's events ride in

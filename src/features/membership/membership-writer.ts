@@ -174,12 +174,12 @@ export function createMembershipWriter(deps: WriterDeps, write: WriteTransaction
       return row;
     },
     async writableWithSeqs(audienceId, memberIds) {
-      if (memberIds.length === 0) return { row: await this.writable(audienceId), seqs: new Map() };
+      if (memberIds.length === 0) return { row: await this.writable(audienceId), seqs: new Map(), ruled: undefined };
       const { row, read } = await lockWritable(audienceId, namingAndSeqsJson(workspaceId, memberIds));
-      if (read === undefined) return { row, seqs: undefined };
-      const both = namingAndSeqsOf(read);
-      if (!naming) naming = Promise.resolve(both.naming);
-      return { row, seqs: both.seqs };
+      if (read === undefined) return { row, seqs: undefined, ruled: undefined };
+      const { naming: rules, seqs, ruled } = namingAndSeqsOf(read);
+      if (!naming) naming = Promise.resolve(rules);
+      return { row, seqs, ruled };
     },
     async include(audienceId, seqs, { last = false } = {}) {
       // Stryker disable next-line StringLiteral: equivalent, a lock is held for update or share, so any mode but "share" means update
