@@ -45,6 +45,8 @@ async function main(): Promise<number> {
   const stores = await openStores(opts);
   const { ctx, resources } = await openSession(opts, stores, started.getTime());
   const recorded: Recorded[] = [];
+  // Interrupted, the run still reports the scenarios it finished.
+  reportSoFar = () => report(opts, recorded, stores, started, loadAtStart);
   try {
     await runScenarios(planned, ctx, resources, recorded);
   } catch (error) {
@@ -98,10 +100,22 @@ async function report(
   }
 }
 
-process.on("SIGINT", () => {
-  log("interrupted: cleaning up");
-  void cleanUp().then(() => process.exit(130));
-});
+/** Reports what the run measured so far (its finished scenarios), once the run has begun. */
+let reportSoFar: (() => Promise<void>) | undefined;
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    // Once: a second signal while the run reports changes nothing.
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: reporting the scenarios finished, then cleaning up`);
+    const reported = reportSoFar?.().catch((error: unknown) => log(`could not report: ${String(error)}`));
+    void Promise.resolve(reported)
+      .then(cleanUp)
+      .then(() => process.exit(130));
+  });
+}
 
 let code = 1;
 try {

@@ -65,7 +65,8 @@ Options:
   --cpu-prof=DIR       run the server under test with node --cpu-prof, profiles in DIR
                        (summarize one: npx tsx scripts/bench/cpuprofile-summary.ts FILE)
   --keep               keep the run's databases / data directories
-  --max-minutes=M      give up after M minutes (default 180, --quick 5)
+  --max-minutes=M      give up after M minutes (default 180, --quick 5); given up, or
+                       interrupted (Ctrl-C, SIGTERM), a run reports the scenarios it finished
   --skip=a,b           leave out scenarios (e.g. to keep a database for EXPLAIN ANALYZE quickly); one of
                        ${names.join(", ")}
                        (a scenario needing what a left-out one makes is left out too)
