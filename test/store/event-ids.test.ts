@@ -7,11 +7,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { workspaceRepo } from "../../src/features/admin/workspace-repo.ts";
 import { eventRepo } from "../../src/features/events/event-repo.ts";
-import { outboxRepo } from "../../src/features/events/outbox-repo.ts";
+import { audienceRepo } from "../../src/features/membership/audience-repo.ts";
 import { memberRepo } from "../../src/features/membership/member-repo.ts";
 import { memberSetOf } from "../../src/features/membership/member-set.ts";
+import { sizeChangesOf } from "../../src/features/membership/net-changes.ts";
 import type { Store } from "../../src/platform/db/database.ts";
 import { openTestStore } from "../support/live-server.ts";
+import { serviceRecords } from "../support/store-membership.ts";
 
 let store: Store;
 let close: () => Promise<void>;
@@ -24,6 +26,7 @@ const data = { email: null, fields: {}, alternativeEmails: [] };
 
 async function workspaceWith(ws: string, ids: string[]): Promise<Map<string, number>> {
   await workspaceRepo.create(store.db, { id: ws, name: ws });
+  await audienceRepo.create(store.db, { workspaceId: ws, id: "aud_x", name: "x" });
   const { seqs } = await store.transaction((tx) =>
     memberRepo.insert(
       tx,
@@ -38,9 +41,10 @@ async function workspaceWith(ws: string, ids: string[]): Promise<Map<string, num
 /** The names the relay reads with an outbox entry of these members entering an audience (nothing published). */
 async function namesOf(ws: string, seqs: number[]): Promise<[number, string][]> {
   const entry = { type: "audience.members_changed" as const, audienceId: "aud_x", reason: "rule" as const };
-  const appended = outboxRepo.appendSql(ws, [{ ...entry, entered: memberSetOf(seqs), left: memberSetOf([]) }]);
+  const entries = [{ ...entry, entered: memberSetOf(seqs), left: memberSetOf([]) }];
   return store.transaction(async (tx) => {
-    await tx.$executeRaw`WITH ${appended as Prisma.Sql} SELECT 1`;
+    // As a write records it: the outbox's part reads the entry's members from the record's rows.
+    await serviceRecords.record(tx, ws, entries, sizeChangesOf(entries));
     const read = await eventRepo.lockAndRead(tx, ws, { entries: 200, chunks: 5, namedChunks: 4 });
     await tx.$executeRaw(Prisma.sql`DELETE FROM event_outbox WHERE workspace_id = ${ws}`);
     await tx.$executeRaw(Prisma.sql`DELETE FROM event_outbox_members WHERE workspace_id = ${ws}`);
